@@ -1,0 +1,58 @@
+// The compiled catalog: validated once, then lookup maps and the UA matcher built up front.
+import { compileUserAgentMatcher } from './ua-matcher.js';
+import { canonicalOrigin, validateCatalog } from './validate.js';
+import { AGENT_TYPES, AGENT_TYPE_ALIASES, type Agent, type AgentType, type CatalogDocument } from './types.js';
+
+/** A validated, compiled catalog. */
+export interface Catalog {
+  readonly version: number;
+  readonly agents: readonly Agent[];
+  /** The agent with this id, if any. */
+  getAgent(id: string): Agent | undefined;
+  /** Agents of one type, in catalog order. */
+  agentsOfType(type: AgentType): readonly Agent[];
+  /** The agent a User-Agent header names, if any. */
+  matchUserAgent(userAgent: string): Agent | undefined;
+  /** The agent whose Web Bot Auth origin this is (any URL on that origin), if any. */
+  matchSignatureAgent(url: string): Agent | undefined;
+}
+
+/**
+ * Validates a catalog document and compiles its lookups.
+ * @throws {TypeError | RangeError} when the document is invalid (the message names the field).
+ * @example
+ * const catalog = createCatalog(JSON.parse(readFileSync('my-agents.json', 'utf8')));
+ * catalog.matchUserAgent('Mozilla/5.0 (compatible; GPTBot/1.2)')?.id; // "gptbot"
+ */
+export function createCatalog(document: unknown): Catalog {
+  const doc: CatalogDocument = validateCatalog(document);
+  const byId = new Map<string, Agent>();
+  const byType = new Map<AgentType, Agent[]>(AGENT_TYPES.map((type) => [type, []]));
+  const byOrigin = new Map<string, Agent>();
+  for (const agent of doc.agents) {
+    byId.set(agent.id, agent);
+    byType.get(agent.type)!.push(agent);
+    for (const origin of agent.signature_agents ?? []) byOrigin.set(origin, agent);
+  }
+  const matchUserAgent = compileUserAgentMatcher(doc.agents);
+  return {
+    version: doc.version,
+    agents: doc.agents,
+    getAgent: (id) => byId.get(id),
+    agentsOfType: (type) => byType.get(type) ?? [],
+    matchUserAgent,
+    matchSignatureAgent(url) {
+      const origin = canonicalOrigin(url);
+      return origin === undefined ? undefined : byOrigin.get(origin);
+    },
+  };
+}
+
+/**
+ * Resolves a type name given as input: one of the 17 types, or a legacy alias
+ * ("Headless Agent", "Headless Browser" mean "Automated Agent"). Undefined when unknown.
+ */
+export function resolveAgentType(name: string): AgentType | undefined {
+  if ((AGENT_TYPES as readonly string[]).includes(name)) return name as AgentType;
+  return AGENT_TYPE_ALIASES[name];
+}

@@ -1,0 +1,109 @@
+// createEngine: validates options once, compiles the catalog and wires identification,
+// the verifier chain and (as they land) the other jobs.
+import { createCatalog, type Catalog } from './catalog/catalog.js';
+import { defaultCatalogDocument } from './catalog/default-catalog.js';
+import { createCandidateFinder, type CandidateCacheOptions } from './identify/candidate.js';
+import { normalizeHeaders, type HeadersInput } from './identify/headers.js';
+import { identifiedAgent, unknownAgent, type Identification } from './identify/identification.js';
+import { runVerifierChain, type ChainOutcome } from './verify/chain.js';
+import type { VerificationCheck, VerificationContext, VerificationMethod, VerificationRequest, Verifier } from './verify/types.js';
+
+/** One request to identify: its headers and an optional id echoed in the result. */
+export interface IdentificationItem {
+  readonly id?: string;
+  readonly request_headers: HeadersInput | Headers;
+}
+
+/** One request to verify: as for identification, plus what signatures may cover. */
+export interface VerificationItem extends IdentificationItem {
+  readonly request_path?: string;
+  readonly request_method?: string;
+}
+
+/** What `engine.verify` returns: the identification fields plus what was checked. */
+export type VerificationOutcome = Identification & {
+  verification: { method: VerificationMethod | null; checks: readonly VerificationCheck[] };
+};
+
+/** Options of `createEngine`. */
+export interface EngineOptions {
+  /** A compiled catalog or a catalog document; the bundled catalog when omitted. */
+  readonly catalog?: Catalog | unknown;
+  /** The verifier chain, asked in order; empty (every agent `not_verifiable`) when omitted. */
+  readonly verifiers?: readonly Verifier[];
+  /** LRU cache of UA / Signature-Agent matches; `false` disables it. */
+  readonly cache?: CandidateCacheOptions;
+  /** Milliseconds since the epoch; injected so signature expiry is testable. */
+  readonly clock?: { now(): number };
+  /** Picks the client address from normalised headers (for IP-based verifiers). */
+  readonly clientIp?: (headers: ReadonlyMap<string, string>) => string | undefined;
+}
+
+/** The agentwarden engine. */
+export interface Engine {
+  readonly catalog: Catalog;
+  /** Identifies one request. Never throws on bad input: it becomes `unknown_agent`. */
+  identify(item: IdentificationItem): Promise<Identification>;
+  /** Identifies many requests; results keep the input order. */
+  identifyMany(items: readonly IdentificationItem[]): Promise<Identification[]>;
+  /** Identifies a request and reports every verification check made. */
+  verify(item: VerificationItem): Promise<VerificationOutcome>;
+}
+
+function isCatalog(value: unknown): value is Catalog {
+  return typeof value === 'object' && value !== null && typeof (value as Catalog).matchUserAgent === 'function';
+}
+
+/**
+ * Creates an engine. Configuration is validated and compiled here, once.
+ * @throws {TypeError | RangeError} for an invalid catalog or option (the message names it).
+ * @example
+ * const engine = createEngine();
+ * await engine.identify({ request_headers: { 'User-Agent': 'Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot)' } });
+ * // { result: 'not_verifiable', agent_id: 'gptbot', agent_token: 'GPTBot', ... }
+ */
+export function createEngine(options: EngineOptions = {}): Engine {
+  if (typeof options !== 'object' || options === null) throw new TypeError(`options must be an object, got ${String(options)}`);
+  const catalog = isCatalog(options.catalog) ? options.catalog : createCatalog(options.catalog ?? defaultCatalogDocument);
+  const verifiers = options.verifiers ?? [];
+  if (!Array.isArray(verifiers)) throw new TypeError('verifiers must be an array of verifiers');
+  verifiers.forEach((verifier, i) => {
+    if (typeof verifier?.appliesTo !== 'function' || typeof verifier?.verify !== 'function' || typeof verifier?.name !== 'string') {
+      throw new TypeError(`verifiers[${i}] must be an object with name, appliesTo and verify`);
+    }
+  });
+  const clock = options.clock ?? { now: () => Date.now() };
+  if (typeof clock.now !== 'function') throw new TypeError('clock.now must be a function');
+  const clientIp = options.clientIp;
+  const context: VerificationContext = { now: () => clock.now() };
+  const findCandidate = createCandidateFinder(catalog, options.cache ?? {});
+
+  const run = async (item: VerificationItem): Promise<{ id: string | undefined; outcome?: ChainOutcome; identification: Identification }> => {
+    const id = typeof item?.id === 'string' ? item.id : undefined;
+    const headers = normalizeHeaders(item?.request_headers as HeadersInput);
+    const agent = findCandidate(headers);
+    if (agent === undefined) return { id, identification: unknownAgent(id) };
+    const request: VerificationRequest = {
+      headers,
+      method: typeof item.request_method === 'string' ? item.request_method : undefined,
+      path: typeof item.request_path === 'string' ? item.request_path : undefined,
+      clientIp: clientIp?.(headers),
+    };
+    const outcome = await runVerifierChain(verifiers, agent, request, context);
+    return { id, outcome, identification: identifiedAgent(agent, outcome.result, id) };
+  };
+
+  return {
+    catalog,
+    async identify(item) {
+      return (await run(item)).identification;
+    },
+    identifyMany(items) {
+      return Promise.all(items.map(async (item) => (await run(item)).identification));
+    },
+    async verify(item) {
+      const { identification, outcome } = await run(item);
+      return { ...identification, verification: { method: outcome?.method ?? null, checks: outcome?.checks ?? [] } };
+    },
+  };
+}

@@ -1,0 +1,57 @@
+// Picks the agent a request claims to be: the Signature-Agent origin first (browser-based agents
+// such as ChatGPT's send a plain Chrome UA), then the User-Agent; results cached per header values.
+import { LRUCache } from 'lru-cache';
+import type { Catalog } from '../catalog/catalog.js';
+import type { Agent } from '../catalog/types.js';
+
+/** Cache settings for candidate matching; `false` disables the cache. */
+export type CandidateCacheOptions = false | { readonly max?: number };
+
+/** A function from normalised headers to the claimed agent. */
+export type CandidateFinder = (headers: ReadonlyMap<string, string>) => Agent | undefined;
+
+// Quoted strings in a Signature-Agent value: the legacy form is one sf-string
+// (`"https://chatgpt.com"`), the dictionary form has one per label (`sig1="https://..."`).
+const QUOTED = /"([^"\\]*)"/g;
+
+/** The agent named by a Signature-Agent header value, if any origin in it is in the catalog. */
+export function agentFromSignatureAgent(catalog: Catalog, value: string): Agent | undefined {
+  let found = false;
+  for (const match of value.matchAll(QUOTED)) {
+    found = true;
+    const agent = catalog.matchSignatureAgent(match[1]!);
+    if (agent !== undefined) return agent;
+  }
+  // Some senders omit the quotes: accept a bare URL too.
+  return found ? undefined : catalog.matchSignatureAgent(value.trim());
+}
+
+// lru-cache stores objects only: a frozen marker records "no agent" so misses are cached too.
+const NONE: { readonly none: true } = Object.freeze({ none: true });
+
+/**
+ * Builds the candidate finder for a catalog.
+ * @throws {RangeError} when `cache.max` is not a positive integer.
+ */
+export function createCandidateFinder(catalog: Catalog, cache: CandidateCacheOptions = {}): CandidateFinder {
+  const find = (userAgent: string, signatureAgent: string | undefined): Agent | undefined =>
+    (signatureAgent !== undefined ? agentFromSignatureAgent(catalog, signatureAgent) : undefined) ??
+    (userAgent === '' ? undefined : catalog.matchUserAgent(userAgent));
+  if (cache === false) {
+    return (headers) => find(headers.get('user-agent') ?? '', headers.get('signature-agent'));
+  }
+  const max = cache.max ?? 10_000;
+  if (!Number.isInteger(max) || max < 1) throw new RangeError(`cache.max must be a positive integer, got ${String(max)}`);
+  const lru = new LRUCache<string, Agent | typeof NONE>({ max });
+  return (headers) => {
+    const userAgent = headers.get('user-agent') ?? '';
+    const signatureAgent = headers.get('signature-agent');
+    // The key holds exactly the header values that decide the match.
+    const key = signatureAgent === undefined ? userAgent : `${userAgent}\n${signatureAgent}`;
+    const hit = lru.get(key);
+    if (hit !== undefined) return hit === NONE ? undefined : (hit as Agent);
+    const agent = find(userAgent, signatureAgent);
+    lru.set(key, agent ?? NONE);
+    return agent;
+  };
+}
