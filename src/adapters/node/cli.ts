@@ -1,8 +1,11 @@
 // The `agentwarden` command line: dispatches to one command per file under commands/.
+import { realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import type { Command, CommandIo } from './commands/command.js';
 import { identifyCommand } from './commands/identify.js';
+import { refreshIpRangesCommand } from './commands/refresh-ip-ranges.js';
 
-const COMMANDS: readonly Command[] = [identifyCommand];
+const COMMANDS: readonly Command[] = [identifyCommand, refreshIpRangesCommand];
 
 function help(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -37,12 +40,26 @@ export async function main(argv: readonly string[], io: CommandIo): Promise<numb
   return command.run(rest, io);
 }
 
-main(process.argv.slice(2), { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env }).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    process.stderr.write(`agentwarden: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = 1;
-  },
-);
+/** Whether this module is the process entry point (also through the npm bin symlink). */
+function isEntryPoint(): boolean {
+  const entry = process.argv[1];
+  if (entry === undefined) return false;
+  try {
+    return import.meta.url === pathToFileURL(realpathSync(entry)).href;
+  } catch {
+    return false;
+  }
+}
+
+// Run only as a program: tests import main() without side effects.
+if (isEntryPoint()) {
+  main(process.argv.slice(2), { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env }).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(`agentwarden: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,0 +1,77 @@
+// Shared benchmark helpers: warm up, several timed runs, medians; peers measured in the same process.
+
+/** Median of a list of numbers. */
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/**
+ * Measures a synchronous function over a list of inputs: a warm-up of `warmup` passes, then
+ * `runs` timed runs of at least `minMs` each. Returns items per second, median over runs.
+ */
+export function throughput(fn, items, { runs = 5, minMs = 500, warmup = 3 } = {}) {
+  let sink = 0;
+  for (let w = 0; w < warmup; w++) for (const item of items) if (fn(item)) sink++;
+  const rates = [];
+  for (let r = 0; r < runs; r++) {
+    let done = 0;
+    const start = process.hrtime.bigint();
+    let elapsed = 0;
+    do {
+      for (const item of items) if (fn(item)) sink++;
+      done += items.length;
+      elapsed = Number(process.hrtime.bigint() - start) / 1e6;
+    } while (elapsed < minMs);
+    rates.push((done / elapsed) * 1000);
+  }
+  globalThis.__benchSink = sink;
+  return median(rates);
+}
+
+/** Like throughput, for a function returning a promise (awaited one at a time). */
+export async function throughputAsync(fn, items, { runs = 5, minMs = 500, warmup = 3 } = {}) {
+  let sink = 0;
+  for (let w = 0; w < warmup; w++) for (const item of items) if (await fn(item)) sink++;
+  const rates = [];
+  for (let r = 0; r < runs; r++) {
+    let done = 0;
+    const start = process.hrtime.bigint();
+    let elapsed = 0;
+    do {
+      for (const item of items) if (await fn(item)) sink++;
+      done += items.length;
+      elapsed = Number(process.hrtime.bigint() - start) / 1e6;
+    } while (elapsed < minMs);
+    rates.push((done / elapsed) * 1000);
+  }
+  globalThis.__benchSink = sink;
+  return median(rates);
+}
+
+/** Deterministic PRNG (mulberry32) so corpora are the same on every run. */
+export function prng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Shuffles in place with the given PRNG. */
+export function shuffle(list, random) {
+  for (let i = list.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [list[i], list[j]] = [list[j], list[i]];
+  }
+  return list;
+}
+
+/** Formats a rate. */
+export function fmt(rate) {
+  return rate >= 1e6 ? `${(rate / 1e6).toFixed(2)} M/s` : `${(rate / 1e3).toFixed(1)} k/s`;
+}
