@@ -1,0 +1,80 @@
+// Which `User-agent` lines each catalog robots token becomes: the token as its operator documents
+// it, plus (for tokens with a space or "/") the name before it, so every parser finds the group.
+import type { Catalog } from '../catalog/catalog.js';
+import { AGENT_TYPES, type AgentType } from '../catalog/types.js';
+
+/** One group of the output: an agent's robots token, the lines naming it, and what its comments say. */
+export interface RobotsGroup {
+  readonly type: AgentType;
+  readonly agentId: string;
+  /** The operator's documentation URL, normalised by the URL parser (ASCII, no line breaks). */
+  readonly url: string;
+  /** The catalog token this group is for. */
+  readonly token: string;
+  /** Values of the group's `User-agent` lines: the token first, then its name alias if any. */
+  readonly userAgents: readonly string[];
+}
+
+// Anything that would end the line or the value early, start a comment, or read as the `*` group.
+const UNWRITABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029#*]/;
+
+/** The name part of a token that carries a version or a second word: `iaskspider/2.0` → `iaskspider`. */
+export function tokenName(token: string): string {
+  return token.split(/[ /]/, 1)[0]!;
+}
+
+// robots-parser's key for a User-agent value: lower-cased, cut at the first "/", trimmed.
+function parserKey(value: string): string {
+  const lower = value.toLowerCase();
+  const slash = lower.indexOf('/');
+  return (slash === -1 ? lower : lower.slice(0, slash)).trim();
+}
+
+function compareTokens(a: RobotsGroup, b: RobotsGroup): number {
+  const x = a.token.toLowerCase();
+  const y = b.token.toLowerCase();
+  if (x !== y) return x < y ? -1 : 1;
+  return a.token < b.token ? -1 : a.token > b.token ? 1 : 0;
+}
+
+/**
+ * Builds the groups of every agent, per type in display order, each type's groups sorted by token
+ * (case-insensitively, then by code point, so the order never depends on the platform's locale).
+ *
+ * Tokens that are not RFC 9309 product tokens are written as documented, because that is what the
+ * crawler itself matches. A token with a space or "/" (`Brightbot 1.0`, `iaskspider/2.0`) also gets
+ * a second `User-agent` line in the same group with its name (`Brightbot`), unless another catalog
+ * token, or another token's name, already reads as that name (case-insensitively, or as
+ * robots-parser keys it): the alias then could block an agent nobody chose.
+ * @throws {RangeError} when a robots token cannot be written safely (line break, "#", "*", blank or padded).
+ */
+export function compileRobotsGroups(catalog: Catalog): ReadonlyMap<AgentType, readonly RobotsGroup[]> {
+  const claimed = new Map<string, number>();
+  const claim = (key: string) => claimed.set(key, (claimed.get(key) ?? 0) + 1);
+  for (const agent of catalog.agents) {
+    for (const token of agent.robots_tokens) {
+      if (token.trim() !== token || token === '' || UNWRITABLE.test(token)) {
+        throw new RangeError(`catalog agent "${agent.id}": robots token ${JSON.stringify(token)} cannot be written as a User-agent line`);
+      }
+      const keys = new Set([token.toLowerCase(), parserKey(token)]);
+      const name = tokenName(token);
+      if (name !== token && name !== '') keys.add(name.toLowerCase());
+      for (const key of keys) claim(key);
+    }
+  }
+  const groups = new Map<AgentType, RobotsGroup[]>();
+  for (const type of AGENT_TYPES) {
+    const list: RobotsGroup[] = [];
+    for (const agent of catalog.agentsOfType(type)) {
+      const url = new URL(agent.url).href;
+      for (const token of agent.robots_tokens) {
+        const name = tokenName(token);
+        // The token itself claimed its name once; a second claim is another agent's token or name.
+        const alias = name !== token && name !== '' && claimed.get(name.toLowerCase()) === 1;
+        list.push({ type, agentId: agent.id, url, token, userAgents: alias ? [token, name] : [token] });
+      }
+    }
+    groups.set(type, list.sort(compareTokens));
+  }
+  return groups;
+}

@@ -1,0 +1,147 @@
+// Catalog tokens that are not RFC 9309 product tokens: what is written, and what it means under
+// robots-parser, a Google-style parser (ExtractUserAgent) and the crawler's own literal matching.
+import robotsParser from 'robots-parser';
+import { describe, expect, it } from 'vitest';
+import { createCatalog, createRobotsRenderer, type Agent, type AgentType } from '../../src/index.js';
+import { googleExtract, literalExtract, referenceRobots } from './rfc9309-reference.js';
+
+function agent(id: string, type: AgentType, tokens: string[]): Agent {
+  return { id, name: id, type, operator: 'Test', url: `https://example.org/${id}`, match: {}, robots_tokens: tokens };
+}
+
+const catalog = createCatalog({
+  version: 1,
+  agents: [
+    agent('mj12bot', 'SEO Crawler', ['MJ12bot']),
+    agent('mj', 'Scraper', ['MJ']),
+    agent('ai2bot', 'AI Data Scraper', ['AI2Bot']),
+    agent('brightbot', 'Undocumented AI Agent', ['Brightbot 1.0']),
+    agent('iaskspider', 'AI Search Crawler', ['iaskspider/2.0']),
+    agent('archive', 'Archiver', ['archive.org_bot']),
+    agent('chatgpt-agent', 'AI Agent', ['ChatGPT Agent']),
+    agent('chatgpt-user', 'AI Assistant', ['ChatGPT-User']),
+    agent('kangaroo-bot', 'Fetcher', ['Kangaroo Bot']),
+    agent('kangaroo', 'Intelligence Gatherer', ['Kangaroo']),
+    agent('echo-bot', 'Security Scanner', ['Echo Bot']),
+    agent('echo-crawler', 'Security Scanner', ['Echo Crawler']),
+    agent('spider360', 'Search Engine Crawler', ['360Spider']),
+  ],
+});
+const robots = createRobotsRenderer(catalog);
+const URL_ = 'https://example.com/page';
+
+/** Whether each parser lets `token` fetch /page: robots-parser gets the token, Google-style its leading run. */
+function verdicts(text: string, token: string) {
+  const google = googleExtract(token);
+  return {
+    robotsParser: robotsParser('https://example.com/robots.txt', text).isAllowed(URL_, token),
+    google: google === '' ? 'unaddressable' : referenceRobots(text, googleExtract).isAllowed('/page', google),
+    literal: referenceRobots(text, literalExtract).isAllowed('/page', token),
+  };
+}
+const BLOCKED = { robotsParser: false, google: false, literal: false };
+
+describe('non-RFC tokens are written as documented', () => {
+  it('MJ12bot: written as is; blocked everywhere; Google-style also reads it as "MJ"', () => {
+    const text = robots.robotsTxt({ agent_types: ['SEO Crawler'] });
+    expect(text).toBe('User-agent: MJ12bot\nDisallow: /\n');
+    expect(verdicts(text, 'MJ12bot')).toEqual(BLOCKED);
+    // The accepted side effect: a crawler whose whole token is "MJ" is blocked by Google-style parsers only.
+    expect(verdicts(text, 'MJ')).toEqual({ robotsParser: true, google: false, literal: true });
+  });
+
+  it('AI2Bot and archive.org_bot: written as is, blocked everywhere', () => {
+    const text = robots.robotsTxt({ agent_types: ['AI Data Scraper', 'Archiver'] });
+    expect(text).toBe('User-agent: AI2Bot\nDisallow: /\n\nUser-agent: archive.org_bot\nDisallow: /\n');
+    expect(verdicts(text, 'AI2Bot')).toEqual(BLOCKED);
+    expect(verdicts(text, 'archive.org_bot')).toEqual(BLOCKED);
+    expect(verdicts(text, 'ai2bot')).toEqual(BLOCKED);
+  });
+
+  it('a token with no leading letters (360Spider) is blocked where it can be addressed at all', () => {
+    const text = robots.robotsTxt({ agent_types: ['Search Engine Crawler'] });
+    expect(text).toBe('User-agent: 360Spider\nDisallow: /\n');
+    expect(verdicts(text, '360Spider')).toEqual({ robotsParser: false, google: 'unaddressable', literal: false });
+    // A Google-style parser reads the line as an empty token, which matches nobody.
+    expect(verdicts(text, 'SomeRandomBot')).toEqual({ robotsParser: true, google: true, literal: true });
+  });
+});
+
+describe('tokens with a space or "/" also get their name as a second User-agent line', () => {
+  it('iaskspider/2.0 → also "iaskspider": blocked under either name', () => {
+    const text = robots.robotsTxt({ agent_types: ['AI Search Crawler'] });
+    expect(text).toBe('User-agent: iaskspider/2.0\nUser-agent: iaskspider\nDisallow: /\n');
+    expect(verdicts(text, 'iaskspider/2.0')).toEqual(BLOCKED);
+    expect(verdicts(text, 'iaskspider')).toEqual(BLOCKED);
+  });
+
+  it('Brightbot 1.0 → also "Brightbot": robots-parser keeps spaces, so the alias is what "Brightbot" finds', () => {
+    const text = robots.robotsTxt({ agent_types: ['Undocumented AI Agent'] });
+    expect(text).toBe('User-agent: Brightbot 1.0\nUser-agent: Brightbot\nDisallow: /\n');
+    expect(verdicts(text, 'Brightbot 1.0')).toEqual(BLOCKED);
+    expect(verdicts(text, 'Brightbot')).toEqual(BLOCKED);
+    // Without the alias robots-parser would key the group "brightbot 1.0" and let "Brightbot" in.
+    expect(robotsParser('https://example.com/robots.txt', 'User-agent: Brightbot 1.0\nDisallow: /\n').isAllowed(URL_, 'Brightbot')).toBe(true);
+  });
+
+  it('ChatGPT Agent → also "ChatGPT"; ChatGPT-User (another type) stays allowed everywhere', () => {
+    const text = robots.robotsTxt({ agent_types: ['AI Agent'] });
+    expect(text).toBe('User-agent: ChatGPT Agent\nUser-agent: ChatGPT\nDisallow: /\n');
+    expect(verdicts(text, 'ChatGPT Agent')).toEqual(BLOCKED);
+    expect(verdicts(text, 'ChatGPT-User')).toEqual({ robotsParser: true, google: true, literal: true });
+  });
+
+  it('no alias when another catalog token is that name: "Kangaroo" (not chosen) keeps robots-parser and literal access', () => {
+    const text = robots.robotsTxt({ agent_types: ['Fetcher'] });
+    expect(text).toBe('User-agent: Kangaroo Bot\nDisallow: /\n');
+    expect(verdicts(text, 'Kangaroo Bot')).toEqual(BLOCKED);
+    // Google-style parsers read "Kangaroo Bot" as "Kangaroo" whatever we write: documented degradation.
+    expect(verdicts(text, 'Kangaroo')).toEqual({ robotsParser: true, google: false, literal: true });
+  });
+
+  it('no alias when two tokens share a name, so no name is in two groups', () => {
+    const text = robots.robotsTxt({ agent_types: ['Security Scanner'] });
+    expect(text).toBe('User-agent: Echo Bot\nDisallow: /\n\nUser-agent: Echo Crawler\nDisallow: /\n');
+    expect(verdicts(text, 'Echo Bot')).toEqual(BLOCKED);
+    expect(verdicts(text, 'Echo Crawler')).toEqual(BLOCKED);
+  });
+
+  it('every type at once: no User-agent value appears twice (case-insensitively)', () => {
+    const text = robots.robotsTxt({ agent_types: ['AI Agent', 'AI Search Crawler', 'Undocumented AI Agent', 'Fetcher', 'Intelligence Gatherer', 'Security Scanner', 'Scraper', 'SEO Crawler'] });
+    const values = text.split('\n').filter((l) => l.startsWith('User-agent: ')).map((l) => l.slice(12).toLowerCase());
+    expect(new Set(values).size).toBe(values.length);
+  });
+});
+
+describe('catalog tokens that cannot be written safely fail at creation', () => {
+  it.each([['*'], ['Foo*'], [' Padded'], ['Bad\u2028Bot']])('%j → RangeError naming the agent', (token) => {
+    const bad = createCatalog({ version: 1, agents: [agent('bad', 'Scraper', [token])] });
+    expect(() => createRobotsRenderer(bad)).toThrow(/catalog agent "bad": robots token .* cannot be written/s);
+  });
+});
+
+describe('the RFC 9309 reference matcher itself (sanity, from RFC and Google test cases)', () => {
+  const file = ['User-agent: FooBot', 'User-agent: BarBot', 'Disallow: /x', '', 'User-agent: FooBot', 'Allow: /x/y', '', 'User-agent: *', 'Disallow: /'].join('\n');
+  const google = referenceRobots(file, googleExtract);
+  it('merges all groups of a token, falls back to * only when none matches', () => {
+    expect(google.isAllowed('/x/a', 'foobot')).toBe(false);
+    expect(google.isAllowed('/x/y/z', 'FooBot')).toBe(true);
+    expect(google.isAllowed('/x/y/z', 'BarBot')).toBe(false);
+    expect(google.isAllowed('/other', 'BarBot')).toBe(true);
+    expect(google.isAllowed('/other', 'Baz')).toBe(false);
+    expect(google.isAllowed('/robots.txt', 'Baz')).toBe(true);
+  });
+  it('longest match wins, allow wins ties, * and $ wildcards, percent-encoding normalised', () => {
+    const r = referenceRobots('User-agent: a\nDisallow: /p\nAllow: /p\nDisallow: /*.gif$\nDisallow: /%7Ex\nDisallow: /caf\u00e9', googleExtract);
+    expect(r.isAllowed('/p', 'a')).toBe(true);
+    expect(r.isAllowed('/img/x.gif', 'a')).toBe(false);
+    expect(r.isAllowed('/img/x.gif?v=1', 'a')).toBe(true);
+    expect(r.isAllowed('/~x', 'a')).toBe(false);
+    expect(r.isAllowed('/caf%C3%A9', 'a')).toBe(false);
+  });
+  it('Google-style extraction: "Foo Bar" applies to Foo, "MJ12bot" to MJ', () => {
+    expect(referenceRobots('User-agent: Foo Bar\nDisallow: /', googleExtract).isAllowed('/', 'Foo')).toBe(false);
+    expect(referenceRobots('User-agent: MJ12bot\nDisallow: /', googleExtract).isAllowed('/', 'MJ')).toBe(false);
+    expect(referenceRobots('User-agent: MJ12bot\nDisallow: /', literalExtract).isAllowed('/', 'MJ')).toBe(true);
+  });
+});
