@@ -1,0 +1,176 @@
+// `agentwarden refresh-ip-ranges`: downloads the operators' official IP lists, validates each and
+// replaces the local copy atomically, keeping the last good copy on any failure.
+import { randomBytes } from 'node:crypto';
+import { rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseIpRangeList } from '../../../index.js';
+import { bundledIpRangesDirectory } from '../ip-ranges-loader.js';
+import type { Command } from './command.js';
+
+/** The official URL of every bundled list, as recorded in data/ip-ranges/SOURCES.md. */
+export const IP_RANGE_SOURCES: Readonly<Record<string, string>> = {
+  'google-common-crawlers.json': 'https://developers.google.com/static/crawling/ipranges/common-crawlers.json',
+  'google-special-crawlers.json': 'https://developers.google.com/static/crawling/ipranges/special-crawlers.json',
+  'google-user-triggered-fetchers.json': 'https://developers.google.com/static/crawling/ipranges/user-triggered-fetchers.json',
+  'google-user-triggered-fetchers-google.json': 'https://developers.google.com/static/crawling/ipranges/user-triggered-fetchers-google.json',
+  'google-user-triggered-agents.json': 'https://developers.google.com/static/crawling/ipranges/user-triggered-agents.json',
+  'bing-bingbot.json': 'https://www.bing.com/toolbox/bingbot.json',
+  'openai-gptbot.json': 'https://openai.com/gptbot.json',
+  'openai-searchbot.json': 'https://openai.com/searchbot.json',
+  'openai-chatgpt-user.json': 'https://openai.com/chatgpt-user.json',
+  'perplexity-perplexitybot.json': 'https://www.perplexity.com/perplexitybot.json',
+  'perplexity-perplexity-user.json': 'https://www.perplexity.com/perplexity-user.json',
+  'apple-applebot.json': 'https://search.developer.apple.com/applebot.json',
+  'commoncrawl-ccbot.json': 'https://index.commoncrawl.org/ccbot.json',
+  'duckduckgo-duckduckbot.json': 'https://duckduckgo.com/duckduckbot.json',
+  'duckduckgo-duckassistbot.json': 'https://duckduckgo.com/duckassistbot.json',
+  'mistral-index-ips.json': 'https://mistral.ai/mistralai-index-ips.json',
+  'mistral-user-ips.json': 'https://mistral.ai/mistralai-user-ips.json',
+  'anthropic-bots.json': 'https://claude.com/crawling/bots.json',
+};
+
+// Largest published list is ~100 KB; anything far bigger is not a crawler list.
+const MAX_BYTES = 5 * 1024 * 1024;
+const FILE_NAME = /^[a-z0-9][a-z0-9._-]*\.json$/;
+
+const USAGE = [
+  'Usage: agentwarden refresh-ip-ranges [NAME ...] [--dir DIR] [--source-url NAME=URL ...] [--timeout-ms MS]',
+  '',
+  "Downloads the operators' published crawler IP lists (JAFAR JSON), validates each (JSON, a",
+  '"prefixes" array, every prefix a valid CIDR, at least one prefix) and replaces the copy in DIR',
+  'atomically. A failed download or an invalid list keeps the previous copy. Prints one line per',
+  'file and exits 1 if any file failed.',
+  '',
+  'Options:',
+  '  NAME                   refresh only these files (default: every known list)',
+  '  --dir DIR              where the lists live (default: the bundled data/ip-ranges)',
+  '  --source-url NAME=URL  fetch NAME from URL instead of its official address (repeatable)',
+  '  --timeout-ms MS        per-download timeout (default 15000)',
+  '',
+  `Known lists: ${Object.keys(IP_RANGE_SOURCES).join(', ')}`,
+].join('\n');
+
+interface Options {
+  readonly names: readonly string[];
+  readonly dir: string | undefined;
+  readonly urls: ReadonlyMap<string, string>;
+  readonly timeoutMs: number;
+}
+
+function parseArgs(args: readonly string[]): Options | string {
+  const names: string[] = [];
+  const urls = new Map<string, string>(Object.entries(IP_RANGE_SOURCES));
+  let dir: string | undefined;
+  let timeoutMs = 15_000;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const value = () => {
+      const next = args[++i];
+      if (next === undefined) throw new Error(`${arg} needs a value`);
+      return next;
+    };
+    try {
+      if (arg === '--dir') {
+        dir = value();
+      } else if (arg === '--source-url') {
+        const spec = value();
+        const eq = spec.indexOf('=');
+        const name = spec.slice(0, eq);
+        const url = spec.slice(eq + 1);
+        if (eq <= 0 || !FILE_NAME.test(name)) return `--source-url expects NAME=URL with NAME like "bing-bingbot.json", got ${JSON.stringify(spec)}`;
+        if (!/^https?:\/\//.test(url) || !URL.canParse(url)) return `--source-url ${name}: not an http(s) URL: ${JSON.stringify(url)}`;
+        urls.set(name, url);
+      } else if (arg === '--timeout-ms') {
+        const raw = value();
+        timeoutMs = Number(raw);
+        if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) return `--timeout-ms must be a positive integer, got ${JSON.stringify(raw)}`;
+      } else if (arg.startsWith('-')) {
+        return `unknown option ${JSON.stringify(arg)}`;
+      } else {
+        names.push(arg);
+      }
+    } catch (error) {
+      return (error as Error).message;
+    }
+  }
+  for (const name of names) if (!urls.has(name)) return `unknown list ${JSON.stringify(name)} (give its URL with --source-url ${name}=URL)`;
+  return { names: names.length > 0 ? names : [...urls.keys()], dir, urls, timeoutMs };
+}
+
+/** Downloads and validates one list; returns its text and a summary, or throws with the reason. */
+async function download(name: string, url: string, timeoutMs: number): Promise<{ text: string; summary: string }> {
+  // Fixed operator URLs move (Google, Perplexity): redirects are followed here, unlike for
+  // Signature-Agent directories, because the URL comes from our own table or the command line.
+  let response: Response;
+  try {
+    response = await fetch(url, { redirect: 'follow', signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'application/json' } });
+  } catch (error) {
+    const cause = error as Error;
+    throw new Error(cause.name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : `download failed: ${cause.message}`);
+  }
+  if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  const length = Number(response.headers.get('content-length') ?? '0');
+  if (length > MAX_BYTES) throw new Error(`too large (${length} bytes)`);
+  let text: string;
+  try {
+    text = await response.text();
+  } catch (error) {
+    const cause = error as Error;
+    throw new Error(cause.name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : `download failed: ${cause.message}`);
+  }
+  if (text.length > MAX_BYTES) throw new Error(`too large (${text.length} characters)`);
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`invalid JSON: ${(error as Error).message}`);
+  }
+  const list = parseIpRangeList(document, name);
+  if (list.prefixes.length === 0) throw new Error('no prefixes (an empty list would reject every address)');
+  if (list.creationTime === undefined) throw new Error('no "creationTime" string');
+  return { text, summary: `${list.count4} IPv4 / ${list.count6} IPv6 prefixes, creationTime ${list.creationTime}` };
+}
+
+/** Writes through a temporary file in the same directory and renames it, so readers never see half a file. */
+async function writeAtomically(path: string, text: string): Promise<void> {
+  const temporary = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+  try {
+    await writeFile(temporary, text, { flag: 'wx' });
+    await rename(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
+  }
+}
+
+/** The `refresh-ip-ranges` command (see USAGE). */
+export const refreshIpRangesCommand: Command = {
+  name: 'refresh-ip-ranges',
+  summary: "Download the operators' crawler IP lists, validate them and update data/ip-ranges",
+  usage: USAGE,
+  async run(args, io) {
+    const options = parseArgs(args);
+    if (typeof options === 'string') {
+      io.stderr.write(`agentwarden refresh-ip-ranges: ${options}\n\n${USAGE}\n`);
+      return 2;
+    }
+    const dir = options.dir ?? bundledIpRangesDirectory();
+    const width = Math.max(...options.names.map((name) => name.length));
+    // Different hosts, so fetched concurrently; results printed in the requested order.
+    const results = await Promise.all(
+      options.names.map(async (name) => {
+        try {
+          const { text, summary } = await download(name, options.urls.get(name)!, options.timeoutMs);
+          await writeAtomically(join(dir, name), text);
+          return { ok: true, line: `ok      ${name.padEnd(width)}  ${summary}` };
+        } catch (error) {
+          return { ok: false, line: `FAILED  ${name.padEnd(width)}  ${(error as Error).message}; kept the previous copy` };
+        }
+      }),
+    );
+    for (const { line } of results) io.stdout.write(`${line}\n`);
+    const failed = results.filter((result) => !result.ok).length;
+    io.stdout.write(`${results.length - failed} updated, ${failed} failed (${dir})\n`);
+    return failed === 0 ? 0 : 1;
+  },
+};

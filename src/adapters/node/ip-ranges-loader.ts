@@ -1,0 +1,47 @@
+// Reads the bundled crawler IP lists (data/ip-ranges/*.json) for ipRangeVerifier({ lists }).
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+// This file runs as src/adapters/node/*.ts (tests, tsx) and bundled as dist/node.{js,cjs} or
+// dist/cli.js; the package root is the nearest ancestor holding data/ip-ranges.
+function moduleDirectory(): string {
+  // CJS bundles have __dirname and no import.meta.url; ESM has the reverse.
+  return typeof __dirname === 'string' ? __dirname : dirname(fileURLToPath(import.meta.url));
+}
+
+/**
+ * The bundled data/ip-ranges directory of the installed package.
+ * @throws {Error} when no ancestor of this module holds data/ip-ranges (a broken install).
+ */
+export function bundledIpRangesDirectory(): string {
+  let directory = moduleDirectory();
+  for (let i = 0; i < 6; i++) {
+    const candidate = join(directory, 'data', 'ip-ranges');
+    if (existsSync(candidate)) return candidate;
+    const parent = dirname(directory);
+    if (parent === directory) break;
+    directory = parent;
+  }
+  throw new Error(`agentwarden: data/ip-ranges not found above ${moduleDirectory()}`);
+}
+
+/**
+ * Reads every `*.json` list in a directory (the bundled data/ip-ranges by default) into a map of
+ * file name to parsed JSON, the form `ipRangeVerifier({ lists })` takes (it validates them).
+ * @throws {Error} when the directory cannot be read or a file is not valid JSON (the message names the file).
+ * @example
+ * const engine = createEngine({ verifiers: [ipRangeVerifier({ lists: loadIpRangeLists() })] });
+ */
+export function loadIpRangeLists(directory: string = bundledIpRangesDirectory()): Record<string, unknown> {
+  const lists: Record<string, unknown> = {};
+  for (const name of readdirSync(directory).filter((file) => file.endsWith('.json')).sort()) {
+    const path = join(directory, name);
+    try {
+      lists[name] = JSON.parse(readFileSync(path, 'utf8'));
+    } catch (error) {
+      throw new Error(`agentwarden: cannot read IP list ${path}: ${(error as Error).message}`);
+    }
+  }
+  return lists;
+}

@@ -1,0 +1,187 @@
+// The client-IP rule: which request header holds the visitor's address, and which hop of a
+// forwarding chain (X-Forwarded-For, RFC 7239 Forwarded) to believe.
+import { formatIpAddress, parseIpAddress } from './ip-ranges/ip-address.js';
+import { compilePrefixSet, parseCidr, type CidrPrefix, type PrefixSet } from './ip-ranges/prefix-set.js';
+
+/** Options of `createClientIpRule`. */
+export interface ClientIpOptions {
+  /**
+   * Lower- or mixed-case header names to consult in order; the first one present decides.
+   * `x-forwarded-for` and `forwarded` are read as hop lists, any other header as one address.
+   * Default: `cf-connecting-ip`, `true-client-ip`, `x-real-ip`, `x-forwarded-for`, `forwarded`.
+   */
+  readonly headers?: readonly string[];
+  /**
+   * How to pick a hop from `x-forwarded-for` / `forwarded`. A number N: skip the N rightmost
+   * entries (added by your own proxies beyond the first) and take the next one; default 0, the
+   * rightmost entry, which the proxy closest to you appended. A list of CIDRs: walk from the
+   * right, skipping addresses of your proxies, and take the first address outside them.
+   */
+  readonly trustedProxies?: number | readonly string[];
+}
+
+/** Picks the client address from lower-cased request headers; undefined when none can be trusted or parsed. */
+export type ClientIpRule = (headers: ReadonlyMap<string, string>) => string | undefined;
+
+const DEFAULT_HEADERS = ['cf-connecting-ip', 'true-client-ip', 'x-real-ip', 'x-forwarded-for', 'forwarded'] as const;
+const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
+const PORT = /^[0-9]{1,5}$/;
+
+/**
+ * The canonical address in one header value or hop (`1.2.3.4`, `1.2.3.4:80`, `[2001:db8::1]:443`,
+ * `2001:db8::1`, `fe80::1%eth0`), or undefined for `unknown`, obfuscated identifiers (`_hidden`,
+ * RFC 7239 §6.3) and garbage.
+ */
+export function parseClientAddress(value: string): string | undefined {
+  let text = value.trim();
+  if (text.length === 0 || text.length > 64) return undefined;
+  if (text.charCodeAt(0) === 91) {
+    // RFC 7239 §6: IPv6 in brackets, optionally followed by a port.
+    const close = text.indexOf(']');
+    if (close < 0) return undefined;
+    const rest = text.slice(close + 1);
+    if (rest !== '' && !(rest.charCodeAt(0) === 58 && PORT.test(rest.slice(1)))) return undefined;
+    text = text.slice(1, close);
+    if (!text.includes(':')) return undefined;
+  } else {
+    const colon = text.indexOf(':');
+    if (colon >= 0 && colon === text.lastIndexOf(':')) {
+      // One colon: IPv4 with a port.
+      if (!PORT.test(text.slice(colon + 1))) return undefined;
+      text = text.slice(0, colon);
+      if (text.includes(':')) return undefined;
+    }
+  }
+  // RFC 6874 zone id: meaningless beyond the link, so dropped.
+  const zone = text.indexOf('%');
+  if (zone >= 0 && text.includes(':')) text = text.slice(0, zone);
+  const address = parseIpAddress(text);
+  return address === undefined ? undefined : formatIpAddress(address);
+}
+
+/** The X-Forwarded-For hops, left (origin) to right (closest proxy). */
+function forwardedForHops(value: string): string[] {
+  return value.split(',');
+}
+
+/**
+ * The `for=` value of each RFC 7239 forwarded-element, left to right; an element without `for`
+ * gives an empty hop. Quoted strings may hold `,` `;` and backslash escapes (RFC 7230 §3.2.6).
+ */
+function forwardedHops(value: string): string[] {
+  const hops: string[] = [];
+  let current = '';
+  let name = '';
+  let inName = true;
+  let pairValue = '';
+  let quoted = false;
+  const endPair = () => {
+    if (name.trim().toLowerCase() === 'for') current = pairValue;
+    name = '';
+    pairValue = '';
+    inName = true;
+  };
+  for (let i = 0; i < value.length; i++) {
+    const c = value[i]!;
+    if (quoted) {
+      if (c === '\\' && i + 1 < value.length) pairValue += value[++i];
+      else if (c === '"') quoted = false;
+      else pairValue += c;
+      continue;
+    }
+    if (c === ',') {
+      endPair();
+      hops.push(current);
+      current = '';
+    } else if (c === ';') {
+      endPair();
+    } else if (inName) {
+      if (c === '=') inName = false;
+      else name += c;
+    } else if (c === '"' && pairValue.trim() === '') {
+      quoted = true;
+      pairValue = '';
+    } else {
+      pairValue += c;
+    }
+  }
+  endPair();
+  hops.push(current);
+  return hops;
+}
+
+/**
+ * Creates the client-IP rule the engine uses to fill `clientIp` for IP-based verifiers.
+ *
+ * Security: every one of these headers can be sent by the client itself. They are only as good
+ * as the proxy in front of you: list only the headers your CDN or load balancer sets (and
+ * overwrites), and count its hops. The leftmost X-Forwarded-For entry is whatever the client
+ * wrote, so the default takes the rightmost one, the entry your nearest proxy appended.
+ * The first configured header present decides; a present but unparseable value gives undefined
+ * rather than falling through to a later header the client could also have forged.
+ * Single-address headers repeated (joined with ", ") are refused as ambiguous.
+ * @throws {TypeError} when `headers` is not an array of strings or `trustedProxies` has the wrong type.
+ * @throws {RangeError} when a header name is not a valid token, `headers` is empty, or `trustedProxies` is a negative or non-integer count or holds an invalid CIDR (the message names it).
+ * @example
+ * // Behind two proxies appending to X-Forwarded-For (CDN, then load balancer):
+ * const engine = createEngine({ clientIp: createClientIpRule({ headers: ['x-forwarded-for'], trustedProxies: 1 }) });
+ */
+export function createClientIpRule(options: ClientIpOptions = {}): ClientIpRule {
+  if (typeof options !== 'object' || options === null) throw new TypeError(`options must be an object, got ${String(options)}`);
+  const headerOption = options.headers ?? DEFAULT_HEADERS;
+  if (!Array.isArray(headerOption)) throw new TypeError(`headers must be an array of header names, got ${String(headerOption)}`);
+  if (headerOption.length === 0) throw new RangeError('headers must name at least one header, got []');
+  const headers = headerOption.map((name: unknown, i) => {
+    if (typeof name !== 'string') throw new TypeError(`headers[${i}] must be a string, got ${String(name)}`);
+    const lower = name.toLowerCase();
+    if (!TOKEN.test(lower)) throw new RangeError(`headers[${i}] must be a header name, got ${JSON.stringify(name)}`);
+    return lower;
+  });
+
+  const trusted = options.trustedProxies ?? 0;
+  let skip = 0;
+  let proxies: PrefixSet | undefined;
+  if (typeof trusted === 'number') {
+    if (!Number.isInteger(trusted) || trusted < 0 || trusted > 64) throw new RangeError(`trustedProxies must be an integer from 0 to 64 or a list of CIDRs, got ${trusted}`);
+    skip = trusted;
+  } else if (Array.isArray(trusted)) {
+    const prefixes: CidrPrefix[] = trusted.map((cidr: unknown, i) => {
+      if (typeof cidr !== 'string') throw new TypeError(`trustedProxies[${i}] must be a CIDR string, got ${String(cidr)}`);
+      // A bare address is a /32 or /128.
+      const result = parseCidr(cidr.includes('/') ? cidr : `${cidr}/${cidr.includes(':') ? 128 : 32}`);
+      if (typeof result === 'string') throw new RangeError(`trustedProxies[${i}] is not a valid CIDR (${result}): ${JSON.stringify(cidr)}`);
+      return result;
+    });
+    proxies = compilePrefixSet(prefixes);
+  } else {
+    throw new TypeError(`trustedProxies must be a number or an array of CIDRs, got ${String(trusted)}`);
+  }
+
+  const pickHop = (hops: readonly string[]): string | undefined => {
+    if (proxies === undefined) {
+      const hop = hops[hops.length - 1 - skip];
+      return hop === undefined ? undefined : parseClientAddress(hop);
+    }
+    let leftmost: string | undefined;
+    for (let i = hops.length - 1; i >= 0; i--) {
+      const address = parseClientAddress(hops[i]!);
+      // A hop we cannot read ends the trusted chain: nothing left of it can be vouched for.
+      if (address === undefined) return undefined;
+      if (!proxies.has(parseIpAddress(address)!)) return address;
+      leftmost = address;
+    }
+    // Every hop is one of ours: the request came from inside.
+    return leftmost;
+  };
+
+  return (map) => {
+    for (const name of headers) {
+      const value = map.get(name);
+      if (value === undefined) continue;
+      if (name === 'x-forwarded-for') return pickHop(forwardedForHops(value));
+      if (name === 'forwarded') return pickHop(forwardedHops(value));
+      return value.includes(',') ? undefined : parseClientAddress(value);
+    }
+    return undefined;
+  };
+}

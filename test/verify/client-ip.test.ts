@@ -1,0 +1,145 @@
+// The client-IP rule: header order, X-Forwarded-For / Forwarded hop selection, validation.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createClientIpRule } from '../../src/index.js';
+import { parseClientAddress } from '../../src/verify/client-ip.js';
+import { normalizeIpAddress } from '../../src/verify/ip-ranges/ip-address.js';
+
+const headers = (entries: Record<string, string>) => new Map(Object.entries(entries));
+
+describe('parseClientAddress', () => {
+  it.each([
+    ['192.0.2.1', '192.0.2.1'],
+    [' 192.0.2.1 ', '192.0.2.1'],
+    ['192.0.2.1:8080', '192.0.2.1'],
+    ['[2001:db8::1]', '2001:db8::1'],
+    ['[2001:DB8::1]:443', '2001:db8::1'],
+    ['2001:db8:0::1', '2001:db8::1'],
+    ['fe80::1%eth0', 'fe80::1'],
+    ['[fe80::1%25eth0]:80', 'fe80::1'],
+    ['::ffff:192.0.2.1', '192.0.2.1'],
+    ['[::ffff:192.0.2.1]:80', '192.0.2.1'],
+  ])('%j -> %s', (input, expected) => {
+    expect(parseClientAddress(input)).toBe(expected);
+  });
+
+  it.each(['unknown', '_hidden', '_SEVKISEK', '', 'example.com', '192.0.2.1:port', '192.0.2.1:123456', '[2001:db8::1', '[192.0.2.1]', '[2001:db8::1]x', '1.2.3.4.5', '<script>'])(
+    'rejects %j',
+    (input) => {
+      expect(parseClientAddress(input)).toBeUndefined();
+    },
+  );
+});
+
+describe('createClientIpRule defaults', () => {
+  const rule = createClientIpRule();
+
+  it('consults cf-connecting-ip, true-client-ip, x-real-ip, x-forwarded-for, forwarded in that order', () => {
+    const all = { 'cf-connecting-ip': '192.0.2.1', 'true-client-ip': '192.0.2.2', 'x-real-ip': '192.0.2.3', 'x-forwarded-for': '192.0.2.4', forwarded: 'for=192.0.2.5' };
+    expect(rule(headers(all))).toBe('192.0.2.1');
+    const { 'cf-connecting-ip': _a, ...noCf } = all;
+    expect(rule(headers(noCf))).toBe('192.0.2.2');
+    const { 'true-client-ip': _b, ...noTrue } = noCf;
+    expect(rule(headers(noTrue))).toBe('192.0.2.3');
+    const { 'x-real-ip': _c, ...noReal } = noTrue;
+    expect(rule(headers(noReal))).toBe('192.0.2.4');
+    const { 'x-forwarded-for': _d, ...onlyForwarded } = noReal;
+    expect(rule(headers(onlyForwarded))).toBe('192.0.2.5');
+    expect(rule(headers({}))).toBeUndefined();
+  });
+
+  it('takes the rightmost X-Forwarded-For hop, which the client cannot choose', () => {
+    expect(rule(headers({ 'x-forwarded-for': '66.249.66.1, 203.0.113.9' }))).toBe('203.0.113.9');
+    expect(rule(headers({ 'x-forwarded-for': '66.249.66.1,2001:db8::7' }))).toBe('2001:db8::7');
+    expect(rule(headers({ 'x-forwarded-for': '[2001:db8::7]:1234' }))).toBe('2001:db8::7');
+  });
+
+  it('does not fall back to a later header when the first present one is garbage', () => {
+    expect(rule(headers({ 'x-real-ip': 'garbage', 'x-forwarded-for': '192.0.2.4' }))).toBeUndefined();
+    expect(rule(headers({ 'x-forwarded-for': '192.0.2.4, unknown' }))).toBeUndefined();
+  });
+
+  it('refuses a repeated single-address header as ambiguous', () => {
+    expect(rule(headers({ 'x-real-ip': '192.0.2.1, 192.0.2.2' }))).toBeUndefined();
+  });
+});
+
+describe('RFC 7239 Forwarded', () => {
+  const rule = createClientIpRule({ headers: ['forwarded'] });
+
+  it.each([
+    ['for=192.0.2.43', '192.0.2.43'],
+    ['For="[2001:db8:cafe::17]:4711"', '2001:db8:cafe::17'],
+    ['for=192.0.2.60;proto=http;by=203.0.113.43', '192.0.2.60'],
+    ['proto=https;for="192.0.2.61:8443"', '192.0.2.61'],
+    ['for=192.0.2.43, for=198.51.100.17', '198.51.100.17'],
+    ['for=192.0.2.43, for="[2001:db8::1]"', '2001:db8::1'],
+    ['for="_gazonk"', undefined],
+    ['for=unknown', undefined],
+    ['for=192.0.2.43, proto=https', undefined],
+    ['for="192.0.2.1, 10.0.0.1";by=x', undefined],
+    ['for="\\192.0.2.7"', '192.0.2.7'],
+    ['', undefined],
+  ])('%j -> %s', (value, expected) => {
+    expect(rule(headers({ forwarded: value }))).toBe(expected);
+  });
+});
+
+describe('trusted proxies', () => {
+  it('skips a count of rightmost hops', () => {
+    const rule = createClientIpRule({ headers: ['x-forwarded-for'], trustedProxies: 1 });
+    expect(rule(headers({ 'x-forwarded-for': '203.0.113.1, 192.0.2.9, 10.0.0.2' }))).toBe('192.0.2.9');
+    expect(rule(headers({ 'x-forwarded-for': '10.0.0.2' }))).toBeUndefined();
+    const forwarded = createClientIpRule({ headers: ['forwarded'], trustedProxies: 2 });
+    expect(forwarded(headers({ forwarded: 'for=198.51.100.1, for=10.0.0.1, for=10.0.0.2' }))).toBe('198.51.100.1');
+  });
+
+  it('walks past addresses in trusted CIDRs and stops at the first outside them', () => {
+    const rule = createClientIpRule({ headers: ['x-forwarded-for', 'forwarded'], trustedProxies: ['10.0.0.0/8', '2001:db8:ffff::/48', '198.51.100.7'] });
+    expect(rule(headers({ 'x-forwarded-for': '66.249.66.1, 203.0.113.5, 10.1.2.3, 198.51.100.7' }))).toBe('203.0.113.5');
+    expect(rule(headers({ 'x-forwarded-for': '66.249.66.1, 2001:db8:ffff::1' }))).toBe('66.249.66.1');
+    expect(rule(headers({ 'x-forwarded-for': '10.0.0.1, 10.0.0.2' }))).toBe('10.0.0.1');
+    expect(rule(headers({ 'x-forwarded-for': '66.249.66.1, garbage, 10.0.0.2' }))).toBeUndefined();
+    expect(rule(headers({ forwarded: 'for=192.0.2.1, for="[2001:db8:ffff::2]:80"' }))).toBe('192.0.2.1');
+  });
+});
+
+describe('configuration is validated at creation', () => {
+  it.each([
+    [{ headers: [] }, RangeError, 'headers must name at least one header, got []'],
+    [{ headers: ['x forwarded'] }, RangeError, 'headers[0] must be a header name, got "x forwarded"'],
+    [{ headers: [42] }, TypeError, 'headers[0] must be a string, got 42'],
+    [{ headers: 'x-real-ip' }, TypeError, 'headers must be an array of header names, got x-real-ip'],
+    [{ trustedProxies: -1 }, RangeError, 'trustedProxies must be an integer from 0 to 64 or a list of CIDRs, got -1'],
+    [{ trustedProxies: 1.5 }, RangeError, 'trustedProxies must be an integer from 0 to 64 or a list of CIDRs, got 1.5'],
+    [{ trustedProxies: ['10.0.0.1/8'] }, RangeError, 'trustedProxies[0] is not a valid CIDR (host-bits-set): "10.0.0.1/8"'],
+    [{ trustedProxies: ['nope'] }, RangeError, 'trustedProxies[0] is not a valid CIDR (bad-address): "nope"'],
+    [{ trustedProxies: 'all' }, TypeError, 'trustedProxies must be a number or an array of CIDRs, got all'],
+  ])('%j', (options, type, message) => {
+    expect(() => createClientIpRule(options as never)).toThrow(new type(message));
+  });
+
+  it('accepts mixed-case header names', () => {
+    expect(createClientIpRule({ headers: ['X-Client-IP'] })(headers({ 'x-client-ip': '192.0.2.1' }))).toBe('192.0.2.1');
+  });
+});
+
+describe('hostile header values', () => {
+  it('never throw and yield only canonical addresses', () => {
+    const rules = [createClientIpRule(), createClientIpRule({ headers: ['forwarded'], trustedProxies: ['10.0.0.0/8'] }), createClientIpRule({ headers: ['x-forwarded-for'], trustedProxies: 2 })];
+    const piece = fc.oneof(
+      fc.string({ maxLength: 12 }),
+      fc.constantFrom('for=', '"', ',', ';', '[', ']', ':', '%', '\\', 'unknown', '_x', '10.1.2.3', '2001:db8::1', '::ffff:1.2.3.4', '192.0.2.1:80'),
+    );
+    const value = fc.array(piece, { maxLength: 12 }).map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(fc.constantFrom('x-forwarded-for', 'forwarded', 'x-real-ip'), value, (name, text) => {
+        for (const rule of rules) {
+          const result = rule(headers({ [name]: text }));
+          if (result !== undefined) expect(normalizeIpAddress(result)).toBe(result);
+        }
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});

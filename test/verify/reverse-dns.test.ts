@@ -1,0 +1,177 @@
+// reverse-dns verifier with an in-memory resolver: FCrDNS rules, error classes, deadline, caches, coalescing.
+import { describe, expect, it } from 'vitest';
+import { reverseDnsVerifier, type Agent, type DnsResolver, type VerificationRequest } from '../../src/index.js';
+import { isUnderSuffix } from '../../src/verify/reverse-dns.js';
+
+const googlebot: Agent = {
+  id: 'googlebot',
+  name: 'Googlebot',
+  type: 'Search Engine Crawler',
+  operator: 'Google',
+  url: 'https://developers.google.com/search/docs/crawling-indexing/googlebot',
+  match: { tokens: ['Googlebot'] },
+  robots_tokens: ['Googlebot'],
+  reverse_dns: ['googlebot.com', 'google.com'],
+};
+
+class FakeError extends Error {
+  constructor(readonly code: string) {
+    super(code);
+  }
+}
+
+type Answer = string[] | FakeError | 'hang';
+
+function fakeResolver(table: { ptr?: Record<string, Answer>; a?: Record<string, Answer>; aaaa?: Record<string, Answer> }) {
+  const calls: string[] = [];
+  const answer = (kind: string, map: Record<string, Answer> | undefined, key: string): Promise<string[]> => {
+    calls.push(`${kind} ${key}`);
+    const value = map?.[key] ?? [];
+    if (value === 'hang') return new Promise(() => {});
+    return new Promise((resolve, reject) => setTimeout(() => (value instanceof Error ? reject(value) : resolve(value)), 1));
+  };
+  const resolver: DnsResolver = {
+    reverse: (ip) => answer('PTR', table.ptr, ip),
+    resolve4: (host) => answer('A', table.a, host),
+    resolve6: (host) => answer('AAAA', table.aaaa, host),
+  };
+  return { resolver, calls };
+}
+
+const request = (clientIp?: string): VerificationRequest => ({ headers: new Map(), clientIp });
+let clock = 0;
+const context = { now: () => clock };
+
+const records = {
+  ptr: {
+    '66.249.66.1': ['crawl-66-249-66-1.GOOGLEBOT.com.'],
+    '2001:4860:4801:10::1': ['crawl-2001-4860-4801-10--1.googlebot.com'],
+    '203.0.113.1': ['crawl-203-0-113-1.googlebot.com'],
+    '203.0.113.2': ['evilgooglebot.com'],
+    '203.0.113.3': ['googlebot.com.evil.example'],
+    '203.0.113.4': ['other.example', 'crawl-203-0-113-4.googlebot.com'],
+    '203.0.113.5': new FakeError('ESERVFAIL'),
+    '203.0.113.6': ['crawl-203-0-113-6.googlebot.com'],
+    '203.0.113.7': 'hang' as const,
+    '203.0.113.8': ['a.googlebot.com', 'b.googlebot.com'],
+  },
+  a: {
+    'crawl-66-249-66-1.googlebot.com': ['66.249.66.1'],
+    'crawl-203-0-113-1.googlebot.com': ['198.51.100.1'],
+    'evilgooglebot.com': ['203.0.113.2'],
+    'googlebot.com.evil.example': ['203.0.113.3'],
+    'crawl-203-0-113-4.googlebot.com': ['203.0.113.4'],
+    'crawl-203-0-113-6.googlebot.com': new FakeError('EREFUSED'),
+    'a.googlebot.com': new FakeError('ETIMEOUT'),
+    'b.googlebot.com': ['203.0.113.8'],
+  },
+  aaaa: { 'crawl-2001-4860-4801-10--1.googlebot.com': ['2001:4860:4801:0010:0:0:0:1'] },
+};
+
+describe('isUnderSuffix', () => {
+  it.each([
+    ['googlebot.com', 'googlebot.com', true],
+    ['crawl-1-2-3-4.googlebot.com', 'googlebot.com', true],
+    ['evilgooglebot.com', 'googlebot.com', false],
+    ['googlebot.com.evil.net', 'googlebot.com', false],
+    ['oglebot.com', 'googlebot.com', false],
+  ])('%s under %s: %s', (host, suffix, expected) => {
+    expect(isUnderSuffix(host, suffix)).toBe(expected);
+  });
+});
+
+describe('reverseDnsVerifier', () => {
+  const verify = async (ip: string | undefined, options: { timeoutMs?: number } = {}) => {
+    const { resolver } = fakeResolver(records);
+    return reverseDnsVerifier({ resolver, cache: false, ...options }).verify(googlebot, request(ip), context);
+  };
+
+  it.each([
+    ['66.249.66.1', 'pass', 'ptr-and-forward-match'],
+    ['::ffff:66.249.66.1', 'pass', 'ptr-and-forward-match'],
+    ['2001:4860:4801:10:0::1', 'pass', 'ptr-and-forward-match'],
+    ['203.0.113.4', 'pass', 'ptr-and-forward-match'],
+    ['203.0.113.8', 'pass', 'ptr-and-forward-match'],
+    ['203.0.113.1', 'fail', 'forward-mismatch'],
+    ['203.0.113.2', 'fail', 'ptr-not-in-domain'],
+    ['203.0.113.3', 'fail', 'ptr-not-in-domain'],
+    ['203.0.113.99', 'fail', 'no-ptr'],
+    ['203.0.113.5', 'inconclusive', 'dns-error'],
+    ['203.0.113.6', 'inconclusive', 'dns-error'],
+    [undefined, 'inconclusive', 'client-ip-missing'],
+    ['garbage', 'inconclusive', 'client-ip-invalid'],
+  ])('%s -> %s %s', async (ip, outcome, reason) => {
+    expect(await verify(ip)).toEqual({ method: 'reverse-dns', outcome, reason });
+  });
+
+  it('gives dns-timeout at the overall deadline, and when the resolver reports ETIMEOUT', async () => {
+    const started = Date.now();
+    expect(await verify('203.0.113.7', { timeoutMs: 50 })).toEqual({ method: 'reverse-dns', outcome: 'inconclusive', reason: 'dns-timeout' });
+    expect(Date.now() - started).toBeLessThan(1000);
+    const { resolver } = fakeResolver({ ptr: { '203.0.113.50': new FakeError('ETIMEOUT') } });
+    expect(await reverseDnsVerifier({ resolver }).verify(googlebot, request('203.0.113.50'), context)).toMatchObject({ reason: 'dns-timeout' });
+  });
+
+  it('does not look up forward names outside the domain', async () => {
+    const { resolver, calls } = fakeResolver(records);
+    await reverseDnsVerifier({ resolver }).verify(googlebot, request('203.0.113.4'), context);
+    expect(calls).toEqual(['PTR 203.0.113.4', 'A crawl-203-0-113-4.googlebot.com']);
+  });
+
+  it('applies to agents with reverse_dns suffixes only', () => {
+    const verifier = reverseDnsVerifier({ resolver: fakeResolver({}).resolver });
+    expect(verifier.appliesTo(googlebot, request('1.2.3.4'))).toBe(true);
+    expect(verifier.appliesTo({ ...googlebot, reverse_dns: [] }, request('1.2.3.4'))).toBe(false);
+    expect(verifier.appliesTo({ ...googlebot, reverse_dns: undefined }, request('1.2.3.4'))).toBe(false);
+  });
+
+  it('caches pass for the positive TTL and fail for the negative TTL, by the injected clock', async () => {
+    const { resolver, calls } = fakeResolver(records);
+    const verifier = reverseDnsVerifier({ resolver, cache: { positiveTtlMs: 1000, negativeTtlMs: 100, errorTtlMs: 0 } });
+    clock = 0;
+    await verifier.verify(googlebot, request('66.249.66.1'), context);
+    await verifier.verify(googlebot, request('::ffff:66.249.66.1'), context);
+    await verifier.verify(googlebot, request('203.0.113.1'), context);
+    await verifier.verify(googlebot, request('203.0.113.5'), context);
+    clock = 500;
+    await verifier.verify(googlebot, request('66.249.66.1'), context);
+    await verifier.verify(googlebot, request('203.0.113.1'), context);
+    await verifier.verify(googlebot, request('203.0.113.5'), context);
+    expect(calls.filter((c) => c.startsWith('PTR'))).toEqual(['PTR 66.249.66.1', 'PTR 203.0.113.1', 'PTR 203.0.113.5', 'PTR 203.0.113.1', 'PTR 203.0.113.5']);
+    clock = 1500;
+    expect(await verifier.verify(googlebot, request('66.249.66.1'), context)).toMatchObject({ outcome: 'pass' });
+    expect(calls.filter((c) => c === 'PTR 66.249.66.1')).toHaveLength(2);
+  });
+
+  it('keeps verdicts per suffix set: a pass for one agent is not a pass for another', async () => {
+    const { resolver } = fakeResolver(records);
+    const verifier = reverseDnsVerifier({ resolver });
+    const bingbot: Agent = { ...googlebot, id: 'bingbot', reverse_dns: ['search.msn.com'] };
+    expect(await verifier.verify(googlebot, request('66.249.66.1'), context)).toMatchObject({ outcome: 'pass' });
+    expect(await verifier.verify(bingbot, request('66.249.66.1'), context)).toMatchObject({ outcome: 'fail', reason: 'ptr-not-in-domain' });
+  });
+
+  it('bounds the cache size', async () => {
+    const { resolver, calls } = fakeResolver(records);
+    const verifier = reverseDnsVerifier({ resolver, cache: { max: 2 } });
+    for (const ip of ['66.249.66.1', '203.0.113.1', '203.0.113.2', '66.249.66.1']) await verifier.verify(googlebot, request(ip), context);
+    expect(calls.filter((c) => c === 'PTR 66.249.66.1')).toHaveLength(2);
+  });
+
+  it('coalesces concurrent identical verifications into one lookup', async () => {
+    const { resolver, calls } = fakeResolver(records);
+    const verifier = reverseDnsVerifier({ resolver, cache: false });
+    const results = await Promise.all(Array.from({ length: 20 }, () => verifier.verify(googlebot, request('66.249.66.1'), context)));
+    expect(new Set(results.map((r) => r.outcome))).toEqual(new Set(['pass']));
+    expect(calls).toEqual(['PTR 66.249.66.1', 'A crawl-66-249-66-1.googlebot.com']);
+  });
+
+  it('rejects bad configuration at creation, naming it', () => {
+    const { resolver } = fakeResolver({});
+    expect(() => reverseDnsVerifier({ resolver: {} as never })).toThrow(new TypeError('resolver.reverse must be a function'));
+    expect(() => reverseDnsVerifier({ resolver, timeoutMs: 0 })).toThrow(new RangeError('timeoutMs must be a positive number, got 0'));
+    expect(() => reverseDnsVerifier({ resolver, cache: { max: 1.5 } })).toThrow(new RangeError('cache.max must be a positive integer, got 1.5'));
+    expect(() => reverseDnsVerifier({ resolver, cache: { negativeTtlMs: -1 } })).toThrow(new RangeError('cache.negativeTtlMs must be a non-negative number, got -1'));
+    expect(() => reverseDnsVerifier({ resolver, cache: 'yes' as never })).toThrow(TypeError);
+  });
+});
