@@ -12,9 +12,12 @@ export type WebBotAuthReason =
   | 'signature-input-malformed'
   | 'signature-malformed'
   | 'signature-agent-malformed'
+  | 'signature-agent-unsupported'
+  | 'signature-agent-missing'
   | 'tag-missing'
   | 'created-missing'
   | 'expires-missing'
+  | 'keyid-missing'
   | 'signature-expired'
   | 'signature-not-yet-valid'
   | 'window-too-long'
@@ -26,6 +29,7 @@ export type WebBotAuthReason =
   | 'key-unknown'
   | 'key-directory-unavailable'
   | 'key-directory-refused'
+  | 'key-directory-invalid'
   | 'signature-invalid'
   | 'nonce-replayed';
 

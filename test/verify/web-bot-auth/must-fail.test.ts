@@ -1,0 +1,282 @@
+// Must-fail and edge cases of the Web Bot Auth verifier through the engine, each asserting its
+// exact outcome and reason code. Requests are signed by http-message-sig 0.3.0 with a fixed clock.
+import fc from 'fast-check';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { DirectoryFetchError } from '../../../src/verify/web-bot-auth/directory-fetcher.js';
+import { createNonceStore } from '../../../src/verify/web-bot-auth/replay-guard.js';
+import { webBotAuthVerifier, type WebBotAuthVerifierOptions } from '../../../src/verify/web-bot-auth/web-bot-auth-verifier.js';
+import { component, DIRECTORY_PATH, fixedClock, generateKey, jwks, memoryFetcher, signRequest, testEngine, type SignOptions } from './support.js';
+
+const NOW = 1_800_000_000;
+const keyA = generateKey();
+const keyB = generateKey();
+const keyC = generateKey();
+const AGENT = 'sig1="https://agent.test"';
+
+function setup(options: Partial<WebBotAuthVerifierOptions> = {}) {
+  const clock = fixedClock(NOW);
+  const fetcher = memoryFetcher({
+    [`https://agent.test${DIRECTORY_PATH}`]: { body: jwks(keyA), headers: { 'cache-control': 'max-age=3600' } },
+    [`https://other.test${DIRECTORY_PATH}`]: { body: jwks(keyB) },
+  });
+  const engine = testEngine(webBotAuthVerifier({ fetchDirectory: fetcher, ...options }), clock);
+  const sign = (opts: Partial<SignOptions> = {}) => signRequest({ key: keyA, headers: { 'Signature-Agent': AGENT }, ...opts }, NOW);
+  const check = async (item: Awaited<ReturnType<typeof sign>>) => {
+    const outcome = await engine.verify(item);
+    return { result: outcome.result, ...outcome.verification.checks[0]! };
+  };
+  return { clock, fetcher, engine, sign, check };
+}
+
+const failed = (reason: string) => ({ result: 'verification_failed', method: 'web-bot-auth', outcome: 'fail', reason });
+const unverifiable = (reason: string) => ({ result: 'not_verifiable', method: 'web-bot-auth', outcome: 'inconclusive', reason });
+const VERIFIED = { result: 'verified', method: 'web-bot-auth', outcome: 'pass', reason: 'signature-valid' };
+
+describe('web-bot-auth verifier: must-fail cases', () => {
+  let t: ReturnType<typeof setup>;
+  beforeEach(() => {
+    t = setup();
+  });
+
+  it('baseline: a dictionary-form request signed with the directory key verifies', async () => {
+    expect(await t.check(await t.sign())).toEqual(VERIFIED);
+  });
+
+  it('wrong tag: no web-bot-auth signature is inconclusive (tag-missing)', async () => {
+    expect(await t.check(await t.sign({ params: { tag: 'something-else' } }))).toEqual(unverifiable('tag-missing'));
+  });
+
+  it('expired beyond the skew: signature-expired', async () => {
+    expect(await t.check(await t.sign({ params: { created: NOW - 600, expires: NOW - 61 } }))).toEqual(failed('signature-expired'));
+    // Within the 60 s skew it still passes.
+    expect(await t.check(await t.sign({ params: { created: NOW - 600, expires: NOW - 59 } }))).toEqual(VERIFIED);
+  });
+
+  it('created in the future beyond the skew: signature-not-yet-valid', async () => {
+    expect(await t.check(await t.sign({ params: { created: NOW + 61, expires: NOW + 300 } }))).toEqual(failed('signature-not-yet-valid'));
+    expect(await t.check(await t.sign({ params: { created: NOW + 59, expires: NOW + 300 } }))).toEqual(VERIFIED);
+  });
+
+  it('window longer than 24 h: window-too-long', async () => {
+    expect(await t.check(await t.sign({ params: { expires: NOW + 86_401 } }))).toEqual(failed('window-too-long'));
+    expect(await t.check(await t.sign({ params: { expires: NOW + 86_400 } }))).toEqual(VERIFIED);
+  });
+
+  it('sig1=() covers nothing: authority-not-covered', async () => {
+    expect(await t.check(await t.sign({ headers: { 'User-Agent': 'TestBot/1.0' }, components: [] }))).toEqual(failed('authority-not-covered'));
+  });
+
+  it('no @authority or @target-uri covered: authority-not-covered', async () => {
+    expect(await t.check(await t.sign({ components: ['@path', component('signature-agent', { key: 'sig1' })] }))).toEqual(failed('authority-not-covered'));
+    // @target-uri is an accepted alternative.
+    expect(await t.check(await t.sign({ components: ['@target-uri', component('signature-agent', { key: 'sig1' })] }))).toEqual(VERIFIED);
+  });
+
+  it('signature-agent present but not covered: signature-agent-not-covered', async () => {
+    expect(await t.check(await t.sign({ components: ['@authority'] }))).toEqual(failed('signature-agent-not-covered'));
+  });
+
+  it('wrong ;key (covered member absent from the dictionary): component-missing', async () => {
+    const item = await t.sign({ headers: { 'Signature-Agent': 'sig2="https://agent.test"' }, components: ['@authority', component('signature-agent', { key: 'sig2' })] });
+    item.request_headers['Signature-Agent'] = AGENT;
+    expect(await t.check(item)).toEqual(failed('component-missing'));
+  });
+
+  it('unknown keyid: key-unknown', async () => {
+    expect(await t.check(await t.sign({ key: keyC }))).toEqual(failed('key-unknown'));
+  });
+
+  it('key from another directory (valid in other.test, presented with agent.test): key-unknown', async () => {
+    expect(await t.check(await t.sign({ key: keyB }))).toEqual(failed('key-unknown'));
+    // The same key is accepted for the agent of its own directory.
+    const own = await t.sign({ key: keyB, headers: { 'Signature-Agent': 'sig1="https://other.test"' } });
+    expect(await t.engine.verify(own)).toMatchObject({ result: 'verified', agent_id: 'other-bot' });
+  });
+
+  it('tampered covered header (Host / @authority): signature-invalid', async () => {
+    const item = await t.sign();
+    item.request_headers.Host = 'evil.example';
+    expect(await t.check(item)).toEqual(failed('signature-invalid'));
+  });
+
+  it('tampered covered Signature-Agent value: signature-invalid', async () => {
+    const item = await t.sign();
+    item.request_headers['Signature-Agent'] = 'sig1="https://agent.test/"';
+    expect(await t.check(item)).toEqual(failed('signature-invalid'));
+  });
+
+  it('tampered signature bytes: signature-invalid', async () => {
+    const item = await t.sign();
+    const sig = item.request_headers.Signature!;
+    const b64 = sig.slice(sig.indexOf(':') + 1, -1);
+    const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    bytes[10] = bytes[10]! ^ 1;
+    item.request_headers.Signature = `sig1=:${btoa(String.fromCharCode(...bytes))}:`;
+    expect(await t.check(item)).toEqual(failed('signature-invalid'));
+  });
+
+  it('malformed Signature-Input: signature-input-malformed', async () => {
+    const item = await t.sign();
+    item.request_headers['Signature-Input'] = 'sig1=("@authority";tag="web-bot-auth"';
+    expect(await t.check(item)).toEqual(failed('signature-input-malformed'));
+  });
+
+  it('a tagged member whose components are not strings: signature-input-malformed', async () => {
+    const item = await t.sign();
+    item.request_headers['Signature-Input'] = item.request_headers['Signature-Input']!.replace('"@authority"', '@authority');
+    expect(await t.check(item)).toEqual(failed('signature-input-malformed'));
+  });
+
+  it('malformed Signature and a label present in one field only: signature-malformed', async () => {
+    const item = await t.sign();
+    expect(await t.check({ ...item, request_headers: { ...item.request_headers, Signature: 'sig1=:not base64' } })).toEqual(failed('signature-malformed'));
+    expect(await t.check({ ...item, request_headers: { ...item.request_headers, Signature: item.request_headers.Signature!.replace('sig1=', 'sig9=') } })).toEqual(
+      failed('signature-malformed'),
+    );
+  });
+
+  it('missing created / expires / keyid', async () => {
+    expect(await t.check(await t.sign({ params: { created: undefined } }))).toEqual(failed('created-missing'));
+    expect(await t.check(await t.sign({ params: { expires: undefined } }))).toEqual(failed('expires-missing'));
+    expect(await t.check(await t.sign({ params: { keyid: undefined } }))).toEqual(failed('keyid-missing'));
+  });
+
+  it('an alg other than ed25519 is inconclusive (algorithm-unsupported)', async () => {
+    // http-message-sig refuses to sign a mismatched alg, so the parameter is rewritten after signing.
+    const item = await t.sign();
+    item.request_headers['Signature-Input'] = item.request_headers['Signature-Input']!.replace('alg="ed25519"', 'alg="rsa-pss-sha512"');
+    expect(await t.check(item)).toEqual(unverifiable('algorithm-unsupported'));
+  });
+
+  it('a covered field absent from the request: component-missing', async () => {
+    const item = await t.sign({ headers: { 'Signature-Agent': AGENT, 'X-Extra': '1' }, components: ['@authority', component('signature-agent', { key: 'sig1' }), 'x-extra'] });
+    expect(await t.check(item)).toEqual(VERIFIED);
+    delete item.request_headers['X-Extra'];
+    expect(await t.check(item)).toEqual(failed('component-missing'));
+  });
+
+  it('covered @method and @path are bound to the request', async () => {
+    const item = await t.sign({ components: ['@method', '@authority', '@path', '@query', component('signature-agent', { key: 'sig1' })] });
+    expect(await t.check(item)).toEqual(VERIFIED);
+    expect(await t.check({ ...item, request_path: '/other?x=1' })).toEqual(failed('signature-invalid'));
+    expect(await t.check({ ...item, request_method: 'POST' })).toEqual(failed('signature-invalid'));
+    expect(await t.check({ ...item, request_path: undefined as unknown as string })).toEqual(failed('component-missing'));
+  });
+
+  it('a malformed Signature-Agent: signature-agent-malformed', async () => {
+    const item = await t.sign();
+    item.request_headers['Signature-Agent'] = 'sig1=("a"';
+    item.request_headers['User-Agent'] = 'TestBot/1.0';
+    expect(await t.check(item)).toEqual(failed('signature-agent-malformed'));
+  });
+
+  it('a Signature-Agent of type cimd is inconclusive (signature-agent-unsupported)', async () => {
+    const header = 'sig1="https://agent.test/card";type=cimd';
+    expect(await t.check(await t.sign({ headers: { 'Signature-Agent': header } }))).toEqual(unverifiable('signature-agent-unsupported'));
+  });
+
+  it('a signer that is not the candidate agent is inconclusive and its directory is never fetched', async () => {
+    const item = await t.sign({ headers: { 'Signature-Agent': 'sig1="https://stranger.test"', 'User-Agent': 'TestBot/1.0' } });
+    expect(await t.check(item)).toEqual(unverifiable('signature-agent-mismatch'));
+    expect(t.fetcher.calls).toEqual([]);
+  });
+
+  it('no Signature-Agent: keys come from the agent’s own directory', async () => {
+    const item = await t.sign({ headers: { 'User-Agent': 'TestBot/1.0' } });
+    expect(await t.check(item)).toEqual(VERIFIED);
+    expect(await t.check(await t.sign({ key: keyC, headers: { 'User-Agent': 'TestBot/1.0' } }))).toEqual(failed('key-unknown'));
+  });
+
+  it('no Signature-Agent and no key source for the agent: signature-agent-missing', async () => {
+    const u = setup({ fetchDirectory: undefined });
+    expect(await u.check(await u.sign({ headers: { 'User-Agent': 'TestBot/1.0' } }))).toEqual(unverifiable('signature-agent-missing'));
+  });
+
+  it('several signatures: any valid one passes; a mix without a valid one reports the first failure', async () => {
+    const good = await t.sign({ label: 'sig1' });
+    const bad = await t.sign({ key: keyC, label: 'sig2', components: ['@authority', component('signature-agent', { key: 'sig1' })] });
+    const both = (first: typeof good, second: typeof good) => ({
+      ...first,
+      request_headers: {
+        ...first.request_headers,
+        'Signature-Input': `${first.request_headers['Signature-Input']}, ${second.request_headers['Signature-Input']}`,
+        Signature: `${first.request_headers.Signature}, ${second.request_headers.Signature}`,
+      },
+    });
+    expect(await t.check(both(bad, good))).toEqual(VERIFIED);
+    expect(await t.check(both(good, bad))).toEqual(VERIFIED);
+    const other = await t.sign({ label: 'sig3', params: { tag: 'not-ours' } });
+    expect(await t.check(both(other, good))).toEqual(VERIFIED);
+    const expired = await t.sign({ label: 'sig1', params: { created: NOW - 900, expires: NOW - 600 } });
+    expect(await t.check(both(expired, bad))).toEqual(failed('signature-expired'));
+  });
+
+  it('nonce replay: the same nonce within its window fails nonce-replayed', async () => {
+    const u = setup({ nonceStore: createNonceStore({ max: 10 }) });
+    const item = await u.sign({ params: { nonce: 'abc' } });
+    expect(await u.check(item)).toEqual(VERIFIED);
+    expect(await u.check(item)).toEqual(failed('nonce-replayed'));
+    expect(await u.check(await u.sign({ params: { nonce: 'def' } }))).toEqual(VERIFIED);
+  });
+
+  it('directory trouble is inconclusive: unavailable vs refused', async () => {
+    t.fetcher.routes[`https://agent.test${DIRECTORY_PATH}`] = new DirectoryFetchError('timeout', 'timed out');
+    expect(await t.check(await t.sign())).toEqual(unverifiable('key-directory-unavailable'));
+    const u = setup();
+    u.fetcher.routes[`https://agent.test${DIRECTORY_PATH}`] = new DirectoryFetchError('refused-address', 'private address');
+    expect(await u.check(await u.sign())).toEqual(unverifiable('key-directory-refused'));
+    const v = setup();
+    v.fetcher.routes[`https://agent.test${DIRECTORY_PATH}`] = { body: '{"keys":{}}' };
+    expect(await v.check(await v.sign())).toEqual(unverifiable('key-directory-invalid'));
+  });
+
+  it('the legacy string form and the unquoted form of Signature-Agent', async () => {
+    const legacy = await t.sign({ headers: { 'Signature-Agent': '"https://agent.test"' }, components: ['@authority', 'signature-agent'] });
+    expect(await t.check(legacy)).toEqual(VERIFIED);
+    const bare = await t.sign({ headers: { 'Signature-Agent': 'https://agent.test' }, components: ['@authority', 'signature-agent'] });
+    expect(await t.check(bare)).toEqual(VERIFIED);
+    // A full directory URL is accepted as the directory itself.
+    const full = await t.sign({ headers: { 'Signature-Agent': `sig1="https://agent.test${DIRECTORY_PATH}"` } });
+    expect(await t.check(full)).toEqual(VERIFIED);
+  });
+
+  it('pinned keys: used without fetching, and authoritative for their directory', async () => {
+    const u = setup({ fetchDirectory: undefined, keys: [{ jwk: keyA.publicJwk, directory: 'https://agent.test' }] });
+    expect(await u.check(await u.sign())).toEqual(VERIFIED);
+    expect(await u.check(await u.sign({ key: keyC }))).toEqual(failed('key-unknown'));
+    expect(u.fetcher.calls).toEqual([]);
+    // A pinned key bound to another agent proves nothing for this one.
+    const w = setup({ fetchDirectory: undefined, keys: [{ jwk: keyA.publicJwk, agent: 'other-bot' }] });
+    expect(await w.check(await w.sign({ headers: { 'User-Agent': 'TestBot/1.0' } }))).toEqual(unverifiable('signature-agent-missing'));
+  });
+
+  it('@authority comes from :authority when present, and its default port depends on the scheme option', async () => {
+    const item = await t.sign();
+    const { Host: host, ...rest } = item.request_headers;
+    expect(await t.check({ ...item, request_headers: { ...rest, ':authority': host! } })).toEqual(VERIFIED);
+    expect(await t.check({ ...item, request_headers: { ...item.request_headers, Host: 'EXAMPLE.com:443' } })).toEqual(VERIFIED);
+    expect(await t.check({ ...item, request_headers: { ...item.request_headers, Host: 'example.com:80' } })).toEqual(failed('signature-invalid'));
+    const u = setup({ scheme: 'http' });
+    const plain = await u.sign({ url: 'http://example.com/page' });
+    expect(await u.check({ ...plain, request_headers: { ...plain.request_headers, Host: 'example.com:80' } })).toEqual(VERIFIED);
+  });
+
+  it('never throws on hostile headers: every answer has a web-bot-auth reason (property)', async () => {
+    const piece = fc.oneof(
+      fc.string({ maxLength: 40 }),
+      fc.constantFrom('sig1=', '("@authority"', ');tag="web-bot-auth"', ';created=1800000000', ';expires=1800000100', ';keyid="x"', ':AAAA:', '"https://agent.test"', 'sig1="https://agent.test"', '"signature-agent";key="sig1"', ', '),
+    );
+    const value = fc.array(piece, { maxLength: 6 }).map((parts) => parts.join(''));
+    await fc.assert(
+      fc.asyncProperty(value, value, value, value, async (input, signature, agent, host) => {
+        const outcome = await t.engine.verify({
+          request_headers: { 'User-Agent': 'TestBot/1.0', 'Signature-Input': input, Signature: signature, 'Signature-Agent': agent, Host: host },
+          request_method: 'GET',
+          request_path: '/',
+        });
+        for (const check of outcome.verification.checks) expect(check.reason).not.toBe('verifier-error');
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
