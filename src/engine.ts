@@ -5,7 +5,10 @@ import { defaultCatalogDocument } from './catalog/default-catalog.js';
 import { createCandidateFinder, type CandidateCacheOptions } from './identify/candidate.js';
 import { normalizeHeaders, type HeadersInput } from './identify/headers.js';
 import { identifiedAgent, unknownAgent, type Identification } from './identify/identification.js';
-import { runVerifierChain, type ChainOutcome } from './verify/chain.js';
+import { createRobotsRenderer, type RenderedRobotsTxt } from './robots/render.js';
+import type { RobotsTxtOptions } from './robots/options.js';
+import { startVerifierChain, type ChainOutcome } from './verify/chain.js';
+import { createClientIpRule } from './verify/client-ip.js';
 import type { VerificationCheck, VerificationContext, VerificationMethod, VerificationRequest, Verifier } from './verify/types.js';
 
 /** One request to identify: its headers and an optional id echoed in the result. */
@@ -35,7 +38,7 @@ export interface EngineOptions {
   readonly cache?: CandidateCacheOptions;
   /** Milliseconds since the epoch; injected so signature expiry is testable. */
   readonly clock?: { now(): number };
-  /** Picks the client address from normalised headers (for IP-based verifiers). */
+  /** Picks the client address from normalised headers (for IP-based verifiers); `createClientIpRule()` when omitted. */
   readonly clientIp?: (headers: ReadonlyMap<string, string>) => string | undefined;
 }
 
@@ -48,6 +51,18 @@ export interface Engine {
   identifyMany(items: readonly IdentificationItem[]): Promise<Identification[]>;
   /** Identifies a request and reports every verification check made. */
   verify(item: VerificationItem): Promise<VerificationOutcome>;
+  /**
+   * A robots.txt disallowing every agent of the chosen types (memoized per options).
+   * @throws {RobotsOptionsError} for invalid options (each issue at a JSON pointer) or output over 500 KiB.
+   * @example
+   * engine.robotsTxt({ agent_types: ['AI Data Scraper'] }); // "User-agent: CCBot\nDisallow: /\n\nUser-agent: GPTBot\n..."
+   */
+  robotsTxt(options: RobotsTxtOptions): string;
+  /**
+   * As `robotsTxt`, with the strong ETag and byte size an HTTP layer needs.
+   * @throws {RobotsOptionsError} as `robotsTxt`.
+   */
+  renderRobotsTxt(options: RobotsTxtOptions): RenderedRobotsTxt;
 }
 
 function isCatalog(value: unknown): value is Catalog {
@@ -74,36 +89,54 @@ export function createEngine(options: EngineOptions = {}): Engine {
   });
   const clock = options.clock ?? { now: () => Date.now() };
   if (typeof clock.now !== 'function') throw new TypeError('clock.now must be a function');
-  const clientIp = options.clientIp;
+  const clientIp = options.clientIp ?? createClientIpRule();
+  if (typeof clientIp !== 'function') throw new TypeError(`clientIp must be a function of the headers, got ${String(clientIp)}`);
   const context: VerificationContext = { now: () => clock.now() };
   const findCandidate = createCandidateFinder(catalog, options.cache ?? {});
+  const robots = createRobotsRenderer(catalog);
 
-  const run = async (item: VerificationItem): Promise<{ id: string | undefined; outcome?: ChainOutcome; identification: Identification }> => {
+  interface Run {
+    readonly identification: Identification;
+    readonly outcome?: ChainOutcome;
+  }
+  // Synchronous unless a verifier applies: identification with no applicable verifier is the
+  // hot path and should cost no promise round-trips.
+  const run = (item: VerificationItem): Run | Promise<Run> => {
     const id = typeof item?.id === 'string' ? item.id : undefined;
     const headers = normalizeHeaders(item?.request_headers as HeadersInput);
     const agent = findCandidate(headers);
-    if (agent === undefined) return { id, identification: unknownAgent(id) };
+    if (agent === undefined) return { identification: unknownAgent(id) };
+    let address: string | undefined | null = null;
     const request: VerificationRequest = {
       headers,
       method: typeof item.request_method === 'string' ? item.request_method : undefined,
       path: typeof item.request_path === 'string' ? item.request_path : undefined,
-      clientIp: clientIp?.(headers),
+      // Computed on first use: only IP-based verifiers need it.
+      get clientIp() {
+        if (address === null) address = clientIp(headers);
+        return address;
+      },
     };
-    const outcome = await runVerifierChain(verifiers, agent, request, context);
-    return { id, outcome, identification: identifiedAgent(agent, outcome.result, id) };
+    const chain = startVerifierChain(verifiers, agent, request, context);
+    const finish = (outcome: ChainOutcome): Run => ({ outcome, identification: identifiedAgent(agent, outcome.result, id) });
+    return chain instanceof Promise ? chain.then(finish) : finish(chain);
+  };
+  const identification = (item: IdentificationItem): Promise<Identification> => {
+    const ran = run(item);
+    return ran instanceof Promise ? ran.then((r) => r.identification) : Promise.resolve(ran.identification);
   };
 
   return {
     catalog,
-    async identify(item) {
-      return (await run(item)).identification;
-    },
+    identify: identification,
     identifyMany(items) {
-      return Promise.all(items.map(async (item) => (await run(item)).identification));
+      return Promise.all(items.map(identification));
     },
     async verify(item) {
       const { identification, outcome } = await run(item);
       return { ...identification, verification: { method: outcome?.method ?? null, checks: outcome?.checks ?? [] } };
     },
+    robotsTxt: robots.robotsTxt,
+    renderRobotsTxt: robots.renderRobotsTxt,
   };
 }

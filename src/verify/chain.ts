@@ -27,18 +27,45 @@ export async function runVerifierChain(
   request: VerificationRequest,
   context: VerificationContext,
 ): Promise<ChainOutcome> {
-  let checks: VerificationCheck[] | undefined;
-  for (const verifier of verifiers) {
-    if (!verifier.appliesTo(agent, request)) continue;
+  return startVerifierChain(verifiers, agent, request, context);
+}
+
+/**
+ * As runVerifierChain, but answers synchronously when no verifier applies, so identification
+ * without applicable verifiers costs no promise round-trip (the engine's hot path).
+ */
+export function startVerifierChain(
+  verifiers: readonly Verifier[],
+  agent: Agent,
+  request: VerificationRequest,
+  context: VerificationContext,
+): ChainOutcome | Promise<ChainOutcome> {
+  for (let i = 0; i < verifiers.length; i++) {
+    if (verifiers[i]!.appliesTo(agent, request)) return continueChain(verifiers, i, agent, request, context);
+  }
+  return NOTHING_APPLIED;
+}
+
+async function continueChain(
+  verifiers: readonly Verifier[],
+  first: number,
+  agent: Agent,
+  request: VerificationRequest,
+  context: VerificationContext,
+): Promise<ChainOutcome> {
+  const checks: VerificationCheck[] = [];
+  for (let i = first; i < verifiers.length; i++) {
+    const verifier = verifiers[i]!;
+    if (i !== first && !verifier.appliesTo(agent, request)) continue;
     let check: VerificationCheck;
     try {
       check = await verifier.verify(agent, request, context);
     } catch {
       check = { method: verifier.name, outcome: 'inconclusive', reason: 'verifier-error' };
     }
-    (checks ??= []).push(check);
+    checks.push(check);
     if (check.outcome === 'pass') return { result: 'verified', method: check.method, checks };
     if (check.outcome === 'fail') return { result: 'verification_failed', method: check.method, checks };
   }
-  return checks === undefined ? NOTHING_APPLIED : { result: 'not_verifiable', method: null, checks };
+  return { result: 'not_verifiable', method: null, checks };
 }
