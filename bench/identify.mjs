@@ -49,10 +49,14 @@ export async function run() {
   const matcher = await paired('matcher, uncached (agent record)', () => throughput((ua) => match(ua) !== undefined, corpus, opts), isbotRate);
   const browsersOnly = await paired('matcher, browser UAs only', () => throughput((ua) => match(ua) !== undefined, browsers, opts), () => throughput((ua) => isbot(ua), browsers, opts));
   const engineUncached = await paired('engine.identify, uncached (full result)', () => throughputAsync(async (item) => (await uncached.identify(item)).result !== 'unknown_agent', items, opts), isbotRate);
+  const batches = [];
+  for (let i = 0; i < items.length; i += 100) batches.push(items.slice(i, i + 100));
+  const perBatch = (engine) => async () => (await throughputAsync(async (batch) => (await engine.identifyMany(batch)).length > 0, batches, opts)) * (items.length / batches.length);
+  const batchUncached = await paired('engine.identifyMany x100, uncached', perBatch(uncached), isbotRate);
   const engineCached = await paired('engine.identify, cached', () => throughputAsync(async (item) => (await cached.identify(item)).result !== 'unknown_agent', items, opts), isbotRate);
   const found = corpus.filter((ua) => match(ua) !== undefined).length;
   console.log(`  identified ${found}/${corpus.length}; isbot flagged ${corpus.filter((ua) => isbot(ua)).length}/${corpus.length}`);
-  return { matcher, browsersOnly, engineUncached, engineCached };
+  return { matcher, browsersOnly, engineUncached, batchUncached, engineCached };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await run();

@@ -4,6 +4,6 @@
  * The documented User-Agent of the agentwarden test agent; the default catalog identifies it as
  * `agentwarden-test` (type "Developer Helper", token `AgentwardenTest`).
  * @example
- * engine.identify({ 'user-agent': TEST_AGENT_USER_AGENT }); // agent_id "agentwarden-test"
+ * await engine.identify({ request_headers: { 'user-agent': TEST_AGENT_USER_AGENT } }); // agent_id "agentwarden-test"
  */
 export const TEST_AGENT_USER_AGENT = 'Mozilla/5.0 (compatible; AgentwardenTest/1.0; +https://github.com/agentwarden/agentwarden#test-agent)';

@@ -102,26 +102,31 @@ export function compileUserAgentMatcher(agents: readonly Agent[]): UserAgentMatc
     const buf = scratch;
     const length = encoder.encodeInto(ua, buf).written;
     buf[length] = 0; // a separator after the last word, so the loop needs no end test
+    // Hot loop: tables and constants in locals. Module-level bindings compile to context loads
+    // that V8 repeats on every byte, which measured about half the speed.
+    const fold = FOLD;
+    const table = slots;
+    const tableMask = mask;
+    const offset = FNV_OFFSET;
+    const prime = FNV_PRIME;
     let start = -1;
-    let hash = FNV_OFFSET;
+    let hash = offset;
     for (let i = 0; i <= length; i++) {
-      const folded = FOLD[buf[i]!]!;
+      const folded = fold[buf[i]!]!;
       if (folded !== 0) {
         if (start < 0) {
           start = i;
-          hash = FNV_OFFSET;
+          hash = offset;
         }
-        hash = Math.imul(hash ^ folded, FNV_PRIME);
+        hash = Math.imul(hash ^ folded, prime);
       } else if (start >= 0) {
-        if (slots[hash & mask] !== 0) {
+        if (table[hash & tableMask] !== 0) {
           const agent = matchToken(buf, length, start, i, hash);
           if (agent !== undefined) return agent;
         }
         start = -1;
       }
     }
-    // Browsers reach this point on every request: one or two combined regexes reject them
-    // instead of one call per pattern; the loop then decides in catalog order.
     if (!mayMatchPattern(ua)) return undefined;
     for (const { regex, agent } of patterns) {
       if (regex.test(ua)) return agent;
