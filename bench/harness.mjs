@@ -16,22 +16,18 @@ function passLoop() {
   return new Function('fn', 'items', 'let sink = 0; for (let i = 0; i < items.length; i++) if (fn(items[i])) sink++; return sink;');
 }
 
-/**
- * Measures a synchronous function over a list of inputs: a warm-up of `warmup` passes, then
- * `runs` timed runs of at least `minMs` each. Returns items per second, median over runs.
- */
-export function throughput(fn, items, { runs = 5, minMs = 500, warmup = 3 } = {}) {
-  const pass = passLoop();
+/** Warm-up passes, then `runs` timed runs of at least `minMs` each; items per second, median. */
+async function timeRuns(pass, count, { runs = 5, minMs = 500, warmup = 3 } = {}) {
   let sink = 0;
-  for (let w = 0; w < warmup; w++) sink += pass(fn, items);
+  for (let w = 0; w < warmup; w++) sink += await pass();
   const rates = [];
   for (let r = 0; r < runs; r++) {
     let done = 0;
     const start = process.hrtime.bigint();
     let elapsed = 0;
     do {
-      sink += pass(fn, items);
-      done += items.length;
+      sink += await pass();
+      done += count;
       elapsed = Number(process.hrtime.bigint() - start) / 1e6;
     } while (elapsed < minMs);
     rates.push((done / elapsed) * 1000);
@@ -40,24 +36,20 @@ export function throughput(fn, items, { runs = 5, minMs = 500, warmup = 3 } = {}
   return median(rates);
 }
 
+/** Items per second of a synchronous function over a list of inputs (median of timed runs). */
+export function throughput(fn, items, options) {
+  const pass = passLoop();
+  return timeRuns(() => pass(fn, items), items.length, options);
+}
+
 /** Like throughput, for a function returning a promise (awaited one at a time). */
-export async function throughputAsync(fn, items, { runs = 5, minMs = 500, warmup = 3 } = {}) {
-  let sink = 0;
-  for (let w = 0; w < warmup; w++) for (const item of items) if (await fn(item)) sink++;
-  const rates = [];
-  for (let r = 0; r < runs; r++) {
-    let done = 0;
-    const start = process.hrtime.bigint();
-    let elapsed = 0;
-    do {
-      for (const item of items) if (await fn(item)) sink++;
-      done += items.length;
-      elapsed = Number(process.hrtime.bigint() - start) / 1e6;
-    } while (elapsed < minMs);
-    rates.push((done / elapsed) * 1000);
-  }
-  globalThis.__benchSink = sink;
-  return median(rates);
+export function throughputAsync(fn, items, options) {
+  const pass = async () => {
+    let sink = 0;
+    for (const item of items) if (await fn(item)) sink++;
+    return sink;
+  };
+  return timeRuns(pass, items.length, options);
 }
 
 /** Deterministic PRNG (mulberry32) so corpora are the same on every run. */

@@ -2,21 +2,12 @@
 import net from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { MockInstance } from 'vitest';
-import { DirectoryFetchError } from '../../../src/index.js';
-import type { DirectoryFetchFailure } from '../../../src/index.js';
 import { createSafeDirectoryFetcher } from '../../../src/adapters/node/index.js';
 import type { DirectoryLookup } from '../../../src/adapters/node/index.js';
 import { makeSelfSignedCert, opensslAvailable, startHttpsServer } from '../../helpers/https-server.js';
 import type { SelfSignedCert, TestHttpsServer } from '../../helpers/https-server.js';
+import { failureCode } from '../../helpers/directory-fetch.js';
 
-async function failureCode(promise: Promise<unknown>): Promise<DirectoryFetchFailure> {
-  const error: unknown = await promise.then(
-    () => new Error('fetch unexpectedly succeeded'),
-    (e: unknown) => e,
-  );
-  if (!(error instanceof DirectoryFetchError)) throw error;
-  return error.code;
-}
 
 describe.skipIf(!opensslAvailable())('directory fetcher SSRF rules', () => {
   let cert: SelfSignedCert;

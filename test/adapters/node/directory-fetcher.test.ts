@@ -2,27 +2,17 @@
 import { createServer as createTcpServer } from 'node:net';
 import type { Server as TcpServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DirectoryFetchError } from '../../../src/index.js';
-import type { DirectoryFetchFailure } from '../../../src/index.js';
 import { createSafeDirectoryFetcher, DIRECTORY_ACCEPT } from '../../../src/adapters/node/index.js';
 import type { DirectoryLookup, SafeDirectoryFetcherOptions } from '../../../src/adapters/node/index.js';
 import { makeSelfSignedCert, opensslAvailable, startHttpsServer } from '../../helpers/https-server.js';
 import type { SelfSignedCert, TestHttpsServer } from '../../helpers/https-server.js';
+import { failureCode } from '../../helpers/directory-fetch.js';
 
 const WELL_KNOWN = '/.well-known/http-message-signatures-directory';
 const DIRECTORY = JSON.stringify({
   keys: [{ kty: 'OKP', crv: 'Ed25519', kid: 'poqkLGiymh_W0uP6PZFw-dvez3QJT5SolqXBCW38r0U', x: 'JrQLj5P_89iXES9-vFgrIy29clF9CC_oPPsw3c5D0bs', use: 'sig' }],
 });
 
-/** Resolves to the DirectoryFetchError code of a rejected fetch (fails the test on success or another error). */
-async function failureCode(promise: Promise<unknown>): Promise<DirectoryFetchFailure> {
-  const error: unknown = await promise.then(
-    () => new Error('fetch unexpectedly succeeded'),
-    (e: unknown) => e,
-  );
-  if (!(error instanceof DirectoryFetchError)) throw error;
-  return error.code;
-}
 
 describe.skipIf(!opensslAvailable())('createSafeDirectoryFetcher against a local HTTPS server', () => {
   let cert: SelfSignedCert;
