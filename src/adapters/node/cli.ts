@@ -4,8 +4,11 @@ import { pathToFileURL } from 'node:url';
 import type { Command, CommandIo } from './commands/command.js';
 import { identifyCommand } from './commands/identify.js';
 import { refreshIpRangesCommand } from './commands/refresh-ip-ranges.js';
+import { robotsCommand } from './commands/robots.js';
+import { serveCommand } from './commands/serve.js';
+import { projectCommand } from './commands/project.js';
 
-const COMMANDS: readonly Command[] = [identifyCommand, refreshIpRangesCommand];
+const COMMANDS: readonly Command[] = [identifyCommand, refreshIpRangesCommand, serveCommand, projectCommand, robotsCommand];
 
 function help(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

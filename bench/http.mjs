@@ -1,0 +1,130 @@
+// HTTP throughput of `agentwarden serve` against a bare node:http server that parses the same
+// JSON and answers a fixed JSON, both child processes loaded by autocannon in turns (medians).
+// Also batches of 100 items: identified items per second.
+import { spawn } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { median } from './harness.mjs';
+
+const root = join(import.meta.dirname, '..');
+const ROUNDS = Number(process.env.BENCH_HTTP_ROUNDS ?? 3);
+const SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 4);
+const CONNECTIONS = 16;
+// Reverse DNS is left out: it would send queries to the system resolver, off this machine.
+// Extra `serve` flags, e.g. BENCH_HTTP_SERVE_ARGS="--log off" to measure without access logs.
+const SERVE_ARGS = (process.env.BENCH_HTTP_SERVE_ARGS ?? '').split(' ').filter(Boolean);
+
+// A bare server doing the least any JSON API must: read the body, JSON.parse it, answer JSON.
+const BARE = `
+const http = require('node:http');
+const answer = JSON.stringify({ result: 'not_verifiable', agent_id: 'gptbot', agent_token: 'GPTBot', agent_url: 'https://platform.openai.com/docs/bots', agent_type_name: 'AI Data Scraper', operator_name: 'OpenAI' });
+const server = http.createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    let body;
+    try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { res.writeHead(400); res.end(); return; }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(Array.isArray(body) ? '[' + body.map(() => answer).join(',') + ']' : answer);
+  });
+});
+server.listen(0, '127.0.0.1', () => console.log('agentwarden listening on http://127.0.0.1:' + server.address().port));
+`;
+
+const UAS = [
+  'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)',
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
+  'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)',
+  'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)',
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1',
+];
+// What an SDK sends per request: the visitor's UA, IP headers and referer.
+const item = (i) => ({
+  id: `req-${i}`,
+  request_headers: {
+    'user-agent': UAS[i % UAS.length],
+    accept: 'text/html,application/xhtml+xml',
+    'x-forwarded-for': `203.0.113.${i % 250}`,
+    referer: 'https://example.com/',
+  },
+});
+const SINGLE = JSON.stringify(item(0));
+const BATCH = JSON.stringify(Array.from({ length: 100 }, (_, i) => item(i)));
+
+// Servers write their stdout (the access log) to a file, as in production: piping it into this
+// process would make the load generator pay for reading the logs.
+async function start(args, logFile) {
+  const fd = openSync(logFile, 'w');
+  const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', fd, 'inherit'] });
+  closeSync(fd);
+  let exited = false;
+  child.once('exit', () => (exited = true));
+  for (let waited = 0; waited < 15_000; waited += 20) {
+    const out = readFileSync(logFile, 'utf8');
+    const url = /agentwarden listening on (http:\/\/\S+)/.exec(out)?.[1];
+    if (url !== undefined) return { child, url, token: /shown only now: (aw_\S+)/.exec(out)?.[1] };
+    if (exited) throw new Error(`server exited: ${out}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`server did not start: ${readFileSync(logFile, 'utf8')}`);
+}
+
+async function load(url, token, body, seconds) {
+  const result = await autocannon({
+    url: `${url}/agent-identifications`,
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body,
+    connections: CONNECTIONS,
+    duration: seconds,
+  });
+  const bad = result.non2xx + result.errors;
+  if (bad > 0) throw new Error(`${bad} failed requests against ${url}`);
+  return result.requests.average;
+}
+
+export async function run() {
+  const dir = mkdtempSync(join(tmpdir(), 'agentwarden-bench-'));
+  const ours = await start(['dist/cli.js', 'serve', '--port', '0', '--data-dir', join(dir, 'data'), '--rate-limit', '1000000000', '--verifiers', 'web-bot-auth,ip-ranges', ...SERVE_ARGS], join(dir, 'ours.log'));
+  const bare = await start(['-e', BARE], join(dir, 'bare.log'));
+  try {
+    // Warm up both (JIT, caches), then alternate so machine noise hits both alike.
+    await load(bare.url, 'x', SINGLE, 1);
+    await load(ours.url, ours.token, SINGLE, 1);
+    const oursRates = [];
+    const bareRates = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      bareRates.push(await load(bare.url, 'x', SINGLE, SECONDS));
+      oursRates.push(await load(ours.url, ours.token, SINGLE, SECONDS));
+    }
+    const o = median(oursRates);
+    const b = median(bareRates);
+    console.log(`http single item, ${CONNECTIONS} connections, median of ${ROUNDS} x ${SECONDS}s`);
+    console.log(`  agentwarden serve POST /agent-identifications  ${Math.round(o)} req/s  (runs: ${oursRates.map(Math.round).join(', ')})`);
+    console.log(`  bare node:http JSON parse + fixed JSON          ${Math.round(b)} req/s  (runs: ${bareRates.map(Math.round).join(', ')})`);
+    console.log(`  ratio ours/bare ${(o / b).toFixed(2)} (goal >= 0.80)`);
+
+    const batchOurs = [];
+    const batchBare = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      batchBare.push(await load(bare.url, 'x', BATCH, SECONDS));
+      batchOurs.push(await load(ours.url, ours.token, BATCH, SECONDS));
+    }
+    const bo = median(batchOurs) * 100;
+    const bb = median(batchBare) * 100;
+    console.log(`http batches of 100 items (${(BATCH.length / 1024).toFixed(1)} KiB)`);
+    console.log(`  agentwarden serve  ${Math.round(bo)} identified items/s (${Math.round(median(batchOurs))} req/s)`);
+    console.log(`  bare node:http     ${Math.round(bb)} items/s parsed and answered`);
+    console.log(`  ratio ours/bare ${(bo / bb).toFixed(2)}`);
+  } finally {
+    ours.child.kill('SIGTERM');
+    bare.child.kill('SIGTERM');
+    await new Promise((resolve) => ours.child.once('exit', resolve));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await run();

@@ -1,0 +1,157 @@
+// `agentwarden serve`: the reference server. Opens the SQLite store in the data directory, creates
+// a first project on an empty one, serves the API on node:http and shuts down gracefully.
+import { readFileSync } from 'node:fs';
+import { createApiHandler, createClientIpRule, createEngine } from '../../../index.js';
+import { createJsonLog } from '../json-log.js';
+import { startNodeServer } from '../server.js';
+import { hashTokenNode, openSqliteStore } from '../sqlite-store.js';
+import { createNodeVerifiers, type NodeVerifierMethod } from '../verifiers.js';
+import type { Command } from './command.js';
+import { integerFlag, parseFlags, type FlagSpec } from './flags.js';
+
+const FLAGS: Record<string, FlagSpec> = {
+  host: { kind: 'string', env: 'AGENTWARDEN_HOST' },
+  port: { kind: 'string', env: 'AGENTWARDEN_PORT' },
+  'data-dir': { kind: 'string', env: 'AGENTWARDEN_DATA_DIR' },
+  'base-path': { kind: 'string', env: 'AGENTWARDEN_BASE_PATH' },
+  'rate-limit': { kind: 'string', env: 'AGENTWARDEN_RATE_LIMIT' },
+  'rate-burst': { kind: 'string', env: 'AGENTWARDEN_RATE_BURST' },
+  'max-body-bytes': { kind: 'string', env: 'AGENTWARDEN_MAX_BODY_BYTES' },
+  'max-items': { kind: 'string', env: 'AGENTWARDEN_MAX_ITEMS' },
+  log: { kind: 'string', env: 'AGENTWARDEN_LOG' },
+  synchronous: { kind: 'string', env: 'AGENTWARDEN_SYNCHRONOUS' },
+  catalog: { kind: 'string', env: 'AGENTWARDEN_CATALOG' },
+  verifiers: { kind: 'string', env: 'AGENTWARDEN_VERIFIERS' },
+  'dns-servers': { kind: 'string', env: 'AGENTWARDEN_DNS_SERVERS' },
+  'client-ip-headers': { kind: 'string', env: 'AGENTWARDEN_CLIENT_IP_HEADERS' },
+  'trusted-proxies': { kind: 'string', env: 'AGENTWARDEN_TRUSTED_PROXIES' },
+};
+
+const USAGE = [
+  'Usage: agentwarden serve [options]',
+  '',
+  'Serves the Known Agents compatible REST API (POST /agent-identifications, /agent-verifications,',
+  '/robots-txts, /visits; GET /openapi.json, /healthz) with projects, tokens and visits in SQLite.',
+  'On first start with an empty data directory it creates a project and prints its token once.',
+  '',
+  'Options (each also read from the environment variable shown):',
+  '  --host HOST            AGENTWARDEN_HOST            address to listen on (default 127.0.0.1)',
+  '  --port PORT            AGENTWARDEN_PORT            port; 0 picks a free one (default 8080)',
+  '  --data-dir DIR         AGENTWARDEN_DATA_DIR        data directory (default ./data-dir)',
+  '  --base-path PATH       AGENTWARDEN_BASE_PATH       prefix of every route (default /)',
+  '  --rate-limit N         AGENTWARDEN_RATE_LIMIT      requests per second per token; 0 disables (default 1000)',
+  '  --rate-burst N         AGENTWARDEN_RATE_BURST      bucket size per token (default 2 x rate limit)',
+  '  --max-body-bytes N     AGENTWARDEN_MAX_BODY_BYTES  largest request body (default 1048576)',
+  '  --max-items N          AGENTWARDEN_MAX_ITEMS       largest array per request (default 1000)',
+  '  --log json|off         AGENTWARDEN_LOG             one JSON line per request on stdout (default json)',
+  '  --synchronous normal|full  AGENTWARDEN_SYNCHRONOUS  SQLite durability: normal survives a process',
+  '                                                     crash, full also power loss (default normal)',
+  '  --catalog FILE         AGENTWARDEN_CATALOG         agent catalog JSON (default: the bundled catalog)',
+  '  --verifiers LIST       AGENTWARDEN_VERIFIERS       comma-separated: web-bot-auth, ip-ranges, reverse-dns,',
+  '                                                     or none (default: all three, in that order)',
+  '  --dns-servers LIST     AGENTWARDEN_DNS_SERVERS     DNS servers for reverse DNS, e.g. 1.1.1.1,127.0.0.1:5353',
+  '                                                     (default: the system resolver)',
+  '  --client-ip-headers L  AGENTWARDEN_CLIENT_IP_HEADERS  request headers that carry the visitor address, in',
+  '                                                     order (default: cf-connecting-ip, true-client-ip,',
+  '                                                     x-real-ip, x-forwarded-for, forwarded)',
+  '  --trusted-proxies N    AGENTWARDEN_TRUSTED_PROXIES  X-Forwarded-For hops appended by the site\'s own proxies',
+  '                                                     beyond the first, or a comma-separated CIDR list (default 0)',
+  '',
+  'SIGTERM or SIGINT: stop accepting, finish in-flight requests, close the store, exit 0.',
+].join('\n');
+
+export const serveCommand: Command = {
+  name: 'serve',
+  summary: 'Run the REST API server (Known Agents compatible) with the embedded SQLite store',
+  usage: USAGE,
+  async run(args, io) {
+    const fail = (message: string) => {
+      io.stderr.write(`agentwarden serve: ${message}\n\n${USAGE}\n`);
+      return 2;
+    };
+    const parsed = parseFlags(args, FLAGS, io.env);
+    if (typeof parsed === 'string') return fail(parsed);
+    if (parsed.positionals.length > 0) return fail(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
+    const v = parsed.values;
+    const port = integerFlag('port', v['port'], 8080, 0, 65535);
+    const rate = integerFlag('rate-limit', v['rate-limit'], 1000, 0, 1e9);
+    const maxBodyBytes = integerFlag('max-body-bytes', v['max-body-bytes'], 1024 * 1024, 1, 1024 * 1024 * 1024);
+    const maxItems = integerFlag('max-items', v['max-items'], 1000, 1, 1e6);
+    for (const value of [port, rate, maxBodyBytes, maxItems]) if (typeof value === 'string') return fail(value);
+    const burst = integerFlag('rate-burst', v['rate-burst'], Math.max(1, (rate as number) * 2), 1, 2e9);
+    if (typeof burst === 'string') return fail(burst);
+    const logMode = v['log'] ?? 'json';
+    if (logMode !== 'json' && logMode !== 'off') return fail(`--log must be json or off, got ${JSON.stringify(logMode)}`);
+    const synchronous = v['synchronous'] ?? 'normal';
+    if (synchronous !== 'normal' && synchronous !== 'full') return fail(`--synchronous must be normal or full, got ${JSON.stringify(synchronous)}`);
+
+    let catalog: unknown;
+    if (v['catalog'] !== undefined) {
+      try {
+        catalog = JSON.parse(readFileSync(v['catalog'], 'utf8'));
+      } catch (error) {
+        return fail(`cannot read --catalog ${JSON.stringify(v['catalog'])}: ${(error as Error).message}`);
+      }
+    }
+    const list = (value: string | undefined) => value?.split(',').map((item) => item.trim()).filter((item) => item !== '');
+    const methods = list(v['verifiers']);
+    let engine: ReturnType<typeof createEngine>;
+    try {
+      const proxies = list(v['trusted-proxies']);
+      const trustedProxies = proxies === undefined ? undefined : proxies.length === 1 && /^\d+$/.test(proxies[0]!) ? Number(proxies[0]) : proxies;
+      const headers = list(v['client-ip-headers']);
+      // Built before the store opens, so a bad catalog or option fails fast without touching the data directory.
+      engine = createEngine({
+        ...(catalog === undefined ? {} : { catalog }),
+        clientIp: createClientIpRule({ ...(headers === undefined ? {} : { headers }), ...(trustedProxies === undefined ? {} : { trustedProxies }) }),
+        verifiers: methods?.length === 1 && methods[0] === 'none' ? [] : createNodeVerifiers({ methods: methods as NodeVerifierMethod[] | undefined, dnsServers: list(v['dns-servers']) }),
+      });
+    } catch (error) {
+      return fail((error as Error).message);
+    }
+
+    const jsonLog = logMode === 'off' ? undefined : createJsonLog(io.stdout);
+    const log = jsonLog?.write;
+    const store = openSqliteStore({ dataDir: v['data-dir'] ?? './data-dir', synchronous });
+    try {
+      if (store.listProjects().length === 0) {
+        const created = store.createProject('default');
+        io.stdout.write(`agentwarden created project "${created.name}" (${created.id}); its access token, shown only now: ${created.token}\n`);
+      }
+      const handler = createApiHandler({
+        engine,
+        projects: store,
+        visits: store,
+        basePath: v['base-path'] ?? '/',
+        limits: { maxBodyBytes: maxBodyBytes as number, maxItems: maxItems as number },
+        rateLimit: rate === 0 ? false : { ratePerSecond: rate as number, burst },
+        hashToken: hashTokenNode,
+        onError(error, request) {
+          // Internals go here, never into the response; the request is named by method and path only.
+          io.stderr.write(
+            `${JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: 'unexpected error', method: request.method, path: request.path.split('?')[0], error: error instanceof Error ? error.stack : String(error) })}\n`,
+          );
+        },
+      });
+      const server = await startNodeServer({ handler, host: v['host'] ?? '127.0.0.1', port: port as number, maxBodyBytes: maxBodyBytes as number, log, accessLog: jsonLog?.writeLine });
+      const base = (v['base-path'] ?? '/').replace(/\/+$/, '');
+      io.stdout.write(`agentwarden listening on ${server.url}${base}\n`);
+      const signal = await new Promise<string>((resolve) => {
+        const stop = (name: string) => {
+          process.off('SIGTERM', stop);
+          process.off('SIGINT', stop);
+          resolve(name);
+        };
+        process.on('SIGTERM', stop);
+        process.on('SIGINT', stop);
+      });
+      log?.({ time: new Date().toISOString(), level: 'info', msg: 'shutting down', signal, in_flight: server.inFlight() });
+      await server.close();
+      log?.({ time: new Date().toISOString(), level: 'info', msg: 'stopped' });
+      return 0;
+    } finally {
+      store.close();
+      jsonLog?.flush();
+    }
+  },
+};

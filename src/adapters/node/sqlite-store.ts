@@ -1,0 +1,278 @@
+// The node adapter's embedded store: projects, access tokens (hashes only) and visits in one SQLite
+// file under the data directory (better-sqlite3, WAL), with schema migrations versioned in code.
+import * as nodeCrypto from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { generateId, generateToken, type CreatedProject, type Project, type ProjectLookup, type TokenRecord, type Visit, type VisitStore } from '../../index.js';
+
+/** One token as listed: never the token itself, only its id, its first characters and its state. */
+export interface TokenInfo {
+  readonly id: string;
+  /** The first 7 characters of the token (`aw_` + 4), enough to tell tokens apart. */
+  readonly prefix: string;
+  readonly created: string;
+  readonly revoked: string | null;
+}
+
+/** A project as listed, with its tokens. */
+export interface ProjectInfo extends Project {
+  readonly created: string;
+  readonly tokens: readonly TokenInfo[];
+}
+
+/** A visit as read back from the store. */
+export interface StoredVisitRow extends Visit {
+  readonly project_id: string;
+  readonly received: string;
+}
+
+/** The SQLite store: the API's project lookup and visit store, plus project administration. */
+export interface SqliteStore extends ProjectLookup, VisitStore {
+  readonly file: string;
+  /** Synchronous here: the live token with this hash, if any. */
+  findByTokenHash(tokenHash: string): TokenRecord | undefined;
+  createProject(name: string): CreatedProject;
+  listProjects(): ProjectInfo[];
+  /** Issues a new token; `revokeOthers` revokes every live token of the project first (rotation). */
+  issueToken(projectId: string, options?: { revokeOthers?: boolean }): { tokenId: string; token: string };
+  /** Revokes a token by id or by its clear text; true when a live token was revoked. */
+  revokeToken(which: { tokenId: string } | { token: string }): boolean;
+  /** Visits of a project, oldest first. */
+  listVisits(projectId: string, options?: { limit?: number }): StoredVisitRow[];
+  countVisits(projectId?: string): number;
+  /** Checkpoints the WAL into the main file and closes the database. */
+  close(): void;
+}
+
+/** Options of `openSqliteStore`. */
+export interface SqliteStoreOptions {
+  /** Directory holding `agentwarden.db`; created when missing. */
+  readonly dataDir: string;
+  /**
+   * `normal` (default): a commit survives a crash or kill -9 of the process (WAL, SQLite docs
+   * "synchronous"); `full` also survives power loss, at one fsync per commit.
+   */
+  readonly synchronous?: 'normal' | 'full';
+  /** Milliseconds, for `received` and the token cache. */
+  readonly clock?: { now(): number };
+  /**
+   * How long a token found valid is trusted without asking SQLite again (default 1,000 ms; 0
+   * disables). Changes made through this store apply at once; a revocation by another process
+   * (`agentwarden project revoke-token` while the server runs) applies within this time.
+   */
+  readonly tokenCacheMs?: number;
+}
+
+// crypto.hash (Node >= 20.12) is a one-shot digest without a Hash object per call.
+const oneShot = (nodeCrypto as { hash?: (algorithm: string, data: string) => string }).hash;
+
+/** SHA-256 hex of a token with node:crypto (synchronous, so the API's hot path awaits nothing). */
+export function hashTokenNode(token: string): string {
+  return oneShot !== undefined ? oneShot('sha256', token) : nodeCrypto.createHash('sha256').update(token).digest('hex');
+}
+
+// Versioned migrations: each runs once, in order, inside a transaction; PRAGMA user_version
+// records the last applied. Append new ones; never edit an applied one.
+const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE projects (
+     id TEXT PRIMARY KEY,
+     name TEXT NOT NULL,
+     created TEXT NOT NULL
+   );
+   CREATE TABLE tokens (
+     id TEXT PRIMARY KEY,
+     project_id TEXT NOT NULL REFERENCES projects(id),
+     hash TEXT NOT NULL UNIQUE,
+     prefix TEXT NOT NULL,
+     created TEXT NOT NULL,
+     revoked TEXT
+   );
+   CREATE INDEX tokens_project ON tokens(project_id);
+   CREATE TABLE visits (
+     id INTEGER PRIMARY KEY,
+     project_id TEXT NOT NULL REFERENCES projects(id),
+     received TEXT NOT NULL,
+     created TEXT,
+     request_path TEXT NOT NULL,
+     request_method TEXT NOT NULL,
+     request_headers TEXT NOT NULL,
+     response_status_code INTEGER,
+     response_headers TEXT,
+     response_duration_in_milliseconds REAL
+   );
+   CREATE INDEX visits_project ON visits(project_id, id);`,
+];
+
+/** The schema version this code writes. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+interface VisitRow {
+  project_id: string;
+  received: string;
+  created: string | null;
+  request_path: string;
+  request_method: string;
+  request_headers: string;
+  response_status_code: number | null;
+  response_headers: string | null;
+  response_duration_in_milliseconds: number | null;
+}
+
+/**
+ * Opens (creating and migrating as needed) the store in a data directory.
+ * @throws {RangeError} when the database was written by a newer schema than this code knows.
+ * @example
+ * const store = openSqliteStore({ dataDir: './data-dir' });
+ * const { id, token } = store.createProject('example.com');
+ */
+export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
+  if (typeof options?.dataDir !== 'string' || options.dataDir === '') throw new TypeError(`dataDir must be a directory path, got ${JSON.stringify(options?.dataDir)}`);
+  const synchronous = options.synchronous ?? 'normal';
+  if (synchronous !== 'normal' && synchronous !== 'full') throw new RangeError(`synchronous must be "normal" or "full", got ${JSON.stringify(synchronous)}`);
+  const clock = options.clock ?? { now: () => Date.now() };
+  const tokenCacheMs = options.tokenCacheMs ?? 1000;
+  if (!Number.isSafeInteger(tokenCacheMs) || tokenCacheMs < 0) throw new RangeError(`tokenCacheMs must be an integer >= 0, got ${String(tokenCacheMs)}`);
+  mkdirSync(options.dataDir, { recursive: true });
+  const file = join(options.dataDir, 'agentwarden.db');
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma(`synchronous = ${synchronous.toUpperCase()}`);
+  // The CLI (project create, rotate) writes while the server runs: wait for the lock, do not fail.
+  db.pragma('busy_timeout = 5000');
+  db.pragma('foreign_keys = ON');
+
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > MIGRATIONS.length) {
+    db.close();
+    throw new RangeError(`${file} has schema version ${current}; this agentwarden knows up to ${MIGRATIONS.length}`);
+  }
+  for (let version = current; version < MIGRATIONS.length; version++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[version]!);
+      db.pragma(`user_version = ${version + 1}`);
+    }).immediate();
+  }
+
+  const now = () => new Date(clock.now()).toISOString();
+  const findToken = db.prepare<[string], { hash: string; id: string; name: string }>(
+    'SELECT t.hash AS hash, p.id AS id, p.name AS name FROM tokens t JOIN projects p ON p.id = t.project_id WHERE t.hash = ? AND t.revoked IS NULL',
+  );
+  const insertProject = db.prepare('INSERT INTO projects (id, name, created) VALUES (?, ?, ?)');
+  const insertToken = db.prepare('INSERT INTO tokens (id, project_id, hash, prefix, created) VALUES (?, ?, ?, ?, ?)');
+  const revokeProjectTokens = db.prepare('UPDATE tokens SET revoked = ? WHERE project_id = ? AND revoked IS NULL');
+  const revokeById = db.prepare('UPDATE tokens SET revoked = ? WHERE id = ? AND revoked IS NULL');
+  const revokeByHash = db.prepare('UPDATE tokens SET revoked = ? WHERE hash = ? AND revoked IS NULL');
+  const projectById = db.prepare<[string], { id: string; name: string }>('SELECT id, name FROM projects WHERE id = ?');
+  const allProjects = db.prepare<[], { id: string; name: string; created: string }>('SELECT id, name, created FROM projects ORDER BY created, id');
+  const tokensOf = db.prepare<[string], TokenInfo>('SELECT id, prefix, created, revoked FROM tokens WHERE project_id = ? ORDER BY created, id');
+  const insertVisit = db.prepare(
+    `INSERT INTO visits (project_id, received, created, request_path, request_method, request_headers,
+       response_status_code, response_headers, response_duration_in_milliseconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const visitsOf = db.prepare<[string, number], VisitRow>('SELECT * FROM visits WHERE project_id = ? ORDER BY id LIMIT ?');
+  const countAll = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM visits');
+  const countOf = db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM visits WHERE project_id = ?');
+
+  // Hash -> live token, so the hot path skips a query per request. Only hits are cached (a flood of
+  // wrong tokens cannot fill it), it is bounded, and every write through this store clears it.
+  const tokenCache = new Map<string, { record: TokenRecord; until: number }>();
+  const TOKEN_CACHE_MAX = 10_000;
+
+  const issue = (projectId: string, revokeOthers: boolean) => {
+    tokenCache.clear();
+    const token = generateToken();
+    const tokenId = generateId('tok');
+    const created = now();
+    if (revokeOthers) revokeProjectTokens.run(created, projectId);
+    insertToken.run(tokenId, projectId, hashTokenNode(token), token.slice(0, 7), created);
+    return { tokenId, token };
+  };
+  const appendVisits = db.transaction((projectId: string, visits: readonly Visit[]) => {
+    const received = now();
+    for (const v of visits) {
+      insertVisit.run(
+        projectId,
+        received,
+        v.created ?? null,
+        v.request_path,
+        v.request_method,
+        JSON.stringify(v.request_headers),
+        v.response_status_code ?? null,
+        v.response_headers === undefined ? null : JSON.stringify(v.response_headers),
+        v.response_duration_in_milliseconds ?? null,
+      );
+    }
+  });
+
+  return {
+    file,
+    findByTokenHash(tokenHash): TokenRecord | undefined {
+      const now = tokenCacheMs === 0 ? 0 : clock.now();
+      const cached = tokenCache.get(tokenHash);
+      if (cached !== undefined && cached.until > now) return cached.record;
+      const row = findToken.get(tokenHash);
+      if (row === undefined) {
+        tokenCache.delete(tokenHash);
+        return undefined;
+      }
+      const record: TokenRecord = { project: { id: row.id, name: row.name }, tokenHash: row.hash };
+      if (tokenCacheMs > 0) {
+        if (tokenCache.size >= TOKEN_CACHE_MAX) tokenCache.clear();
+        tokenCache.set(tokenHash, { record, until: now + tokenCacheMs });
+      }
+      return record;
+    },
+    createProject(name) {
+      if (typeof name !== 'string' || name.trim() === '') throw new TypeError(`name must be a non-empty string, got ${JSON.stringify(name)}`);
+      const id = generateId('prj');
+      const { token } = db.transaction(() => {
+        insertProject.run(id, name, now());
+        return issue(id, false);
+      }).immediate();
+      return { id, name, token };
+    },
+    listProjects() {
+      return allProjects.all().map((p) => ({ ...p, tokens: tokensOf.all(p.id) }));
+    },
+    issueToken(projectId, issueOptions = {}) {
+      return db.transaction(() => {
+        if (projectById.get(projectId) === undefined) throw new RangeError(`project ${JSON.stringify(projectId)} does not exist`);
+        return issue(projectId, issueOptions.revokeOthers === true);
+      }).immediate();
+    },
+    revokeToken(which) {
+      tokenCache.clear();
+      const result = 'tokenId' in which ? revokeById.run(now(), which.tokenId) : revokeByHash.run(now(), hashTokenNode(which.token));
+      return result.changes > 0;
+    },
+    // better-sqlite3 is synchronous: when this resolves the transaction is committed to the WAL.
+    async append(projectId, visits) {
+      appendVisits.immediate(projectId, visits);
+    },
+    listVisits(projectId, listOptions = {}) {
+      return visitsOf.all(projectId, listOptions.limit ?? -1).map((row) => {
+        const visit: Record<string, unknown> = {
+          project_id: row.project_id,
+          received: row.received,
+          request_path: row.request_path,
+          request_method: row.request_method,
+          request_headers: JSON.parse(row.request_headers),
+        };
+        if (row.created !== null) visit['created'] = row.created;
+        if (row.response_status_code !== null) visit['response_status_code'] = row.response_status_code;
+        if (row.response_headers !== null) visit['response_headers'] = JSON.parse(row.response_headers);
+        if (row.response_duration_in_milliseconds !== null) visit['response_duration_in_milliseconds'] = row.response_duration_in_milliseconds;
+        return visit as unknown as StoredVisitRow;
+      });
+    },
+    countVisits(projectId) {
+      return (projectId === undefined ? countAll.get() : countOf.get(projectId))!.n;
+    },
+    close() {
+      if (!db.open) return;
+      db.pragma('wal_checkpoint(TRUNCATE)');
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,283 @@
+// The transport-agnostic REST API (DESIGN.md §7): routing, auth, content negotiation, limits and
+// errors live here once; transports only turn their requests into ApiRequest and back.
+import type { Engine } from '../engine.js';
+import { RobotsOptionsError } from '../robots/errors.js';
+import type { RobotsTxtOptions } from '../robots/options.js';
+import type { Visit } from '../visits/visit.js';
+import { parseVisit } from '../visits/visit.js';
+import type { VisitStore } from '../visits/visit-store.js';
+import { authFailureDetail, bearerChallenge, readBearer, type AuthFailure } from './auth.js';
+import { checkHeaderLimits, readItems, validateRequestItem, type RequestItem } from './items.js';
+import { parseJsonBody } from './json-body.js';
+import { resolveLimits, type ApiLimits } from './limits.js';
+import { createOpenApiDocument } from './openapi.js';
+import { pointerTo, problem, type FieldError } from './problem.js';
+import type { Project, ProjectLookup } from './projects.js';
+import { createRateLimiter, type RateLimiter } from './rate-limit.js';
+import { headerValue } from './request-headers.js';
+import { createRouter } from './router.js';
+import { constantTimeEqual, sha256Hex, type TokenHasher } from './token.js';
+import type { ApiRequest, ApiResponse } from './types.js';
+
+/** A function from a plain request to a plain response; it never rejects. */
+export type ApiHandler = (request: ApiRequest) => Promise<ApiResponse>;
+
+/** Options of `createApiHandler`. */
+export interface ApiHandlerOptions {
+  readonly engine: Engine;
+  /** Finds the project a token opens. */
+  readonly projects: ProjectLookup;
+  /** Where accepted visits go. */
+  readonly visits: VisitStore;
+  /** Size limits; DESIGN.md §7 defaults for any not given. */
+  readonly limits?: Partial<ApiLimits>;
+  /** Path prefix every route lives under (default '/'). */
+  readonly basePath?: string;
+  /** Per-token token bucket (default 1,000 requests/s, burst 2,000); `false` disables it. */
+  readonly rateLimit?: false | { readonly ratePerSecond: number; readonly burst: number };
+  /** Token hash function (default SHA-256 through Web Crypto); must match the project store's. */
+  readonly hashToken?: TokenHasher;
+  /** Milliseconds since the epoch, for the rate limiter. */
+  readonly clock?: { now(): number };
+  /** Called with every unexpected error, which is answered as a bare 500; log it here. */
+  readonly onError?: (error: unknown, request: ApiRequest) => void;
+}
+
+type Endpoint = (request: ApiRequest, project: Project | undefined) => Promise<ApiResponse> | ApiResponse;
+interface Route {
+  readonly auth: boolean;
+  /** JSON body endpoints answer 415 to other media types. */
+  readonly json: boolean;
+  readonly run: Endpoint;
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
+
+function json(status: number, value: unknown, projectId?: string): ApiResponse {
+  return { status, headers: JSON_HEADERS, body: JSON.stringify(value), projectId };
+}
+
+/** Whether a Content-Type names JSON (RFC 8259 §11 `application/json`, or a `+json` suffix, RFC 6839 §3.1). */
+function isJsonMediaType(value: string | undefined): boolean {
+  if (value === undefined) return false;
+  const semicolon = value.indexOf(';');
+  const type = (semicolon === -1 ? value : value.slice(0, semicolon)).trim().toLowerCase();
+  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
+}
+
+/** Whether an If-None-Match list names this ETag (RFC 9110 §13.1.2: weak comparison, or "*"). */
+function ifNoneMatchHits(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  const opaque = etag.startsWith('W/') ? etag.slice(2) : etag;
+  return header.split(',').some((part) => {
+    const tag = part.trim();
+    return tag === '*' || (tag.startsWith('W/') ? tag.slice(2) : tag) === opaque;
+  });
+}
+
+function unauthorized(reason: AuthFailure, header?: string): ApiResponse {
+  return problem('unauthorized', authFailureDetail({ reason, header }), { headers: { 'www-authenticate': bearerChallenge(reason) } });
+}
+
+function validationProblem(errors: FieldError[], tooLarge: FieldError[]): ApiResponse | undefined {
+  if (tooLarge.length > 0) return problem('payload-too-large', 'An item is past the size limits.', { errors: tooLarge });
+  if (errors.length > 0) return problem('validation-failed', 'The request body has invalid fields; see errors.', { errors });
+  return undefined;
+}
+
+/**
+ * Creates the API handler. Configuration is validated here, once.
+ * @throws {TypeError | RangeError} for a missing engine/store or an invalid limit, base path or rate limit.
+ * @example
+ * const handle = createApiHandler({ engine: createEngine(), projects, visits: createMemoryVisitStore() });
+ * const response = await handle({ method: 'GET', path: '/healthz', headers: {} });
+ */
+export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
+  if (typeof options?.engine?.identify !== 'function') throw new TypeError('engine must be an engine from createEngine()');
+  if (typeof options.projects?.findByTokenHash !== 'function') throw new TypeError('projects must have findByTokenHash(hash)');
+  if (typeof options.visits?.append !== 'function') throw new TypeError('visits must be a VisitStore with append(projectId, visits)');
+  const { engine, projects, visits } = options;
+  const limits = resolveLimits(options.limits);
+  const hashToken = options.hashToken ?? sha256Hex;
+  if (typeof hashToken !== 'function') throw new TypeError(`hashToken must be a function, got ${typeof hashToken}`);
+  const limiter: RateLimiter | undefined =
+    options.rateLimit === false ? undefined : createRateLimiter({ ...(options.rateLimit ?? { ratePerSecond: 1000, burst: 2000 }), clock: options.clock });
+  const onError = options.onError ?? (() => undefined);
+
+  const parseBody = (request: ApiRequest): { ok: true; value: unknown } | { ok: false; response: ApiResponse } => {
+    const parsed = parseJsonBody(request.body, limits.maxJsonDepth);
+    if (parsed.ok) return parsed;
+    const code = parsed.reason === 'too-deep' ? 'payload-too-large' : parsed.reason === 'invalid-json' || parsed.reason === 'invalid-utf8' ? 'invalid-json' : 'validation-failed';
+    return { ok: false, response: problem(code, parsed.message, { errors: [{ pointer: '', code: parsed.reason, message: parsed.message }] }) };
+  };
+
+  const requestItems = (request: ApiRequest): { ok: true; single: boolean; items: RequestItem[] } | { ok: false; response: ApiResponse } => {
+    const body = parseBody(request);
+    if (!body.ok) return body;
+    const read = readItems(body.value, limits);
+    if (!read.ok) return read;
+    const errors: FieldError[] = [];
+    const tooLarge: FieldError[] = [];
+    const items = read.items.map((item, i) => validateRequestItem(item, read.single ? '' : pointerTo('', i), limits, errors, tooLarge));
+    const failure = validationProblem(errors, tooLarge);
+    return failure === undefined ? { ok: true, single: read.single, items: items as RequestItem[] } : { ok: false, response: failure };
+  };
+
+  let openApi: string | undefined;
+  const routes: Record<string, Record<string, Route>> = {
+    '/agent-identifications': {
+      POST: {
+        auth: true,
+        json: true,
+        async run(request, project) {
+          const body = requestItems(request);
+          if (!body.ok) return body.response;
+          const first = body.items[0]!;
+          if (body.single) return json(200, await engine.identify(first), project?.id);
+          return json(200, await engine.identifyMany(body.items), project?.id);
+        },
+      },
+    },
+    '/agent-verifications': {
+      POST: {
+        auth: true,
+        json: true,
+        async run(request, project) {
+          const body = requestItems(request);
+          if (!body.ok) return body.response;
+          const results = await Promise.all(body.items.map((item) => engine.verify(item)));
+          return json(200, body.single ? results[0] : results, project?.id);
+        },
+      },
+    },
+    '/robots-txts': {
+      POST: {
+        auth: true,
+        json: true,
+        run(request, project) {
+          const body = parseBody(request);
+          if (!body.ok) return body.response;
+          let rendered;
+          try {
+            // DESIGN.md §5: the engine validates agent_types and paths; every issue comes back at a pointer.
+            rendered = engine.renderRobotsTxt(body.value as RobotsTxtOptions);
+          } catch (error) {
+            if (!(error instanceof RobotsOptionsError)) throw error;
+            const errors = error.issues.map((issue) => ({ pointer: issue.path, code: issue.code, message: issue.message }));
+            return problem('validation-failed', 'The robots.txt options are invalid; see errors.', { errors });
+          }
+          // Clients refetch daily: the ETag lets them revalidate with If-None-Match for a bodiless 304.
+          const headers = { etag: rendered.etag, 'cache-control': 'no-cache' };
+          if (ifNoneMatchHits(headerValue(request.headers, 'if-none-match'), rendered.etag)) return { status: 304, headers, projectId: project?.id };
+          return { status: 200, headers: { ...headers, 'content-type': 'text/plain; charset=utf-8' }, body: rendered.text, projectId: project?.id };
+        },
+      },
+    },
+    '/visits': {
+      POST: {
+        auth: true,
+        json: true,
+        async run(request, project) {
+          const body = parseBody(request);
+          if (!body.ok) return body.response;
+          const read = readItems(body.value, limits);
+          if (!read.ok) return read.response;
+          const tooLarge: FieldError[] = [];
+          const accepted: Visit[] = [];
+          const rejected: { index: number; errors: FieldError[] }[] = [];
+          read.items.forEach((item, index) => {
+            const at = read.single ? undefined : index;
+            if (typeof item === 'object' && item !== null) {
+              const base = at === undefined ? '' : pointerTo('', at);
+              checkHeaderLimits((item as Record<string, unknown>)['request_headers'], pointerTo(base, 'request_headers'), limits, tooLarge);
+              checkHeaderLimits((item as Record<string, unknown>)['response_headers'], pointerTo(base, 'response_headers'), limits, tooLarge);
+            }
+            const parsed = parseVisit(item, at);
+            if (parsed.ok) accepted.push(parsed.visit);
+            else rejected.push({ index, errors: parsed.errors });
+          });
+          if (tooLarge.length > 0) return problem('payload-too-large', 'A visit is past the size limits.', { errors: tooLarge });
+          // DESIGN.md §7: 400 when none is valid; an empty array is nothing to reject.
+          if (accepted.length === 0 && rejected.length > 0) {
+            return problem('validation-failed', 'No visit in the request is valid; see errors.', { errors: rejected.flatMap((r) => r.errors), extra: { accepted: 0, rejected } });
+          }
+          if (accepted.length > 0) await visits.append(project!.id, accepted);
+          return json(202, { accepted: accepted.length, rejected }, project?.id);
+        },
+      },
+    },
+    '/openapi.json': {
+      GET: {
+        auth: false,
+        json: false,
+        run() {
+          openApi ??= JSON.stringify(createOpenApiDocument({ basePath: router.basePath, limits }));
+          return { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'public, max-age=300' }, body: openApi };
+        },
+      },
+    },
+    '/healthz': {
+      GET: { auth: false, json: false, run: () => json(200, { status: 'ok' }) },
+    },
+  };
+  const router = createRouter<Route>(options.basePath ?? '/', routes);
+
+  const authenticate = async (request: ApiRequest): Promise<{ ok: true; project: Project; key: string } | { ok: false; response: ApiResponse }> => {
+    const bearer = readBearer(request.headers);
+    if (!bearer.ok) return { ok: false, response: unauthorized(bearer.reason, bearer.header) };
+    const hash = await hashToken(bearer.token);
+    const record = await projects.findByTokenHash(hash);
+    if (record === undefined || !constantTimeEqual(record.tokenHash, hash)) return { ok: false, response: unauthorized('unknown-token') };
+    return { ok: true, project: record.project, key: hash };
+  };
+
+  const dispatch = async (request: ApiRequest): Promise<ApiResponse> => {
+    const match = router.match(request.method, request.path);
+    if (match.kind === 'not-found') return problem('not-found', `There is no resource at ${JSON.stringify(request.path.split('?')[0])}.`);
+    if (match.kind === 'method-not-allowed') {
+      return problem('method-not-allowed', `${JSON.stringify(request.method)} is not allowed here; allowed: ${match.allow}.`, { headers: { allow: match.allow } });
+    }
+    const route = match.route;
+    let project: Project | undefined;
+    if (route.auth) {
+      const auth = await authenticate(request);
+      if (!auth.ok) return auth.response;
+      project = auth.project;
+      const decision = limiter?.take(auth.key);
+      if (decision !== undefined && !decision.ok) {
+        return {
+          ...problem('rate-limited', `This token is over its rate limit; retry after ${decision.retryAfterSeconds} s.`, {
+            headers: { 'retry-after': String(decision.retryAfterSeconds) },
+          }),
+          projectId: project.id,
+        };
+      }
+    }
+    if (route.json) {
+      const contentType = headerValue(request.headers, 'content-type');
+      if (!isJsonMediaType(contentType)) {
+        return problem('unsupported-media-type', `Send the body as JSON with "Content-Type: application/json"; got ${contentType === undefined ? 'no Content-Type' : JSON.stringify(contentType)}.`, {
+          headers: { 'accept-post': 'application/json' },
+        });
+      }
+      const size = request.body?.byteLength ?? 0;
+      if (size > limits.maxBodyBytes) {
+        return problem('payload-too-large', `The body has ${size} bytes; at most ${limits.maxBodyBytes} are accepted.`, {
+          errors: [{ pointer: '', code: 'max-body-bytes', message: `at most ${limits.maxBodyBytes} bytes` }],
+        });
+      }
+    }
+    const response = await route.run(request, project);
+    return project !== undefined && response.projectId === undefined ? { ...response, projectId: project.id } : response;
+  };
+
+  return async (request) => {
+    try {
+      return await dispatch(request);
+    } catch (error) {
+      // The body never carries the error: internals go to the log only (STYLE.md, Errors).
+      onError(error, request);
+      return problem('internal-error', 'An unexpected error occurred. It has been logged.');
+    }
+  };
+}

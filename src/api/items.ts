@@ -1,0 +1,96 @@
+// Request bodies of the batch endpoints: one object or an array of them (array order kept), and
+// the checks shared by identification, verification and visits items (types, header limits).
+import type { ApiLimits } from './limits.js';
+import { pointerTo, problem, type FieldError } from './problem.js';
+import type { ApiResponse } from './types.js';
+
+/** A body split into items, remembering whether the client sent one object or an array. */
+export type ItemsResult = { readonly ok: true; readonly single: boolean; readonly items: readonly unknown[] } | { readonly ok: false; readonly response: ApiResponse };
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Accepts a JSON object or an array (at most `limits.maxItems` long); anything else is a 400. */
+export function readItems(body: unknown, limits: ApiLimits): ItemsResult {
+  if (Array.isArray(body)) {
+    if (body.length > limits.maxItems) {
+      return {
+        ok: false,
+        response: problem('payload-too-large', `The array has ${body.length} items; at most ${limits.maxItems} are accepted per request.`, {
+          errors: [{ pointer: '', code: 'max-items', message: `at most ${limits.maxItems} items` }],
+        }),
+      };
+    }
+    return { ok: true, single: false, items: body };
+  }
+  if (isPlainObject(body)) return { ok: true, single: true, items: [body] };
+  return {
+    ok: false,
+    response: problem('validation-failed', 'The request body must be a JSON object or an array of objects.', {
+      errors: [{ pointer: '', code: 'type', message: 'must be an object or an array of objects' }],
+    }),
+  };
+}
+
+/**
+ * Checks a header object against the per-item limits; pushes a 413-class error when past them.
+ * Type errors are left to the item validators.
+ */
+export function checkHeaderLimits(value: unknown, pointer: string, limits: ApiLimits, tooLarge: FieldError[]): void {
+  if (!isPlainObject(value)) return;
+  let count = 0;
+  let chars = 0;
+  for (const name in value) {
+    count++;
+    chars += name.length;
+    const item = value[name];
+    if (typeof item === 'string') chars += item.length;
+    else if (Array.isArray(item)) for (const part of item) if (typeof part === 'string') chars += part.length;
+  }
+  if (count > limits.maxHeadersPerItem) {
+    tooLarge.push({ pointer, code: 'max-headers', message: `${count} headers; at most ${limits.maxHeadersPerItem} are accepted per item` });
+  } else if (chars > limits.maxHeaderCharsPerItem) {
+    tooLarge.push({ pointer, code: 'max-header-size', message: `${chars} characters of headers; at most ${limits.maxHeaderCharsPerItem} are accepted per item` });
+  }
+}
+
+/** The fields of an identification or verification item the API reads; others are ignored. */
+export interface RequestItem {
+  readonly id?: string;
+  readonly request_headers: Record<string, string | string[]>;
+  readonly request_path?: string;
+  readonly request_method?: string;
+}
+
+const OPTIONAL_STRINGS = ['id', 'request_path', 'request_method'] as const;
+
+/**
+ * Validates one identification/verification item: `request_headers` (object of string or
+ * string[]) required, `id`, `request_path`, `request_method` optional strings.
+ */
+export function validateRequestItem(value: unknown, pointer: string, limits: ApiLimits, errors: FieldError[], tooLarge: FieldError[]): RequestItem | undefined {
+  if (!isPlainObject(value)) {
+    errors.push({ pointer, code: 'type', message: 'must be an object with request_headers' });
+    return undefined;
+  }
+  const before = errors.length;
+  for (const field of OPTIONAL_STRINGS) {
+    const v = value[field];
+    if (v !== undefined && v !== null && typeof v !== 'string') errors.push({ pointer: pointerTo(pointer, field), code: 'type', message: 'must be a string' });
+  }
+  const headersPointer = pointerTo(pointer, 'request_headers');
+  const headers = value['request_headers'];
+  if (headers === undefined) errors.push({ pointer: headersPointer, code: 'required', message: 'request_headers is required' });
+  else if (!isPlainObject(headers)) errors.push({ pointer: headersPointer, code: 'type', message: 'must be an object of header names to string or string[] values' });
+  else {
+    checkHeaderLimits(headers, headersPointer, limits, tooLarge);
+    for (const name of Object.keys(headers)) {
+      const v = headers[name];
+      if (!(typeof v === 'string' || (Array.isArray(v) && v.every((part) => typeof part === 'string')))) {
+        errors.push({ pointer: pointerTo(headersPointer, name), code: 'type', message: 'must be a string or an array of strings' });
+      }
+    }
+  }
+  return errors.length === before ? (value as unknown as RequestItem) : undefined;
+}

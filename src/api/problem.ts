@@ -1,0 +1,71 @@
+// RFC 9457 problem details (application/problem+json): the one shape of every 4xx/5xx body.
+import type { ApiResponse } from './types.js';
+
+/** The closed set of problem codes this API answers with. */
+export type ProblemCode =
+  | 'invalid-json'
+  | 'validation-failed'
+  | 'unauthorized'
+  | 'not-found'
+  | 'method-not-allowed'
+  | 'unsupported-media-type'
+  | 'payload-too-large'
+  | 'rate-limited'
+  | 'internal-error';
+
+/** One field-level error: where (RFC 6901 JSON pointer into the request body), which rule, and why. */
+export interface FieldError {
+  readonly pointer: string;
+  readonly code: string;
+  readonly message: string;
+}
+
+const TITLES: Record<ProblemCode, { status: number; title: string }> = {
+  'invalid-json': { status: 400, title: 'Request body is not valid JSON' },
+  'validation-failed': { status: 400, title: 'Request body failed validation' },
+  unauthorized: { status: 401, title: 'Missing or invalid access token' },
+  'not-found': { status: 404, title: 'Not found' },
+  'method-not-allowed': { status: 405, title: 'Method not allowed' },
+  'unsupported-media-type': { status: 415, title: 'Unsupported media type' },
+  'payload-too-large': { status: 413, title: 'Request too large' },
+  'rate-limited': { status: 429, title: 'Too many requests' },
+  'internal-error': { status: 500, title: 'Internal server error' },
+};
+
+/** The problem type URI for a code (RFC 9457 §3.1.1: a URI that identifies the problem type). */
+export function problemType(code: ProblemCode): string {
+  return `urn:agentwarden:problem:${code}`;
+}
+
+/** The HTTP status a problem code is answered with. */
+export function problemStatus(code: ProblemCode): number {
+  return TITLES[code].status;
+}
+
+/**
+ * Builds a problem+json response. `detail` must never contain internal messages or stacks.
+ * @example
+ * problem('not-found', 'No route for POST /nope');
+ */
+export function problem(
+  code: ProblemCode,
+  detail: string,
+  options: { errors?: readonly FieldError[]; headers?: Record<string, string>; extra?: Record<string, unknown> } = {},
+): ApiResponse {
+  const { status, title } = TITLES[code];
+  const body: Record<string, unknown> = { type: problemType(code), title, status, detail };
+  if (options.errors !== undefined) body['errors'] = options.errors;
+  if (options.extra !== undefined) Object.assign(body, options.extra);
+  return {
+    status,
+    headers: { 'content-type': 'application/problem+json', 'cache-control': 'no-store', ...options.headers },
+    body: JSON.stringify(body),
+  };
+}
+
+/** Appends one reference token to a JSON pointer, escaping `~` and `/` (RFC 6901 §3). */
+export function pointerTo(parent: string, token: string | number): string {
+  if (typeof token === 'number') return `${parent}/${token}`;
+  const text = token.includes('~') || token.includes('/') ? token.replace(/~/g, '~0').replace(/\//g, '~1') : token;
+  return `${parent}/${text}`;
+}

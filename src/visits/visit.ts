@@ -1,0 +1,118 @@
+// A Visit as `POST /visits` accepts it (Known Agents field names): validated, header names
+// lower-cased and secret headers stripped before anything is stored (DESIGN.md §6).
+import { pointerTo, type FieldError } from '../api/problem.js';
+
+/** Header values as stored: string or repeated values. */
+export type VisitHeaders = Record<string, string | string[]>;
+
+/** One validated, normalised visit. Unknown input fields are dropped. */
+export interface Visit {
+  readonly request_path: string;
+  readonly request_method: string;
+  /** Lower-case names; secrets (authorization, cookie, *-token, ...) removed. */
+  readonly request_headers: VisitHeaders;
+  readonly response_status_code?: number;
+  readonly response_headers?: VisitHeaders;
+  readonly response_duration_in_milliseconds?: number;
+  /** When the visit happened (ISO 8601, normalised to UTC); batches arrive late, so clients send it. */
+  readonly created?: string;
+}
+
+/** The result of parsing one visit: the visit, or every field error found (pointers into the body). */
+export type VisitParseResult = { readonly ok: true; readonly visit: Visit } | { readonly ok: false; readonly errors: FieldError[] };
+
+// Secrets a visit must never carry into storage: the Known Agents SDK's list, generalised to any
+// name ending in token/secret or api-key (x-amz-security-token, x-client-secret, x-goog-api-key...).
+const SECRET_NAMES = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie']);
+const SECRET_PATTERN = /(?:^|[-_])(?:token|secret|api[-_]?key|apikey)$/;
+
+/** Whether a (lower-case) header name holds a credential that must not be stored. */
+export function isSecretHeader(name: string): boolean {
+  return SECRET_NAMES.has(name) || SECRET_PATTERN.test(name);
+}
+
+// RFC 3339 §5.6 date-time (the profile of ISO 8601 JSON clients emit via toISOString()).
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$/;
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Validates a header object (string or string[] values) and returns it normalised without secrets. */
+function parseHeaders(value: unknown, pointer: string, errors: FieldError[]): VisitHeaders | undefined {
+  if (!isPlainObject(value)) {
+    errors.push({ pointer, code: 'type', message: 'must be an object of header names to string or string[] values' });
+    return undefined;
+  }
+  const headers: VisitHeaders = {};
+  for (const name of Object.keys(value)) {
+    const item = value[name];
+    const ok = typeof item === 'string' || (Array.isArray(item) && item.every((v) => typeof v === 'string'));
+    if (!ok) {
+      errors.push({ pointer: pointerTo(pointer, name), code: 'type', message: 'must be a string or an array of strings' });
+      continue;
+    }
+    const lower = name.toLowerCase();
+    if (isSecretHeader(lower)) continue;
+    const previous = headers[lower];
+    const next = item as string | string[];
+    // Two spellings of one name (User-Agent and user-agent) are one field (RFC 9110 §5.3).
+    headers[lower] = previous === undefined ? (Array.isArray(next) ? [...next] : next) : [...[previous].flat(), ...[next].flat()];
+  }
+  return headers;
+}
+
+/**
+ * Validates and normalises one visit. `index` is its position in an array body (absent for a
+ * single object) and prefixes every error pointer, so `/3/request_path` names the field exactly.
+ * Never throws on any input.
+ * @example
+ * parseVisit({ request_path: '/', request_method: 'GET', request_headers: { 'User-Agent': 'GPTBot/1.2' } });
+ * // { ok: true, visit: { request_path: '/', request_method: 'GET', request_headers: { 'user-agent': 'GPTBot/1.2' } } }
+ */
+export function parseVisit(input: unknown, index?: number): VisitParseResult {
+  const base = index === undefined ? '' : pointerTo('', index);
+  if (!isPlainObject(input)) return { ok: false, errors: [{ pointer: base, code: 'type', message: 'a visit must be a JSON object' }] };
+  const errors: FieldError[] = [];
+  const string = (field: string): string | undefined => {
+    const value = input[field];
+    if (typeof value === 'string' && value !== '') return value;
+    errors.push({
+      pointer: pointerTo(base, field),
+      code: value === undefined ? 'required' : 'type',
+      message: value === undefined ? `${field} is required` : 'must be a non-empty string',
+    });
+    return undefined;
+  };
+  const request_path = string('request_path');
+  const request_method = string('request_method');
+  const request_headers =
+    input['request_headers'] === undefined
+      ? (errors.push({ pointer: pointerTo(base, 'request_headers'), code: 'required', message: 'request_headers is required' }), undefined)
+      : parseHeaders(input['request_headers'], pointerTo(base, 'request_headers'), errors);
+
+  const visit: Record<string, unknown> = { request_path, request_method, request_headers };
+  const status = input['response_status_code'];
+  if (status !== undefined && status !== null) {
+    // RFC 9110 §15: status codes are three-digit integers 100-599.
+    if (Number.isInteger(status) && (status as number) >= 100 && (status as number) <= 599) visit['response_status_code'] = status;
+    else errors.push({ pointer: pointerTo(base, 'response_status_code'), code: 'type', message: 'must be an integer from 100 to 599' });
+  }
+  const responseHeaders = input['response_headers'];
+  if (responseHeaders !== undefined && responseHeaders !== null) {
+    const parsed = parseHeaders(responseHeaders, pointerTo(base, 'response_headers'), errors);
+    if (parsed !== undefined) visit['response_headers'] = parsed;
+  }
+  const duration = input['response_duration_in_milliseconds'];
+  if (duration !== undefined && duration !== null) {
+    if (typeof duration === 'number' && Number.isFinite(duration) && duration >= 0) visit['response_duration_in_milliseconds'] = duration;
+    else errors.push({ pointer: pointerTo(base, 'response_duration_in_milliseconds'), code: 'type', message: 'must be a number >= 0' });
+  }
+  const created = input['created'];
+  if (created !== undefined && created !== null) {
+    const time = typeof created === 'string' && RFC3339.test(created) ? Date.parse(created) : Number.NaN;
+    if (Number.isFinite(time)) visit['created'] = new Date(time).toISOString();
+    else errors.push({ pointer: pointerTo(base, 'created'), code: 'format', message: 'must be an ISO 8601 date-time such as 2026-11-21T12:00:00.000Z' });
+  }
+  return errors.length > 0 ? { ok: false, errors } : { ok: true, visit: visit as unknown as Visit };
+}

@@ -1,0 +1,209 @@
+// `agentwarden serve` and `agentwarden project` as real processes (dist/cli.js): first start,
+// a Known Agents style client end to end, project commands against a running server, SIGTERM
+// under load losing no acknowledged visit, and acknowledged visits surviving kill -9.
+import { existsSync } from 'node:fs';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { openSqliteStore } from '../../src/adapters/node/index.js';
+import { CLI, GPTBOT_UA, post, runCli, spawnServe, tempDir, writeTestCatalog, type ServeProcess } from './helpers.js';
+
+const cleanups: (() => void | Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+beforeAll(() => {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npx tsup" (npm test builds it first)`);
+});
+
+async function serve(args: string[] = [], env: Record<string, string> = {}): Promise<{ proc: ServeProcess; dir: string }> {
+  const { dir, cleanup } = tempDir();
+  const proc = await spawnServe(['--data-dir', dir, '--catalog', writeTestCatalog(dir), ...args], env);
+  cleanups.push(cleanup, async () => {
+    if (proc.child.exitCode === null) {
+      proc.child.kill('SIGKILL');
+      await proc.exited;
+    }
+  });
+  return { proc, dir };
+}
+
+const visit = (path: string) => ({ request_path: path, request_method: 'GET', request_headers: { 'user-agent': GPTBOT_UA } });
+
+describe('agentwarden serve', () => {
+  it('verifies with the bundled IP lists: a genuine GPTBot address passes, a spoofer fails', async () => {
+    const { dir, cleanup } = tempDir();
+    // The bundled catalog, where GPTBot has ip_ranges; reverse DNS stays off (no network here).
+    const proc = await spawnServe(['--data-dir', dir, '--verifiers', 'ip-ranges', '--log', 'off']);
+    cleanups.push(cleanup, async () => {
+      if (proc.child.exitCode === null) {
+        proc.child.kill('SIGKILL');
+        await proc.exited;
+      }
+    });
+    const verify = async (address: string): Promise<unknown> =>
+      (await post(`${proc.url}/agent-verifications`, proc.firstToken!, { request_path: '/', request_headers: { 'user-agent': GPTBOT_UA, 'x-forwarded-for': address } })).json;
+    expect(await verify('132.196.86.7')).toMatchObject({
+      result: 'verified',
+      agent_id: 'gptbot',
+      verification: { method: 'ip-ranges', checks: [{ method: 'ip-ranges', outcome: 'pass', reason: 'ip-in-range' }] },
+    });
+    expect(await verify('203.0.113.7')).toMatchObject({ result: 'verification_failed', verification: { method: 'ip-ranges', checks: [{ outcome: 'fail', reason: 'ip-not-in-range' }] } });
+  });
+
+  it('rejects an unknown verifier name', async () => {
+    const result = await runCli(['serve', '--verifiers', 'ip-ranges,telepathy']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/"telepathy" is not one of web-bot-auth, ip-ranges, reverse-dns/);
+  });
+
+  it('creates a project on first start, prints its token once, and serves a Known Agents client', async () => {
+    const { proc, dir } = await serve();
+    expect(proc.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const token = proc.firstToken!;
+    expect(token).toMatch(/^aw_[A-Za-z0-9_-]{43}$/);
+    // What the SDKs send: Bearer token and JSON, nothing else; they check only response.ok.
+    const client = (path: string, body: unknown) =>
+      fetch(`${proc.url}${path}`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    const identified = await client('/agent-identifications', { request_headers: { 'User-Agent': GPTBOT_UA } });
+    expect(identified.ok).toBe(true);
+    expect(await identified.json()).toMatchObject({ result: 'not_verifiable', agent_id: 'gptbot' });
+    expect((await client('/agent-verifications', { request_headers: { 'User-Agent': GPTBOT_UA }, request_path: '/' })).ok).toBe(true);
+    const robots = await client('/robots-txts', { agent_types: ['AI Data Scraper'], disallow: '/' });
+    expect(await robots.text()).toContain('User-agent: GPTBot\nDisallow: /\n');
+    const visits = await client('/visits', [{ ...visit('/x'), node_package_version: '1.8.0' }]);
+    expect(visits.status).toBe(202);
+
+    proc.child.kill('SIGTERM');
+    expect(await proc.exited).toBe(0);
+    // Request logs are JSON lines (flushed at shutdown), one per request, without the token.
+    const lines = proc.stdout().split('\n').filter((line) => line.startsWith('{'));
+    const requests = lines.map((line) => JSON.parse(line)).filter((entry) => entry.msg === 'request');
+    expect(requests.map((entry) => `${entry.path} ${entry.status}`)).toEqual(['/agent-identifications 200', '/agent-verifications 200', '/robots-txts 200', '/visits 202']);
+    expect(lines.join('\n')).not.toContain(token.slice(3));
+    expect(lines.at(-1)).toContain('"msg":"stopped"');
+    // Second start on the same directory: no new project, no token printed.
+    const again = await spawnServe(['--data-dir', dir, '--catalog', writeTestCatalog(dir)]);
+    cleanups.push(async () => {
+      again.child.kill('SIGKILL');
+      await again.exited;
+    });
+    expect(again.firstToken).toBeUndefined();
+    expect((await post(`${again.url}/agent-identifications`, token, { request_headers: {} })).status).toBe(200);
+  });
+
+  it('reads AGENTWARDEN_* variables and the base path', async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const proc = await spawnServe(['--catalog', writeTestCatalog(dir)], { AGENTWARDEN_DATA_DIR: dir, AGENTWARDEN_BASE_PATH: '/ka' });
+    cleanups.push(async () => {
+      proc.child.kill('SIGKILL');
+      await proc.exited;
+    });
+    expect(proc.url).toMatch(/\/ka$/);
+    expect((await fetch(`${proc.url}/healthz`)).status).toBe(200);
+    expect(existsSync(`${dir}/agentwarden.db`)).toBe(true);
+  });
+
+  it('refuses bad flags with exit code 2', async () => {
+    const result = await runCli(['serve', '--port', 'eighty']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--port must be an integer/);
+    expect((await runCli(['serve', '--prot', '1'])).stderr).toMatch(/unknown option --prot/);
+  });
+});
+
+describe('agentwarden project', () => {
+  it('creates, lists, rotates and revokes tokens that a running server honours, each project isolated', async () => {
+    const { proc, dir } = await serve();
+    const created = await runCli(['project', 'create', '--name', 'blog', '--data-dir', dir]);
+    expect(created.code).toBe(0);
+    const blog = JSON.parse(created.stdout) as { id: string; name: string; token: string };
+    expect(blog).toEqual({ id: expect.stringMatching(/^prj_/), name: 'blog', token: expect.stringMatching(/^aw_[A-Za-z0-9_-]{43}$/) });
+
+    expect((await post(`${proc.url}/visits`, blog.token, visit('/blog-only'))).status).toBe(202);
+    expect((await post(`${proc.url}/visits`, proc.firstToken, visit('/default-only'))).status).toBe(202);
+
+    const listed = await runCli(['project', 'list', '--data-dir', dir]);
+    const projects = JSON.parse(listed.stdout) as { id: string; name: string; tokens: { id: string; prefix: string; revoked: string | null }[] }[];
+    expect(projects.map((p) => p.name)).toEqual(['default', 'blog']);
+    expect(listed.stdout).not.toContain(blog.token);
+    expect(projects[1]!.tokens[0]!.prefix).toBe(blog.token.slice(0, 7));
+
+    const reader = openSqliteStore({ dataDir: dir });
+    try {
+      expect(reader.listVisits(blog.id).map((v) => v.request_path)).toEqual(['/blog-only']);
+      expect(reader.listVisits(projects[0]!.id).map((v) => v.request_path)).toEqual(['/default-only']);
+    } finally {
+      reader.close();
+    }
+
+    const rotated = JSON.parse((await runCli(['project', 'rotate-token', '--project', blog.id, '--data-dir', dir])).stdout) as { token: string; token_id: string };
+    // Changes by another process reach the server within its 1 s token cache.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect((await post(`${proc.url}/agent-identifications`, blog.token, { request_headers: {} })).status).toBe(401);
+    expect((await post(`${proc.url}/agent-identifications`, rotated.token, { request_headers: {} })).status).toBe(200);
+
+    const revoked = await runCli(['project', 'revoke-token', '--token-id', rotated.token_id, '--data-dir', dir]);
+    expect(revoked.code).toBe(0);
+    expect(JSON.parse(revoked.stdout)).toEqual({ revoked: true });
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const after = await post(`${proc.url}/agent-identifications`, rotated.token, { request_headers: {} });
+    expect(after.status).toBe(401);
+    expect(after.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    expect((await runCli(['project', 'revoke-token', '--token-id', rotated.token_id, '--data-dir', dir])).code).toBe(1);
+    expect((await runCli(['project', 'create', '--data-dir', dir])).code).toBe(2);
+  });
+});
+
+describe('durability', () => {
+  it('SIGTERM during load: every acknowledged visit is stored and the process exits 0', async () => {
+    const { proc, dir } = await serve(['--log', 'off']);
+    const token = proc.firstToken!;
+    const acknowledged: string[] = [];
+    let stopped = false;
+    const worker = async (w: number) => {
+      for (let i = 0; !stopped || i < 3; i++) {
+        const path = `/w${w}/${i}`;
+        try {
+          const res = await fetch(`${proc.url}/visits`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+            body: JSON.stringify([visit(path), visit(`${path}/b`)]),
+          });
+          if (res.status === 202) acknowledged.push(path, `${path}/b`);
+          await res.arrayBuffer();
+        } catch {
+          return; // refused or reset once the server stops accepting: never acknowledged
+        }
+      }
+    };
+    const workers = Array.from({ length: 8 }, (_, w) => worker(w));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    proc.child.kill('SIGTERM');
+    stopped = true;
+    await Promise.all(workers);
+    expect(await proc.exited).toBe(0);
+    expect(acknowledged.length).toBeGreaterThan(20);
+    const store = openSqliteStore({ dataDir: dir });
+    try {
+      const stored = new Set(store.listVisits(store.listProjects()[0]!.id).map((v) => v.request_path));
+      expect(acknowledged.filter((path) => !stored.has(path))).toEqual([]);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('kill -9 right after a 202 loses nothing acknowledged', async () => {
+    const { proc, dir } = await serve(['--log', 'off']);
+    const res = await post(`${proc.url}/visits`, proc.firstToken, Array.from({ length: 50 }, (_, i) => visit(`/k${i}`)));
+    expect(res.status).toBe(202);
+    proc.child.kill('SIGKILL');
+    await proc.exited;
+    const store = openSqliteStore({ dataDir: dir });
+    try {
+      expect(store.countVisits()).toBe(50);
+    } finally {
+      store.close();
+    }
+  });
+});

@@ -1,0 +1,382 @@
+// The REST interface over a real node:http server on 127.0.0.1 through fetch: every endpoint's
+// contract (Known Agents shapes), every error status with its problem+json body, project
+// isolation and token rotation, each response checked against the served OpenAPI document.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkSchema } from './schema-check.js';
+import { BROWSER_UA, GPTBOT_UA, post, startTestServer, type TestServer } from './helpers.js';
+
+let api: TestServer;
+let tokenA: string;
+let tokenB: string;
+let projectA: string;
+let projectB: string;
+let openapi: Record<string, any>;
+
+beforeAll(async () => {
+  api = await startTestServer();
+  ({ token: tokenA, id: projectA } = api.store.createProject('site-a'));
+  ({ token: tokenB, id: projectB } = api.store.createProject('site-b'));
+  openapi = (await (await fetch(`${api.url}/openapi.json`)).json()) as Record<string, any>;
+});
+afterAll(async () => api.stop());
+
+/** Asserts a response matches the OpenAPI document's schema for that path, method and status. */
+function expectDocumented(path: string, method: string, response: { status: number; headers: Headers; json: unknown }) {
+  const operation = openapi['paths'][path]?.[method];
+  expect(operation, `${method} ${path} documented`).toBeDefined();
+  const documented = operation.responses[String(response.status)];
+  expect(documented, `${method} ${path} ${response.status} documented`).toBeDefined();
+  const mediaType = response.headers.get('content-type')!.split(';')[0]!;
+  const schema = documented.content?.[mediaType]?.schema;
+  expect(schema, `${method} ${path} ${response.status} ${mediaType} documented`).toBeDefined();
+  expect(checkSchema(response.json, schema, openapi)).toEqual([]);
+}
+
+/** Asserts a problem+json body with the given status and the RFC 9457 members. */
+function expectProblem(response: { status: number; headers: Headers; json: any }, status: number) {
+  expect(response.status).toBe(status);
+  expect(response.headers.get('content-type')).toBe('application/problem+json');
+  expect(response.json).toMatchObject({ status, type: expect.stringMatching(/^urn:agentwarden:problem:/), title: expect.any(String), detail: expect.any(String) });
+}
+
+describe('POST /agent-identifications', () => {
+  it('answers one object with every field for a known agent, echoing id', async () => {
+    const res = await post(`${api.url}/agent-identifications`, tokenA, { id: 'req-1', request_headers: { 'User-Agent': GPTBOT_UA } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/json');
+    expect(res.json).toEqual({
+      id: 'req-1',
+      result: 'not_verifiable',
+      agent_id: 'gptbot',
+      agent_token: 'GPTBot',
+      agent_url: 'https://platform.openai.com/docs/bots',
+      agent_type_name: 'AI Data Scraper',
+      operator_name: 'OpenAI',
+    });
+    expectDocumented('/agent-identifications', 'post', res);
+  });
+
+  it('answers an array in input order; unknown_agent items carry only id and result', async () => {
+    const res = await post(`${api.url}/agent-identifications`, tokenA, [
+      { id: 'a', request_headers: { 'user-agent': BROWSER_UA } },
+      { id: 'b', request_headers: { 'User-Agent': ['Googlebot/2.1 (+http://www.google.com/bot.html)'] } },
+      { request_headers: { 'USER-AGENT': GPTBOT_UA } },
+      { id: 'd', request_headers: {} },
+    ]);
+    expect(res.status).toBe(200);
+    expect(res.json).toHaveLength(4);
+    expect(res.json[0]).toEqual({ id: 'a', result: 'unknown_agent' });
+    expect(res.json[1]).toMatchObject({ id: 'b', agent_id: 'googlebot' });
+    expect(res.json[2]).toMatchObject({ agent_id: 'gptbot' });
+    expect(res.json[2]).not.toHaveProperty('id');
+    expect(res.json[3]).toEqual({ id: 'd', result: 'unknown_agent' });
+    expectDocumented('/agent-identifications', 'post', res);
+  });
+
+  it('accepts and ignores unknown fields, and answers [] to []', async () => {
+    const res = await post(`${api.url}/agent-identifications`, tokenA, { request_headers: { 'user-agent': GPTBOT_UA }, node_package_version: '1.8.0', created: 'x' });
+    expect(res.status).toBe(200);
+    expect(res.json).not.toHaveProperty('node_package_version');
+    const empty = await post(`${api.url}/agent-identifications`, tokenA, []);
+    expect(empty.status).toBe(200);
+    expect(empty.json).toEqual([]);
+  });
+});
+
+describe('POST /agent-verifications', () => {
+  it('answers the identification fields plus the checks made, single and array', async () => {
+    const single = await post(`${api.url}/agent-verifications`, tokenA, { request_headers: { 'user-agent': GPTBOT_UA }, request_path: '/', request_method: 'GET' });
+    expect(single.status).toBe(200);
+    expect(single.json).toEqual(expect.objectContaining({ result: 'not_verifiable', agent_id: 'gptbot', verification: { method: null, checks: [] } }));
+    expectDocumented('/agent-verifications', 'post', single);
+    const many = await post(`${api.url}/agent-verifications`, tokenA, [{ id: 'x', request_headers: { 'user-agent': BROWSER_UA } }, { request_headers: { 'user-agent': GPTBOT_UA } }]);
+    expect(many.json.map((r: any) => r.result)).toEqual(['unknown_agent', 'not_verifiable']);
+    expect(many.json[0].id).toBe('x');
+    expectDocumented('/agent-verifications', 'post', many);
+  });
+});
+
+describe('POST /visits', () => {
+  const visit = (path: string) => ({
+    request_path: path,
+    request_method: 'GET',
+    request_headers: { 'User-Agent': GPTBOT_UA, Cookie: 'session=1', Authorization: 'Bearer secret', 'X-Auth-Token': 't', Referer: 'https://chatgpt.com/' },
+    response_status_code: 200,
+    response_headers: { 'Content-Type': 'text/html', 'Set-Cookie': ['a=1'] },
+    response_duration_in_milliseconds: 12.5,
+    created: '2026-11-21T10:00:00+01:00',
+    mcp_request_method: 'tools/call',
+  });
+
+  it('202s a single visit, storing it normalised with secret headers stripped', async () => {
+    const res = await post(`${api.url}/visits`, tokenA, visit('/single'));
+    expect(res.status).toBe(202);
+    expect(res.json).toEqual({ accepted: 1, rejected: [] });
+    expectDocumented('/visits', 'post', res);
+    const stored = api.store.listVisits(projectA).find((v) => v.request_path === '/single')!;
+    expect(stored.request_headers).toEqual({ 'user-agent': GPTBOT_UA, referer: 'https://chatgpt.com/' });
+    expect(stored.response_headers).toEqual({ 'content-type': 'text/html' });
+    expect(stored.created).toBe('2026-11-21T09:00:00.000Z');
+    expect(stored.response_status_code).toBe(200);
+  });
+
+  it('202s an array, rejecting invalid items by index with JSON pointers', async () => {
+    const res = await post(`${api.url}/visits`, tokenA, [visit('/a'), { request_path: 3, request_method: 'GET', request_headers: {} }, visit('/c'), 'nope', { ...visit('/e'), created: 'yesterday' }]);
+    expect(res.status).toBe(202);
+    expect(res.json.accepted).toBe(2);
+    expect(res.json.rejected.map((r: any) => r.index)).toEqual([1, 3, 4]);
+    expect(res.json.rejected[0].errors).toEqual([{ pointer: '/1/request_path', code: 'type', message: expect.any(String) }]);
+    expect(res.json.rejected[1].errors[0].pointer).toBe('/3');
+    expect(res.json.rejected[2].errors[0].pointer).toBe('/4/created');
+    expectDocumented('/visits', 'post', res);
+    const paths = api.store.listVisits(projectA).map((v) => v.request_path);
+    expect(paths).toEqual(expect.arrayContaining(['/a', '/c']));
+    expect(paths).not.toContain('/e');
+  });
+
+  it('400s when no visit is valid, listing every error', async () => {
+    const res = await post(`${api.url}/visits`, tokenA, [{ request_method: 'GET' }]);
+    expectProblem(res, 400);
+    expect(res.json.errors.map((e: any) => e.pointer)).toEqual(['/0/request_path', '/0/request_headers']);
+    expectDocumented('/visits', 'post', res);
+  });
+});
+
+describe('POST /robots-txts', () => {
+  it('answers text/plain with an ETag, and 304 to If-None-Match', async () => {
+    const res = await post(`${api.url}/robots-txts`, tokenA, { agent_types: ['AI Data Scraper'], disallow: '/private', extra: 1 });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(res.text).toBe('User-agent: ClaudeBot\nDisallow: /private\n\nUser-agent: GPTBot\nDisallow: /private\n');
+    const etag = res.headers.get('etag')!;
+    expect(etag).toMatch(/^"[^"]+"$/);
+    expectDocumented('/robots-txts', 'post', { ...res, json: res.text });
+    const again = await post(`${api.url}/robots-txts`, tokenA, { agent_types: ['AI Data Scraper'], disallow: '/private' }, { 'if-none-match': `W/"other", ${etag}` });
+    expect(again.status).toBe(304);
+    expect(again.text).toBe('');
+    expect(again.headers.get('etag')).toBe(etag);
+    const changed = await post(`${api.url}/robots-txts`, tokenA, { agent_types: ['Headless Agent', 'AI Data Scraper'] }, { 'if-none-match': etag });
+    expect(changed.status).toBe(200);
+  });
+
+  it('400s unknown or missing agent types and bad paths, naming each by pointer', async () => {
+    const res = await post(`${api.url}/robots-txts`, tokenA, { agent_types: ['AI Data Scraper', 'Robots From Mars'], disallow: 'private\nUser-agent: *' });
+    expectProblem(res, 400);
+    expect(res.json.errors.map((e: any) => e.pointer)).toEqual(expect.arrayContaining(['/agent_types/1', '/disallow']));
+    // The rejected value never reaches robots text; messages quote it escaped, without a raw line break.
+    for (const error of res.json.errors) expect(error.message).not.toMatch(/[\r\n]/);
+    expectDocumented('/robots-txts', 'post', res);
+    const empty = await post(`${api.url}/robots-txts`, tokenA, { agent_types: [] });
+    expectProblem(empty, 400);
+    const missing = await post(`${api.url}/robots-txts`, tokenA, [{ agent_types: ['AI Agent'] }]);
+    expectProblem(missing, 400);
+  });
+});
+
+describe('public endpoints', () => {
+  it('GET /healthz answers ok without a token', async () => {
+    const res = await fetch(`${api.url}/healthz`);
+    expect(res.status).toBe(200);
+    expectDocumented('/healthz', 'get', { status: res.status, headers: res.headers, json: await res.json() });
+  });
+
+  it('GET /openapi.json is OpenAPI 3.1, and every documented operation is served', async () => {
+    expect(openapi['openapi']).toBe('3.1.0');
+    expect(Object.keys(openapi['paths']).sort()).toEqual(['/agent-identifications', '/agent-verifications', '/healthz', '/openapi.json', '/robots-txts', '/visits']);
+    for (const [path, operations] of Object.entries(openapi['paths'] as Record<string, object>)) {
+      for (const method of Object.keys(operations)) {
+        const res = await fetch(`${api.url}${path}`, { method: method.toUpperCase(), headers: { authorization: `Bearer ${tokenA}`, 'content-type': 'application/json' }, body: method === 'get' ? undefined : '{}' });
+        expect([404, 405], `${method} ${path}`).not.toContain(res.status);
+      }
+    }
+  });
+});
+
+describe('errors', () => {
+  const identify = (headers: Record<string, string>, body: unknown = { request_headers: {} }) =>
+    fetch(`${api.url}/agent-identifications`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) }).then(async (r) => ({
+      status: r.status,
+      headers: r.headers,
+      json: (await r.json()) as any,
+    }));
+
+  it.each([
+    ['a missing Authorization header', {}, /Authorization: Bearer/],
+    ['a misspelled header name (Autorization)', { autorization: 'Bearer x' }, /"autorization": did you mean/],
+    ['the Basic scheme', { authorization: 'Basic dXNlcjpwYXNz' }, /Bearer scheme/],
+    ['an empty bearer token', { authorization: 'Bearer ' }, /Bearer scheme|empty/],
+    ['an unknown token', { authorization: 'Bearer aw_doesnotexist' }, /unknown or has been revoked/],
+  ])('401 with WWW-Authenticate: Bearer for %s', async (_name, headers, detail) => {
+    const res = await identify(headers);
+    expectProblem(res, 401);
+    expect(res.headers.get('www-authenticate')).toMatch(/^Bearer realm="agentwarden"/);
+    expect(res.json.detail).toMatch(detail);
+    expectDocumented('/agent-identifications', 'post', res);
+  });
+
+  it('404 problem+json for an unknown path', async () => {
+    const res = await post(`${api.url}/nope`, tokenA, {});
+    expectProblem(res, 404);
+  });
+
+  it('logs a hostile request path as valid JSON, without its query string', async () => {
+    const { connect } = await import('node:net');
+    const socket = connect(api.server.port, '127.0.0.1');
+    socket.write('GET /a"b\\c?token=aw_secret HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    let reply = '';
+    socket.on('data', (chunk) => (reply += chunk.toString()));
+    await new Promise((resolve) => socket.once('close', resolve));
+    expect(reply).toMatch(/^HTTP\/1\.1 404/);
+    expect(api.logs.at(-1)).toMatchObject({ path: '/a"b\\c', status: 404 });
+    expect(JSON.stringify(api.logs)).not.toContain('aw_secret');
+  });
+
+  it('405 with Allow for a wrong method', async () => {
+    const res = await fetch(`${api.url}/visits`, { headers: { authorization: `Bearer ${tokenA}` } });
+    expectProblem({ status: res.status, headers: res.headers, json: await res.json() }, 405);
+    expect(res.headers.get('allow')).toBe('POST');
+    const get = await fetch(`${api.url}/healthz`, { method: 'DELETE' });
+    expect(get.status).toBe(405);
+    expect(get.headers.get('allow')).toBe('GET');
+  });
+
+  it('415 for a non-JSON or missing Content-Type', async () => {
+    for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', undefined]) {
+      const res = await fetch(`${api.url}/visits`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tokenA}`, ...(contentType === undefined ? {} : { 'content-type': contentType }) },
+        body: new TextEncoder().encode('{}'),
+      });
+      const json = await res.json();
+      expectProblem({ status: res.status, headers: res.headers, json }, 415);
+      expectDocumented('/visits', 'post', { status: res.status, headers: res.headers, json });
+    }
+    const charset = await post(`${api.url}/agent-identifications`, tokenA, { request_headers: {} }, { 'content-type': 'application/json; charset=utf-8' });
+    expect(charset.status).toBe(200);
+  });
+
+  it('400 for invalid JSON, invalid UTF-8, wrong types and a non-object body, with pointers', async () => {
+    const bad = await post(`${api.url}/agent-identifications`, tokenA, '{"request_headers": ');
+    expectProblem(bad, 400);
+    expect(bad.json.errors[0]).toMatchObject({ pointer: '', code: 'invalid-json' });
+    expectDocumented('/agent-identifications', 'post', bad);
+    const utf8 = await fetch(`${api.url}/visits`, { method: 'POST', headers: { authorization: `Bearer ${tokenA}`, 'content-type': 'application/json' }, body: new Uint8Array([0x22, 0xff, 0x22]) });
+    expect(utf8.status).toBe(400);
+    const types = await post(`${api.url}/agent-identifications`, tokenA, [{ request_headers: { ok: 'x' } }, { id: 7, request_headers: { 'user-agent': 5, 'a/b': ['x', 1] } }, { request_headers: 'x' }, {}]);
+    expectProblem(types, 400);
+    expect(types.json.errors.map((e: any) => e.pointer)).toEqual(['/1/id', '/1/request_headers/user-agent', '/1/request_headers/a~1b', '/2/request_headers', '/3/request_headers']);
+    const scalar = await post(`${api.url}/visits`, tokenA, 42);
+    expectProblem(scalar, 400);
+  });
+
+  it('413 past the array, header and depth limits', async () => {
+    const items = await post(`${api.url}/agent-identifications`, tokenA, Array.from({ length: 1001 }, () => ({ request_headers: {} })));
+    expectProblem(items, 413);
+    expect(items.json.errors[0].code).toBe('max-items');
+    expectDocumented('/agent-identifications', 'post', items);
+    const manyHeaders = Object.fromEntries(Array.from({ length: 201 }, (_, i) => [`x-h${i}`, 'v']));
+    const headers = await post(`${api.url}/agent-identifications`, tokenA, [{ request_headers: {} }, { request_headers: manyHeaders }]);
+    expectProblem(headers, 413);
+    expect(headers.json.errors[0]).toMatchObject({ pointer: '/1/request_headers', code: 'max-headers' });
+    const bigHeader = await post(`${api.url}/visits`, tokenA, { request_path: '/', request_method: 'GET', request_headers: { 'user-agent': 'x'.repeat(70_000) } });
+    expectProblem(bigHeader, 413);
+    const deep = await post(`${api.url}/visits`, tokenA, `${'['.repeat(65)}${']'.repeat(65)}`);
+    expectProblem(deep, 413);
+  });
+
+  it('413 for a body past the byte limit, declared or streamed', async () => {
+    const res = await post(`${api.url}/visits`, tokenA, JSON.stringify({ request_path: '/', request_method: 'GET', request_headers: {}, pad: 'x'.repeat(1024 * 1024) }));
+    expectProblem(res, 413);
+    // Chunked upload with no Content-Length: refused while reading.
+    const stream = new ReadableStream({
+      start(controller) {
+        for (let i = 0; i < 20; i++) controller.enqueue(new TextEncoder().encode(`"${'y'.repeat(100_000)}",`));
+        controller.close();
+      },
+    });
+    const chunked = await fetch(`${api.url}/visits`, { method: 'POST', headers: { authorization: `Bearer ${tokenA}`, 'content-type': 'application/json' }, body: stream, duplex: 'half' } as RequestInit);
+    expect(chunked.status).toBe(413);
+  });
+});
+
+describe('projects and tokens', () => {
+  it('a token only reaches its own project: visits are stored per project', async () => {
+    await post(`${api.url}/visits`, tokenB, { request_path: '/only-b', request_method: 'GET', request_headers: {} });
+    expect(api.store.listVisits(projectB).map((v) => v.request_path)).toEqual(['/only-b']);
+    expect(api.store.listVisits(projectA).map((v) => v.request_path)).not.toContain('/only-b');
+    expect(api.logs.filter((l) => l['project'] === projectB).length).toBeGreaterThan(0);
+  });
+
+  it('rotation issues a working token and revokes the old one; revocation takes effect at once', async () => {
+    const { id, token: first } = api.store.createProject('rotating');
+    expect((await post(`${api.url}/agent-identifications`, first, { request_headers: {} })).status).toBe(200);
+    const { token: second } = api.store.issueToken(id, { revokeOthers: true });
+    expect(second).toMatch(/^aw_[A-Za-z0-9_-]{43}$/);
+    expect((await post(`${api.url}/agent-identifications`, first, { request_headers: {} })).status).toBe(401);
+    expect((await post(`${api.url}/agent-identifications`, second, { request_headers: {} })).status).toBe(200);
+    const { tokenId, token: third } = api.store.issueToken(id);
+    expect((await post(`${api.url}/agent-identifications`, second, { request_headers: {} })).status).toBe(200);
+    expect(api.store.revokeToken({ tokenId })).toBe(true);
+    expect((await post(`${api.url}/agent-identifications`, third, { request_headers: {} })).status).toBe(401);
+    expect(api.store.revokeToken({ token: second })).toBe(true);
+    expect((await post(`${api.url}/agent-identifications`, second, { request_headers: {} })).status).toBe(401);
+  });
+
+  it('stores only token hashes and never logs a token', async () => {
+    const listed = JSON.stringify(api.store.listProjects());
+    expect(listed).not.toContain(tokenA);
+    expect(listed).toContain(tokenA.slice(0, 7));
+    expect(JSON.stringify(api.logs)).not.toContain(tokenA.slice(3));
+    expect(api.logs[0]).toMatchObject({ msg: 'request', method: expect.any(String), status: expect.any(Number), duration_ms: expect.any(Number) });
+  });
+});
+
+describe('server configuration', () => {
+  it('429 with Retry-After once a token is past its rate', async () => {
+    const limited = await startTestServer({ rateLimit: { ratePerSecond: 0.5, burst: 2 } });
+    try {
+      const { token } = limited.store.createProject('limited');
+      const other = limited.store.createProject('other').token;
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i++) statuses.push((await post(`${limited.url}/agent-identifications`, token, { request_headers: {} })).status);
+      expect(statuses).toEqual([200, 200, 429]);
+      const res = await post(`${limited.url}/agent-identifications`, token, { request_headers: {} });
+      expectProblem(res, 429);
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      // The limit is per token: another project is unaffected.
+      expect((await post(`${limited.url}/agent-identifications`, other, { request_headers: {} })).status).toBe(200);
+    } finally {
+      await limited.stop();
+    }
+  });
+
+  it('500 without internals when a store fails; the error goes to onError', async () => {
+    const seen: unknown[] = [];
+    const failing = await startTestServer({
+      visits: { append: async () => Promise.reject(new Error('disk on fire at /var/secret/path')) },
+      onError: (error) => seen.push(error),
+    });
+    try {
+      const { token } = failing.store.createProject('p');
+      const res = await post(`${failing.url}/visits`, token, { request_path: '/', request_method: 'GET', request_headers: {} });
+      expectProblem(res, 500);
+      expect(res.text).not.toMatch(/disk on fire|secret|at .*\.(ts|js)/);
+      expect(seen).toHaveLength(1);
+    } finally {
+      await failing.stop();
+    }
+  });
+
+  it('serves every route under a base path and nothing outside it', async () => {
+    const prefixed = await startTestServer({ basePath: '/api/v1/' });
+    try {
+      const { token } = prefixed.store.createProject('p');
+      expect((await post(`${prefixed.url}/api/v1/agent-identifications`, token, { request_headers: {} })).status).toBe(200);
+      expect((await post(`${prefixed.url}/agent-identifications`, token, { request_headers: {} })).status).toBe(404);
+      const doc = (await (await fetch(`${prefixed.url}/api/v1/openapi.json`)).json()) as any;
+      expect(doc.servers).toEqual([{ url: '/api/v1' }]);
+    } finally {
+      await prefixed.stop();
+    }
+  });
+});

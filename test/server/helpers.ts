@@ -1,0 +1,171 @@
+// Shared setup of the server tests: a small fixed catalog, temporary data directories, an
+// in-process server on 127.0.0.1 port 0, the CLI as a child process, and a fetch helper.
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createApiHandler, createEngine, type ApiHandlerOptions, type CatalogDocument } from '../../src/index.js';
+import { hashTokenNode, openSqliteStore, startNodeServer, type NodeServer, type SqliteStore } from '../../src/adapters/node/index.js';
+
+export const ROOT = join(import.meta.dirname, '..', '..');
+export const CLI = join(ROOT, 'dist', 'cli.js');
+
+/** A catalog the tests control, so results do not move when data/agents.json is curated. */
+export const TEST_CATALOG: CatalogDocument = {
+  version: 1,
+  agents: [
+    {
+      id: 'gptbot',
+      name: 'GPTBot',
+      type: 'AI Data Scraper',
+      operator: 'OpenAI',
+      url: 'https://platform.openai.com/docs/bots',
+      match: { tokens: ['GPTBot'] },
+      robots_tokens: ['GPTBot'],
+    },
+    {
+      id: 'claudebot',
+      name: 'ClaudeBot',
+      type: 'AI Data Scraper',
+      operator: 'Anthropic',
+      url: 'https://support.anthropic.com/',
+      match: { tokens: ['ClaudeBot'] },
+      robots_tokens: ['ClaudeBot'],
+    },
+    {
+      id: 'googlebot',
+      name: 'Googlebot',
+      type: 'Search Engine Crawler',
+      operator: 'Google',
+      url: 'https://developers.google.com/search/docs/crawling-indexing/googlebot',
+      match: { tokens: ['Googlebot'] },
+      robots_tokens: ['Googlebot'],
+    },
+  ],
+};
+
+export const GPTBOT_UA = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)';
+export const BROWSER_UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+
+/** A fresh temporary directory, removed by the returned cleanup. */
+export function tempDir(): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'agentwarden-test-'));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** An in-process server over a real SQLite store in a temporary directory. */
+export interface TestServer {
+  readonly url: string;
+  readonly store: SqliteStore;
+  readonly server: NodeServer;
+  readonly logs: Record<string, unknown>[];
+  stop(): Promise<void>;
+}
+
+/** Starts the API on node:http (127.0.0.1, port 0) with the test catalog and a SQLite store. */
+export async function startTestServer(overrides: Partial<ApiHandlerOptions> = {}, serverOptions: { maxBodyBytes?: number } = {}): Promise<TestServer> {
+  const { dir, cleanup } = tempDir();
+  const store = openSqliteStore({ dataDir: dir });
+  const logs: Record<string, unknown>[] = [];
+  const handler = createApiHandler({
+    engine: createEngine({ catalog: TEST_CATALOG }),
+    projects: store,
+    visits: store,
+    hashToken: hashTokenNode,
+    rateLimit: false,
+    ...overrides,
+  });
+  // Parsing each access-log line also checks it is valid JSON.
+  const server = await startNodeServer({ handler, port: 0, log: (entry) => logs.push(entry), accessLog: (line) => logs.push(JSON.parse(line)), ...serverOptions });
+  return {
+    url: server.url,
+    store,
+    server,
+    logs,
+    async stop() {
+      await server.close();
+      store.close();
+      cleanup();
+    },
+  };
+}
+
+/** POSTs JSON with a bearer token and returns status, headers and the parsed (or raw) body. */
+export async function post(url: string, token: string | undefined, body: unknown, headers: Record<string, string> = {}) {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { ...(token === undefined ? {} : { authorization: `Bearer ${token}` }), 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, json: json as any };
+}
+
+/** Writes the test catalog into a directory and returns its path (for `serve --catalog`). */
+export function writeTestCatalog(dir: string): string {
+  const file = join(dir, 'catalog.json');
+  writeFileSync(file, JSON.stringify(TEST_CATALOG));
+  return file;
+}
+
+/** A `serve` child process with everything it printed so far. */
+export interface ServeProcess {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly url: string;
+  /** The token printed on first start, if one was. */
+  readonly firstToken: string | undefined;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves with the exit code once the process has exited. */
+  exited: Promise<number | null>;
+}
+
+/** Spawns `node dist/cli.js serve --port 0 ...` and waits for its `listening on` line. */
+export async function spawnServe(args: readonly string[], env: Record<string, string> = {}): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], { env: { ...process.env, ...env }, stdio: 'pipe' });
+  let out = '';
+  let err = '';
+  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not start within 15 s\nstdout: ${out}\nstderr: ${err}`)), 15_000);
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /^agentwarden listening on (http:\/\/\S+)$/m.exec(out);
+      if (match !== null) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited with ${code} before listening\nstdout: ${out}\nstderr: ${err}`));
+    });
+  });
+  return {
+    child,
+    url,
+    firstToken: /access token, shown only now: (aw_[A-Za-z0-9_-]+)/.exec(out)?.[1],
+    stdout: () => out,
+    stderr: () => err,
+    exited,
+  };
+}
+
+/** Runs `node dist/cli.js <args>` to completion. */
+export function runCli(args: readonly string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}

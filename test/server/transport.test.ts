@@ -1,0 +1,86 @@
+// The node:http transport over raw sockets: slow-header and slow-body clients are cut off,
+// keep-alive reuses a connection, and close() lets an in-flight request finish before resolving.
+import { connect, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createApiHandler, createEngine, createMemoryProjectStore, createMemoryVisitStore } from '../../src/index.js';
+import { startNodeServer, type NodeServer } from '../../src/adapters/node/index.js';
+import { TEST_CATALOG } from './helpers.js';
+
+const servers: NodeServer[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) await server.close();
+});
+
+async function start(timeouts = {}) {
+  const projects = createMemoryProjectStore();
+  const visits = createMemoryVisitStore();
+  const { id, token } = await projects.createProject('t');
+  const server = await startNodeServer({ handler: createApiHandler({ engine: createEngine({ catalog: TEST_CATALOG }), projects, visits }), port: 0, timeouts, shutdownGraceMs: 5000 });
+  servers.push(server);
+  return { server, token, visits, id };
+}
+
+function open(server: NodeServer): Promise<{ socket: Socket; received: () => string; closed: Promise<number> }> {
+  return new Promise((resolve) => {
+    const socket = connect(server.port, '127.0.0.1', () => {
+      let data = '';
+      const started = Date.now();
+      socket.on('data', (chunk) => (data += chunk.toString()));
+      socket.on('error', () => undefined);
+      const closed = new Promise<number>((done) => socket.once('close', () => done(Date.now() - started)));
+      resolve({ socket, received: () => data, closed });
+    });
+  });
+}
+
+const visitBody = JSON.stringify({ request_path: '/slow', request_method: 'GET', request_headers: { 'user-agent': 'GPTBot/1.2' } });
+
+describe('node server transport', () => {
+  it('cuts off a client that never finishes its headers', async () => {
+    const { server } = await start({ headersMs: 300, requestMs: 600 });
+    const client = await open(server);
+    client.socket.write('POST /visits HTTP/1.1\r\nHost: x\r\n');
+    const after = await client.closed;
+    expect(after).toBeLessThan(3000);
+  });
+
+  it('cuts off a client that dribbles its body', async () => {
+    const { server, token } = await start({ headersMs: 300, requestMs: 600 });
+    const client = await open(server);
+    client.socket.write(`POST /visits HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${visitBody.length}\r\n\r\n{`);
+    const timer = setInterval(() => client.socket.write(' '), 100);
+    const after = await client.closed;
+    clearInterval(timer);
+    expect(after).toBeLessThan(3000);
+    expect(client.received()).not.toMatch(/^HTTP\/1\.1 202/);
+  });
+
+  it('keeps a connection alive across requests', async () => {
+    const { server } = await start();
+    const client = await open(server);
+    client.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(client.received().match(/HTTP\/1\.1 200/g)).toHaveLength(2);
+    expect(client.socket.destroyed).toBe(false);
+    client.socket.destroy();
+  });
+
+  it('close() stops accepting but finishes the request in flight', async () => {
+    const { server, token, visits, id } = await start();
+    const client = await open(server);
+    client.socket.write(`POST /visits HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${visitBody.length}\r\n\r\n${visitBody.slice(0, 10)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(server.inFlight()).toBe(1);
+    let closed = false;
+    const closing = server.close().then(() => (closed = true));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(closed).toBe(false);
+    await expect(fetch(`http://127.0.0.1:${server.port}/healthz`)).rejects.toThrow();
+    client.socket.write(visitBody.slice(10));
+    await closing;
+    await client.closed; // the server ends the connection after the last response
+    expect(client.received()).toMatch(/^HTTP\/1\.1 202/);
+    expect(client.received().toLowerCase()).toContain('connection: close');
+    expect(visits.list(id)).toHaveLength(1);
+  });
+});
