@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Validator } from 'ip-num';
 import { parseIpRangeList } from '../../../index.js';
 import { bundledIpRangesDirectory } from '../ip-ranges-loader.js';
 import type { Command } from './command.js';
@@ -128,7 +129,26 @@ async function download(name: string, url: string, timeoutMs: number): Promise<{
   const list = parseIpRangeList(document, name);
   if (list.prefixes.length === 0) throw new Error('no prefixes (an empty list would reject every address)');
   if (list.creationTime === undefined) throw new Error('no "creationTime" string');
+  checkWithIpNum(document as { prefixes: unknown[] });
   return { text, summary: `${list.count4} IPv4 / ${list.count6} IPv6 prefixes, creationTime ${list.creationTime}` };
+}
+
+/**
+ * A second, independent opinion on an untrusted download before it replaces the last good copy:
+ * the ip-num validator must also accept every prefix as a network address in CIDR notation.
+ */
+function checkWithIpNum(document: { prefixes: unknown[] }): void {
+  for (const entry of document.prefixes) {
+    if (typeof entry !== 'object' || entry === null) continue;
+    const { ipv4Prefix, ipv6Prefix } = entry as { ipv4Prefix?: unknown; ipv6Prefix?: unknown };
+    const [valid, problems] =
+      typeof ipv4Prefix === 'string'
+        ? Validator.isValidIPv4CidrRange(ipv4Prefix)
+        : typeof ipv6Prefix === 'string'
+          ? Validator.isValidIPv6CidrRange(ipv6Prefix)
+          : [true, []];
+    if (!valid) throw new Error(`invalid prefix ${JSON.stringify(ipv4Prefix ?? ipv6Prefix)}: ${problems.join('; ')}`);
+  }
 }
 
 /** Writes through a temporary file in the same directory and renames it, so readers never see half a file. */
