@@ -19,6 +19,8 @@ export interface DnsServer {
   /** `127.0.0.1:PORT`, for `createNodeResolver({ servers: [server] })`. */
   readonly address: string;
   stop(): Promise<void>;
+  /** Whether the server process is still running (always true for the black hole). */
+  alive(): boolean;
 }
 
 /** Whether dnsmasq can be used here; in CI its absence is a failure, not a skip. */
@@ -78,8 +80,16 @@ export async function startDnsmasq(records: DnsRecords): Promise<DnsServer> {
   const child: ChildProcess = spawn(DNSMASQ, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let stopping = false;
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', (code, signal) => {
+      // A dnsmasq that dies mid-test makes every later query ECONNREFUSED: say why, loudly.
+      if (!stopping) console.error(`dnsmasq on 127.0.0.1:${port} exited unexpectedly (code ${code}, signal ${signal}): ${stderr}`);
+      resolve();
+    }),
+  );
   const stop = async () => {
+    stopping = true;
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     await exited;
   };
@@ -90,7 +100,7 @@ export async function startDnsmasq(records: DnsRecords): Promise<DnsServer> {
     if (child.exitCode !== null) throw new Error(`dnsmasq exited with ${child.exitCode}: ${stderr}`);
     try {
       await probe.reverse('127.0.0.1');
-      return { address: `127.0.0.1:${port}`, stop };
+      return { address: `127.0.0.1:${port}`, stop, alive: () => child.exitCode === null && child.signalCode === null };
     } catch {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -110,5 +120,6 @@ export async function startBlackHole(): Promise<DnsServer> {
   return {
     address: `127.0.0.1:${socket.address().port}`,
     stop: () => new Promise<void>((resolve) => socket.close(() => resolve())),
+    alive: () => true,
   };
 }
