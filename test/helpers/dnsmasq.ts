@@ -19,8 +19,6 @@ export interface DnsServer {
   /** `127.0.0.1:PORT`, for `createNodeResolver({ servers: [server] })`. */
   readonly address: string;
   stop(): Promise<void>;
-  /** Whether the server process is still running (always true for the black hole). */
-  alive(): boolean;
 }
 
 /** Whether dnsmasq can be used here; in CI its absence is a failure, not a skip. */
@@ -99,8 +97,11 @@ export async function startDnsmasq(records: DnsRecords): Promise<DnsServer> {
   for (let attempt = 0; attempt < 50; attempt++) {
     if (child.exitCode !== null) throw new Error(`dnsmasq exited with ${child.exitCode}: ${stderr}`);
     try {
-      await probe.reverse('127.0.0.1');
-      return { address: `127.0.0.1:${port}`, stop, alive: () => child.exitCode === null && child.signalCode === null };
+      // A real PTR query: resolver.reverse() would answer 127.0.0.1 from /etc/hosts without
+      // asking dnsmasq at all, and the tests would start before the server listens.
+      const names = await probe.resolvePtr('1.0.0.127.in-addr.arpa');
+      if (names.includes('ready.test')) return { address: `127.0.0.1:${port}`, stop };
+      throw new Error(`unexpected readiness answer ${JSON.stringify(names)}`);
     } catch {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -120,6 +121,5 @@ export async function startBlackHole(): Promise<DnsServer> {
   return {
     address: `127.0.0.1:${socket.address().port}`,
     stop: () => new Promise<void>((resolve) => socket.close(() => resolve())),
-    alive: () => true,
   };
 }

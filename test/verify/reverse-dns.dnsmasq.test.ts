@@ -1,5 +1,5 @@
 // reverse-dns end to end against a real DNS server (dnsmasq on 127.0.0.1) through the node resolver and the engine.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCatalog, createEngine, reverseDnsVerifier, type Engine } from '../../src/index.js';
 import { createNodeResolver } from '../../src/adapters/node/index.js';
 import { reverseLookupName } from '../../src/adapters/node/dns-resolver.js';
@@ -29,7 +29,7 @@ describe.skipIf(!available)('reverse DNS against dnsmasq', () => {
   let engine: Engine;
   const verifyFrom = (ip: string) => engine.verify({ request_headers: { 'user-agent': UA, 'x-forwarded-for': ip } });
 
-  const start = async () => {
+  beforeAll(async () => {
     server = await startDnsmasq({
       ptr: [
         // Spoof: the attacker's reverse zone claims googlebot.com, the forward name is elsewhere.
@@ -51,12 +51,6 @@ describe.skipIf(!available)('reverse DNS against dnsmasq', () => {
       broken: ['broken.googlebot.com'],
     });
     engine = createEngine({ catalog, verifiers: [reverseDnsVerifier({ resolver: createNodeResolver({ servers: [server.address], timeoutMs: 500, tries: 1 }) })] });
-  };
-  beforeAll(start);
-  // A dnsmasq that died (the helper logs why) is started again so one infrastructure hiccup
-  // does not turn every later check into connection-refused noise.
-  beforeEach(async () => {
-    if (!server.alive()) await start();
   });
 
   afterAll(async () => {
