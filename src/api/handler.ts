@@ -123,33 +123,22 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
     return failure === undefined ? { ok: true, single: read.single, items: items as RequestItem[] } : { ok: false, response: failure };
   };
 
+  /** A POST route taking one item or an array of them, answering in the same shape and order. */
+  const itemsRoute = (answer: (item: RequestItem) => Promise<unknown>): Route => ({
+    auth: true,
+    json: true,
+    async run(request, project) {
+      const body = requestItems(request);
+      if (!body.ok) return body.response;
+      const results = await Promise.all(body.items.map(answer));
+      return json(200, body.single ? results[0] : results, project?.id);
+    },
+  });
+
   let openApi: string | undefined;
   const routes: Record<string, Record<string, Route>> = {
-    '/agent-identifications': {
-      POST: {
-        auth: true,
-        json: true,
-        async run(request, project) {
-          const body = requestItems(request);
-          if (!body.ok) return body.response;
-          const first = body.items[0]!;
-          if (body.single) return json(200, await engine.identify(first), project?.id);
-          return json(200, await engine.identifyMany(body.items), project?.id);
-        },
-      },
-    },
-    '/agent-verifications': {
-      POST: {
-        auth: true,
-        json: true,
-        async run(request, project) {
-          const body = requestItems(request);
-          if (!body.ok) return body.response;
-          const results = await Promise.all(body.items.map((item) => engine.verify(item)));
-          return json(200, body.single ? results[0] : results, project?.id);
-        },
-      },
-    },
+    '/agent-identifications': { POST: itemsRoute((item) => engine.identify(item)) },
+    '/agent-verifications': { POST: itemsRoute((item) => engine.verify(item)) },
     '/robots-txts': {
       POST: {
         auth: true,
