@@ -3,23 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCatalog, createEngine, reverseDnsVerifier, type Engine } from '../../src/index.js';
 import { createNodeResolver } from '../../src/adapters/node/index.js';
 import { reverseLookupName } from '../../src/adapters/node/dns-resolver.js';
+import { googlebotAgent } from '../helpers/agents.js';
 import { dnsmasqAvailable, freeUdpPort, startBlackHole, startDnsmasq, type DnsServer } from '../helpers/dnsmasq.js';
 
-const catalog = createCatalog({
-  version: 1,
-  agents: [
-    {
-      id: 'googlebot',
-      name: 'Googlebot',
-      type: 'Search Engine Crawler',
-      operator: 'Google',
-      url: 'https://developers.google.com/search/docs/crawling-indexing/googlebot',
-      match: { tokens: ['Googlebot'] },
-      robots_tokens: ['Googlebot'],
-      reverse_dns: ['googlebot.com', 'google.com'],
-    },
-  ],
-});
+const catalog = createCatalog({ version: 1, agents: [googlebotAgent] });
 const UA = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
 
 const available = dnsmasqAvailable();

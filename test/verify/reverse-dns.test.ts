@@ -1,18 +1,10 @@
 // reverse-dns verifier with an in-memory resolver: FCrDNS rules, error classes, deadline, caches, coalescing.
 import { describe, expect, it } from 'vitest';
 import { reverseDnsVerifier, type Agent, type DnsResolver, type VerificationRequest } from '../../src/index.js';
+import { googlebotAgent } from '../helpers/agents.js';
 import { isUnderSuffix } from '../../src/verify/reverse-dns.js';
 
-const googlebot: Agent = {
-  id: 'googlebot',
-  name: 'Googlebot',
-  type: 'Search Engine Crawler',
-  operator: 'Google',
-  url: 'https://developers.google.com/search/docs/crawling-indexing/googlebot',
-  match: { tokens: ['Googlebot'] },
-  robots_tokens: ['Googlebot'],
-  reverse_dns: ['googlebot.com', 'google.com'],
-};
+const googlebot = googlebotAgent;
 
 class FakeError extends Error {
   constructor(readonly code: string) {
