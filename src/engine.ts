@@ -5,7 +5,7 @@ import { defaultCatalogDocument } from './catalog/default-catalog.js';
 import { createCandidateFinder, type CandidateCacheOptions } from './identify/candidate.js';
 import { normalizeHeaders, type HeadersInput } from './identify/headers.js';
 import { identifiedAgent, unknownAgent, type Identification } from './identify/identification.js';
-import { createRobotsRenderer, type RenderedRobotsTxt } from './robots/render.js';
+import { createRobotsRenderer, type RenderedRobotsTxt, type RobotsRenderer } from './robots/render.js';
 import type { RobotsTxtOptions } from './robots/options.js';
 import { startVerifierChain, type ChainOutcome } from './verify/chain.js';
 import { createClientIpRule } from './verify/client-ip.js';
@@ -93,7 +93,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
   if (typeof clientIp !== 'function') throw new TypeError(`clientIp must be a function of the headers, got ${String(clientIp)}`);
   const context: VerificationContext = { now: () => clock.now() };
   const findCandidate = createCandidateFinder(catalog, options.cache ?? {});
-  const robots = createRobotsRenderer(catalog);
+  // Compiled on first use: it costs as much as the catalog itself, and many engines (an edge
+  // worker identifying requests) never render a robots.txt.
+  let robots: RobotsRenderer | undefined;
+  const robotsRenderer = () => (robots ??= createRobotsRenderer(catalog));
 
   interface Run {
     readonly identification: Identification;
@@ -136,7 +139,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       const { identification, outcome } = await run(item);
       return { ...identification, verification: { method: outcome?.method ?? null, checks: outcome?.checks ?? [] } };
     },
-    robotsTxt: robots.robotsTxt,
-    renderRobotsTxt: robots.renderRobotsTxt,
+    robotsTxt: (options) => robotsRenderer().robotsTxt(options),
+    renderRobotsTxt: (options) => robotsRenderer().renderRobotsTxt(options),
   };
 }
