@@ -70,9 +70,34 @@ export { createRateLimiter } from './api/rate-limit.js';
 export type { RateLimitDecision, RateLimiter, RateLimitOptions } from './api/rate-limit.js';
 export { createOpenApiDocument } from './api/openapi.js';
 export { isSecretHeader, parseVisit } from './visits/visit.js';
-export type { Visit, VisitHeaders, VisitParseResult } from './visits/visit.js';
-export { createMemoryVisitStore } from './visits/visit-store.js';
-export type { MemoryVisitStore, StoredVisit, VisitStore } from './visits/visit-store.js';
+export type { JsonObject, Visit, VisitHeaders, VisitParseResult } from './visits/visit.js';
+export { VisitQueryError, VisitStoreUnavailableError } from './visits/visit-store.js';
+export type {
+  EnrichedVisit,
+  PathCount,
+  PathCountsQuery,
+  StatsBucket,
+  StatsDimension,
+  StatsInterval,
+  StatsQuery,
+  StatsResult,
+  StatsSeries,
+  StoredVisit,
+  TimelineQuery,
+  VisitFilter,
+  VisitListener,
+  VisitStore,
+} from './visits/visit-store.js';
+export { createMemoryVisitStore } from './visits/memory-store.js';
+export type { MemoryVisitStore } from './visits/memory-store.js';
+export { createVisitFanout } from './visits/fanout.js';
+export type { VisitFanout } from './visits/fanout.js';
+export { bucketStart, buildStatsResult, dimensionKey, INTERVAL_MS, matchesFilter, MAX_STATS_BUCKETS, MAX_STATS_KEYS, pathWithoutQuery, validateStatsQuery } from './visits/stats.js';
+export type { StatsCell } from './visits/stats.js';
+export { createVisitEnricher } from './visits/enrich.js';
+export type { VisitEnricher, VisitEnricherOptions } from './visits/enrich.js';
+export { classifyReferral, REFERRAL_CLASSES } from './visits/referral.js';
+export type { ReferralClass } from './visits/referral.js';
 export { createRobotsRenderer, MAX_ROBOTS_TXT_BYTES } from './robots/render.js';
 export type { RenderedRobotsTxt, RobotsRenderer, RobotsRendererOptions } from './robots/render.js';
 export { parseRobotsOptions, validateRobotsOptions } from './robots/options.js';

@@ -5,7 +5,8 @@ import { RobotsOptionsError } from '../robots/errors.js';
 import type { RobotsTxtOptions } from '../robots/options.js';
 import type { Visit } from '../visits/visit.js';
 import { parseVisit } from '../visits/visit.js';
-import type { VisitStore } from '../visits/visit-store.js';
+import { createVisitEnricher } from '../visits/enrich.js';
+import { VisitStoreUnavailableError, type VisitStore } from '../visits/visit-store.js';
 import { authFailureDetail, bearerChallenge, readBearer, type AuthFailure } from './auth.js';
 import { checkHeaderLimits, readItems, validateRequestItem, type RequestItem } from './items.js';
 import { parseJsonBody } from './json-body.js';
@@ -17,6 +18,7 @@ import { createRateLimiter, type RateLimiter } from './rate-limit.js';
 import { headerValue } from './request-headers.js';
 import { createRouter } from './router.js';
 import { constantTimeEqual, sha256Hex, type TokenHasher } from './token.js';
+import type { AdminAuthenticator, AdminSession, Route, RouteTable } from './route.js';
 import type { ApiRequest, ApiResponse } from './types.js';
 
 /** A function from a plain request to a plain response; it never rejects. */
@@ -39,17 +41,17 @@ export interface ApiHandlerOptions {
   readonly hashToken?: TokenHasher;
   /** Milliseconds since the epoch, for the rate limiter. */
   readonly clock?: { now(): number };
+  /** More routes (read APIs, admin, web pages), merged into the table; a path and method defined twice is an error. */
+  readonly routes?: readonly RouteTable[];
+  /** Admin sessions, for 'admin' and 'token-or-admin' routes; without it those accept tokens only. */
+  readonly admin?: AdminAuthenticator;
   /** Called with every unexpected error, which is answered as a bare 500; log it here. */
   readonly onError?: (error: unknown, request: ApiRequest) => void;
 }
 
-type Endpoint = (request: ApiRequest, project: Project | undefined) => Promise<ApiResponse> | ApiResponse;
-interface Route {
-  readonly auth: boolean;
-  /** JSON body endpoints answer 415 to other media types. */
-  readonly json: boolean;
-  readonly run: Endpoint;
-}
+
+// RFC 9110 §9.2.1: methods that change nothing, so they need no CSRF token.
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
 
@@ -103,6 +105,7 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
   const limiter: RateLimiter | undefined =
     options.rateLimit === false ? undefined : createRateLimiter({ ...(options.rateLimit ?? { ratePerSecond: 1000, burst: 2000 }), clock: options.clock });
   const onError = options.onError ?? (() => undefined);
+  const enrich = createVisitEnricher({ engine, clock: options.clock });
 
   const parseBody = (request: ApiRequest): { ok: true; value: unknown } | { ok: false; response: ApiResponse } => {
     const parsed = parseJsonBody(request.body, limits.maxJsonDepth);
@@ -125,9 +128,9 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
 
   /** A POST route taking one item or an array of them, answering in the same shape and order. */
   const itemsRoute = (answer: (item: RequestItem) => Promise<unknown>): Route => ({
-    auth: true,
+    auth: 'token',
     json: true,
-    async run(request, project) {
+    async run({ request, project }) {
       const body = requestItems(request);
       if (!body.ok) return body.response;
       const results = await Promise.all(body.items.map(answer));
@@ -136,14 +139,14 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
   });
 
   let openApi: string | undefined;
-  const routes: Record<string, Record<string, Route>> = {
+  const routes: Record<string, Readonly<Record<string, Route>>> = {
     '/agent-identifications': { POST: itemsRoute((item) => engine.identify(item)) },
     '/agent-verifications': { POST: itemsRoute((item) => engine.verify(item)) },
     '/robots-txts': {
       POST: {
-        auth: true,
+        auth: 'token',
         json: true,
-        run(request, project) {
+        run({ request, project }) {
           const body = parseBody(request);
           if (!body.ok) return body.response;
           let rendered;
@@ -164,9 +167,9 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
     },
     '/visits': {
       POST: {
-        auth: true,
+        auth: 'token',
         json: true,
-        async run(request, project) {
+        async run({ request, project }) {
           const body = parseBody(request);
           if (!body.ok) return body.response;
           const read = readItems(body.value, limits);
@@ -190,14 +193,27 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
           if (accepted.length === 0 && rejected.length > 0) {
             return problem('validation-failed', 'No visit in the request is valid; see errors.', { errors: rejected.flatMap((r) => r.errors), extra: { accepted: 0, rejected } });
           }
-          if (accepted.length > 0) await visits.append(project!.id, accepted);
+          if (accepted.length > 0) {
+            try {
+              await visits.append(project!.id, await enrich(accepted));
+            } catch (error) {
+              if (!(error instanceof VisitStoreUnavailableError)) throw error;
+              // Backpressure (DESIGN.md §6): refuse the whole batch so the client retries it; never drop.
+              return {
+                ...problem('service-unavailable', `The visit store cannot take visits now (${error.reason}); retry after ${error.retryAfterSeconds} s. Nothing from this request was stored.`, {
+                  headers: { 'retry-after': String(error.retryAfterSeconds) },
+                }),
+                projectId: project!.id,
+              };
+            }
+          }
           return json(202, { accepted: accepted.length, rejected }, project?.id);
         },
       },
     },
     '/openapi.json': {
       GET: {
-        auth: false,
+        auth: 'none',
         json: false,
         run() {
           openApi ??= JSON.stringify(createOpenApiDocument({ basePath: router.basePath, limits }));
@@ -206,10 +222,19 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
       },
     },
     '/healthz': {
-      GET: { auth: false, json: false, run: () => json(200, { status: 'ok' }) },
+      GET: { auth: 'none', json: false, run: () => json(200, { status: 'ok' }) },
     },
   };
+  for (const table of options.routes ?? []) {
+    for (const [path, methods] of Object.entries(table)) {
+      for (const method of Object.keys(methods)) {
+        if (routes[path]?.[method] !== undefined) throw new RangeError(`routes: ${method} ${path} is defined twice`);
+      }
+      routes[path] = { ...routes[path], ...methods };
+    }
+  }
   const router = createRouter<Route>(options.basePath ?? '/', routes);
+  const admin = options.admin;
 
   const authenticate = async (request: ApiRequest): Promise<{ ok: true; project: Project; key: string } | { ok: false; response: ApiResponse }> => {
     const bearer = readBearer(request.headers);
@@ -220,6 +245,30 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
     return { ok: true, project: record.project, key: hash };
   };
 
+  /** An admin session, checked for CSRF on state-changing methods, and the project it names with ?project=. */
+  const authenticateAdmin = async (
+    request: ApiRequest,
+    query: URLSearchParams,
+    needsProject: boolean,
+  ): Promise<{ ok: true; session: AdminSession; project: Project | undefined } | { ok: false; response: ApiResponse }> => {
+    const session = admin === undefined ? undefined : await admin.authenticate(request);
+    if (admin === undefined || session === undefined) return { ok: false, response: unauthorized('missing') };
+    if (!SAFE_METHODS.has(request.method)) {
+      const sent = headerValue(request.headers, 'x-csrf-token');
+      if (sent === undefined || !constantTimeEqual(sent, session.csrfToken)) {
+        return { ok: false, response: problem('forbidden', 'State-changing admin requests must send the session\'s CSRF token in "X-CSRF-Token".') };
+      }
+    }
+    if (!needsProject) return { ok: true, session, project: undefined };
+    const projectId = query.get('project');
+    if (projectId === null || projectId === '') {
+      return { ok: false, response: problem('validation-failed', 'Name the project with the "project" query parameter.', { errors: [{ pointer: '', parameter: 'project', code: 'required', message: 'project is required' }] }) };
+    }
+    const project = await admin.findProject(projectId);
+    if (project === undefined) return { ok: false, response: problem('not-found', `There is no project ${JSON.stringify(projectId)}.`) };
+    return { ok: true, session, project };
+  };
+
   const dispatch = async (request: ApiRequest): Promise<ApiResponse> => {
     const match = router.match(request.method, request.path);
     if (match.kind === 'not-found') return problem('not-found', `There is no resource at ${JSON.stringify(request.path.split('?')[0])}.`);
@@ -227,8 +276,18 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
       return problem('method-not-allowed', `${JSON.stringify(request.method)} is not allowed here; allowed: ${match.allow}.`, { headers: { allow: match.allow } });
     }
     const route = match.route;
+    const queryAt = request.path.indexOf('?');
+    const query = new URLSearchParams(queryAt === -1 ? '' : request.path.slice(queryAt + 1));
     let project: Project | undefined;
-    if (route.auth) {
+    let session: AdminSession | undefined;
+    // token-or-admin: a request with an Authorization header is a token request, whatever cookies it carries.
+    const useAdmin = route.auth === 'admin' || (route.auth === 'token-or-admin' && headerValue(request.headers, 'authorization') === undefined && admin !== undefined);
+    if (useAdmin) {
+      const auth = await authenticateAdmin(request, query, route.auth === 'token-or-admin');
+      if (!auth.ok) return auth.response;
+      session = auth.session;
+      project = auth.project;
+    } else if (route.auth !== 'none') {
       const auth = await authenticate(request);
       if (!auth.ok) return auth.response;
       project = auth.project;
@@ -256,7 +315,8 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
         });
       }
     }
-    const response = await route.run(request, project);
+    const path = (queryAt === -1 ? request.path : request.path.slice(0, queryAt)).slice(router.basePath.length);
+    const response = await route.run({ request, path, query, project, admin: session });
     return project !== undefined && response.projectId === undefined ? { ...response, projectId: project.id } : response;
   };
 

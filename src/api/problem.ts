@@ -6,16 +6,20 @@ export type ProblemCode =
   | 'invalid-json'
   | 'validation-failed'
   | 'unauthorized'
+  | 'forbidden'
   | 'not-found'
   | 'method-not-allowed'
   | 'unsupported-media-type'
   | 'payload-too-large'
   | 'rate-limited'
-  | 'internal-error';
+  | 'internal-error'
+  | 'service-unavailable';
 
 /** One field-level error: where (RFC 6901 JSON pointer into the request body), which rule, and why. */
 export interface FieldError {
   readonly pointer: string;
+  /** The query parameter at fault, for errors outside the body (pointer is then ''). */
+  readonly parameter?: string;
   readonly code: string;
   readonly message: string;
 }
@@ -24,12 +28,14 @@ const TITLES: Record<ProblemCode, { status: number; title: string }> = {
   'invalid-json': { status: 400, title: 'Request body is not valid JSON' },
   'validation-failed': { status: 400, title: 'Request body failed validation' },
   unauthorized: { status: 401, title: 'Missing or invalid access token' },
+  forbidden: { status: 403, title: 'Forbidden' },
   'not-found': { status: 404, title: 'Not found' },
   'method-not-allowed': { status: 405, title: 'Method not allowed' },
   'unsupported-media-type': { status: 415, title: 'Unsupported media type' },
   'payload-too-large': { status: 413, title: 'Request too large' },
   'rate-limited': { status: 429, title: 'Too many requests' },
   'internal-error': { status: 500, title: 'Internal server error' },
+  'service-unavailable': { status: 503, title: 'Service unavailable' },
 };
 
 /** The problem type URI for a code (RFC 9457 §3.1.1: a URI that identifies the problem type). */

@@ -1,46 +1,159 @@
-// Where accepted visits go: the VisitStore contract (append per project) and an in-memory store.
+// The VisitStore contract (DESIGN.md §6): append enriched visits per project, read the timeline,
+// count them over time buckets, count paths per agent, and subscribe to new visits.
+import type { AgentType } from '../catalog/types.js';
+import type { IdentificationResult } from '../identify/identification.js';
+import type { ReferralClass } from './referral.js';
 import type { Visit } from './visit.js';
 
-/** A visit as stored: the validated visit plus when the server received it. */
-export interface StoredVisit extends Visit {
-  readonly project_id: string;
-  /** ISO 8601 time the server accepted the visit. */
-  readonly received: string;
+/** A parsed visit with what the pipeline learned about it; what a store is given. */
+export interface EnrichedVisit extends Visit {
+  /** When the server accepted the visit, in milliseconds since the epoch. */
+  readonly received: number;
+  /** When the visit happened, ms since the epoch: `created` when sent (and not in the future), else `received`. */
+  readonly time: number;
+  /** The catalog agent that sent it; null for browsers and agents the catalog does not know. */
+  readonly agent_id: string | null;
+  readonly agent_type: AgentType | null;
+  readonly result: IdentificationResult;
+  /** The visitor's address by the project's client-IP rule; null when no header gave one. */
+  readonly client_ip: string | null;
+  /** The AI product a human visitor came from; null for agents and other referrers. */
+  readonly referral: ReferralClass | null;
 }
 
+/** A visit as stored: its id orders the project's timeline (later visits have later ids). */
+export interface StoredVisit extends EnrichedVisit {
+  /** Opaque cursor, unique in the store; the store alone compares ids. */
+  readonly id: string;
+  readonly project_id: string;
+}
+
+/** Visit fields the read queries filter on; null selects visits without a value (no agent, no referral). */
+export interface VisitFilter {
+  readonly agent_id?: string | null;
+  readonly agent_type?: AgentType | null;
+  readonly result?: IdentificationResult;
+  readonly referral?: ReferralClass | null;
+  /** The request path without its query string. */
+  readonly path?: string;
+}
+
+/** A page of a project's timeline. */
+export interface TimelineQuery {
+  readonly projectId: string;
+  /** At most this many visits (1 to 1,000). */
+  readonly limit: number;
+  /** Only visits older than this id, newest first (the next page of a timeline). */
+  readonly before?: string;
+  /** Only visits newer than this id, OLDEST first (catching up after a reconnect). */
+  readonly after?: string;
+  readonly filter?: VisitFilter;
+}
+
+/** Time bucket widths for stats. */
+export type StatsInterval = 'minute' | 'hour' | 'day';
+/** What stats count visits by; `path` is the request path without its query string. */
+export type StatsDimension = 'agent' | 'agent_type' | 'result' | 'path' | 'referral';
+
+/** Counts over time buckets `[from, to)`, by one dimension. */
+export interface StatsQuery {
+  readonly projectId: string;
+  /** Milliseconds since the epoch; floored to the interval (UTC). */
+  readonly from: number;
+  /** Milliseconds since the epoch, exclusive. */
+  readonly to: number;
+  readonly interval: StatsInterval;
+  readonly by: StatsDimension;
+  /** Keys to report one by one, the most frequent first (default 10); the rest add up in `other`. */
+  readonly limit?: number;
+  readonly filter?: VisitFilter;
+}
+
+/** One key of a stats result and its total over the range. */
+export interface StatsSeries {
+  /** The agent id, type, result, path or referral; null for visits without one. */
+  readonly key: string | null;
+  readonly total: number;
+}
+
+/** One time bucket: counts in the order of `series`, plus every other key together. */
+export interface StatsBucket {
+  /** Bucket start, ms since the epoch. */
+  readonly start: number;
+  readonly counts: readonly number[];
+  readonly other: number;
+}
+
+/** What `stats` answers: every bucket of the range (zeros included), oldest first. */
+export interface StatsResult {
+  readonly series: readonly StatsSeries[];
+  readonly buckets: readonly StatsBucket[];
+  /** Visits in the range whose key is not in `series`. */
+  readonly other: number;
+  /** Visits in the range. */
+  readonly total: number;
+}
+
+/** Visits per (agent, path) over a time range: the base of top paths and robots violations. */
+export interface PathCountsQuery {
+  readonly projectId: string;
+  readonly from: number;
+  readonly to: number;
+  readonly filter?: VisitFilter;
+  /** Only visits from catalog agents (agent_id not null). */
+  readonly agentsOnly?: boolean;
+  /** At most this many rows, the most visited first (default 1,000). */
+  readonly limit?: number;
+}
+
+/** Visits of one agent to one path (with its query string, as robots.txt rules match it). */
+export interface PathCount {
+  readonly agent_id: string | null;
+  readonly agent_type: AgentType | null;
+  readonly path: string;
+  readonly count: number;
+  /** The latest visit's time, ms since the epoch. */
+  readonly last: number;
+}
+
+/** Receives each appended batch of one project, in append order. */
+export type VisitListener = (visits: readonly StoredVisit[]) => void;
+
 /**
- * Stores visits per project. `append` resolves only once the visits are durable for the store's
- * promise (for SQLite: committed), because the API answers 202 right after it (DESIGN.md §6).
+ * Stores visits per project and answers the analytics over them.
+ *
+ * `append` resolves only once the visits are durable for the store (SQLite: committed; ClickHouse:
+ * acknowledged), because the API answers 2xx right after it (DESIGN.md §6). When the store cannot
+ * take them now it rejects with `VisitStoreUnavailableError`, and the API answers 503.
  */
 export interface VisitStore {
-  append(projectId: string, visits: readonly Visit[]): Promise<void>;
+  append(projectId: string, visits: readonly EnrichedVisit[]): Promise<readonly StoredVisit[]>;
+  /** @throws {VisitQueryError} for a cursor the store did not issue. */
+  timeline(query: TimelineQuery): Promise<readonly StoredVisit[]>;
+  stats(query: StatsQuery): Promise<StatsResult>;
+  pathCounts(query: PathCountsQuery): Promise<readonly PathCount[]>;
+  /** Calls `listener` with every batch appended to the project from now on; returns the unsubscribe. */
+  subscribe(projectId: string, listener: VisitListener): () => void;
 }
 
-/** An in-memory visit store (lost at exit): for tests and embedding. */
-export interface MemoryVisitStore extends VisitStore {
-  /** The visits of one project, oldest first. */
-  list(projectId: string): readonly StoredVisit[];
+/** The store cannot take visits now (overloaded or its database is unreachable); retry later. */
+export class VisitStoreUnavailableError extends Error {
+  readonly reason: 'busy' | 'unavailable';
+  readonly retryAfterSeconds: number;
+  constructor(reason: 'busy' | 'unavailable', retryAfterSeconds: number, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'VisitStoreUnavailableError';
+    this.reason = reason;
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
 }
 
-/**
- * Creates an in-memory visit store.
- * @example
- * const visits = createMemoryVisitStore();
- * await visits.append('prj_1', [visit]);
- * visits.list('prj_1').length; // 1
- */
-export function createMemoryVisitStore(options: { clock?: { now(): number } } = {}): MemoryVisitStore {
-  const clock = options.clock ?? { now: () => Date.now() };
-  const byProject = new Map<string, StoredVisit[]>();
-  return {
-    async append(projectId, visits) {
-      const received = new Date(clock.now()).toISOString();
-      let list = byProject.get(projectId);
-      if (list === undefined) byProject.set(projectId, (list = []));
-      for (const visit of visits) list.push({ ...visit, project_id: projectId, received });
-    },
-    list(projectId) {
-      return byProject.get(projectId) ?? [];
-    },
-  };
+/** A read query the store cannot answer as asked; `parameter` names the query field at fault. */
+export class VisitQueryError extends Error {
+  readonly parameter: string;
+  constructor(parameter: string, message: string) {
+    super(message);
+    this.name = 'VisitQueryError';
+    this.parameter = parameter;
+  }
 }

@@ -2,8 +2,11 @@
 // lower-cased and secret headers stripped before anything is stored (DESIGN.md §6).
 import { pointerTo, type FieldError } from '../api/problem.js';
 
-/** Header values as stored: string or repeated values. */
-export type VisitHeaders = Record<string, string | string[]>;
+/** Header values as stored: one string per lower-case name (repeated values joined, RFC 9110 §5.3). */
+export type VisitHeaders = Record<string, string>;
+
+/** A JSON object as a client sent it (ACP/UCP response bodies). */
+export type JsonObject = { readonly [key: string]: unknown };
 
 /** One validated, normalised visit. Unknown input fields are dropped. */
 export interface Visit {
@@ -16,6 +19,39 @@ export interface Visit {
   readonly response_duration_in_milliseconds?: number;
   /** When the visit happened (ISO 8601, normalised to UTC); batches arrive late, so clients send it. */
   readonly created?: string;
+  /** Sent by the WordPress plugin: true when the site answered the visit with a 403. */
+  readonly is_blocked?: boolean;
+  // MCP calls (taken by the SDKs from the JSON-RPC body and the response).
+  readonly mcp_request_method?: string;
+  readonly mcp_request_tool_name?: string;
+  readonly mcp_request_client_info_name?: string;
+  readonly mcp_request_client_info_version?: string;
+  readonly mcp_response_result_is_error?: boolean;
+  readonly mcp_response_error_code?: number;
+  readonly mcp_response_error_message?: string;
+  // Agentic-commerce response bodies (ACP, UCP), kept whole.
+  readonly acp_response_body?: JsonObject;
+  readonly ucp_response_body?: JsonObject;
+}
+
+/** The optional Known Agents fields kept with a visit, by the JSON type each must have. */
+const OPTIONAL_FIELDS: ReadonlyArray<readonly [keyof Visit, 'string' | 'boolean' | 'integer' | 'object']> = [
+  ['is_blocked', 'boolean'],
+  ['mcp_request_method', 'string'],
+  ['mcp_request_tool_name', 'string'],
+  ['mcp_request_client_info_name', 'string'],
+  ['mcp_request_client_info_version', 'string'],
+  ['mcp_response_result_is_error', 'boolean'],
+  ['mcp_response_error_code', 'integer'],
+  ['mcp_response_error_message', 'string'],
+  ['acp_response_body', 'object'],
+  ['ucp_response_body', 'object'],
+];
+
+function hasJsonType(value: unknown, type: 'string' | 'boolean' | 'integer' | 'object'): boolean {
+  if (type === 'integer') return Number.isSafeInteger(value);
+  if (type === 'object') return isPlainObject(value);
+  return typeof value === type;
 }
 
 /** The result of parsing one visit: the visit, or every field error found (pointers into the body). */
@@ -55,9 +91,10 @@ function parseHeaders(value: unknown, pointer: string, errors: FieldError[]): Vi
     const lower = name.toLowerCase();
     if (isSecretHeader(lower)) continue;
     const previous = headers[lower];
-    const next = item as string | string[];
-    // Two spellings of one name (User-Agent and user-agent) are one field (RFC 9110 §5.3).
-    headers[lower] = previous === undefined ? (Array.isArray(next) ? [...next] : next) : [...[previous].flat(), ...[next].flat()];
+    // Repeated values, and two spellings of one name (User-Agent and user-agent), are one field
+    // whose values join with ", " (RFC 9110 §5.3); set-cookie, the exception, is never stored.
+    const joined = typeof item === 'string' ? item : (item as string[]).join(', ');
+    headers[lower] = previous === undefined ? joined : `${previous}, ${joined}`;
   }
   return headers;
 }
@@ -113,6 +150,12 @@ export function parseVisit(input: unknown, index?: number): VisitParseResult {
     const time = typeof created === 'string' && RFC3339.test(created) ? Date.parse(created) : Number.NaN;
     if (Number.isFinite(time)) visit['created'] = new Date(time).toISOString();
     else errors.push({ pointer: pointerTo(base, 'created'), code: 'format', message: 'must be an ISO 8601 date-time such as 2026-11-21T12:00:00.000Z' });
+  }
+  for (const [field, type] of OPTIONAL_FIELDS) {
+    const value = input[field];
+    if (value === undefined || value === null) continue;
+    if (hasJsonType(value, type)) visit[field] = value;
+    else errors.push({ pointer: pointerTo(base, field), code: 'type', message: `must be ${type === 'integer' ? 'an integer' : type === 'object' ? 'an object' : `a ${type}`}` });
   }
   return errors.length > 0 ? { ok: false, errors } : { ok: true, visit: visit as unknown as Visit };
 }

@@ -129,14 +129,33 @@ describe('createRouter', () => {
 });
 
 describe('parseVisit', () => {
-  it('normalises header names, merges spellings, strips secrets and ignores unknown fields', () => {
+  it('normalises header names, joins repeated values, strips secrets, keeps Known Agents extras and ignores unknown fields', () => {
     const result = parseVisit({
       request_path: '/p?q=1',
       request_method: 'GET',
-      request_headers: { 'User-Agent': 'a', 'user-agent': ['b'], Cookie: 'c', 'X-Amz-Security-Token': 't', 'X-Client-Secret': 's', 'X-Goog-Api-Key': 'k', Accept: 'text/html' },
+      request_headers: { 'User-Agent': 'a', 'user-agent': ['b', 'c'], Cookie: 'c', 'X-Amz-Security-Token': 't', 'X-Client-Secret': 's', 'X-Goog-Api-Key': 'k', Accept: 'text/html' },
       acp_response_body: { total: 1 },
+      is_blocked: true,
+      mcp_request_tool_name: 'search',
+      node_package_version: '1.8.0',
     });
-    expect(result).toEqual({ ok: true, visit: { request_path: '/p?q=1', request_method: 'GET', request_headers: { 'user-agent': ['a', 'b'], accept: 'text/html' } } });
+    expect(result).toEqual({
+      ok: true,
+      visit: {
+        request_path: '/p?q=1',
+        request_method: 'GET',
+        request_headers: { 'user-agent': 'a, b, c', accept: 'text/html' },
+        acp_response_body: { total: 1 },
+        is_blocked: true,
+        mcp_request_tool_name: 'search',
+      },
+    });
+  });
+
+  it('rejects a Known Agents extra of the wrong type at its pointer', () => {
+    const result = parseVisit({ request_path: '/', request_method: 'GET', request_headers: {}, is_blocked: 'yes', mcp_response_error_code: 1.5, ucp_response_body: [] }, 2);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.errors.map((e) => e.pointer)).toEqual(['/2/is_blocked', '/2/mcp_response_error_code', '/2/ucp_response_body']);
   });
 
   it('names every invalid field with a pointer under the item index', () => {

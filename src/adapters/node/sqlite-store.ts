@@ -4,7 +4,7 @@ import * as nodeCrypto from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { generateId, generateToken, type CreatedProject, type Project, type ProjectLookup, type TokenRecord, type Visit, type VisitStore } from '../../index.js';
+import { generateId, generateToken, type CreatedProject, type EnrichedVisit, type Project, type ProjectLookup, type StoredVisit, type TokenRecord, type Visit, type VisitStore } from '../../index.js';
 
 /** One token as listed: never the token itself, only its id, its first characters and its state. */
 export interface TokenInfo {
@@ -188,12 +188,12 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     insertToken.run(tokenId, projectId, hashTokenNode(token), token.slice(0, 7), created);
     return { tokenId, token };
   };
-  const appendVisits = db.transaction((projectId: string, visits: readonly Visit[]) => {
-    const received = now();
+  const appendVisits = db.transaction((projectId: string, visits: readonly EnrichedVisit[]): StoredVisit[] => {
+    const stored: StoredVisit[] = [];
     for (const v of visits) {
-      insertVisit.run(
+      const { lastInsertRowid } = insertVisit.run(
         projectId,
-        received,
+        new Date(v.received).toISOString(),
         v.created ?? null,
         v.request_path,
         v.request_method,
@@ -202,7 +202,9 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
         v.response_headers === undefined ? null : JSON.stringify(v.response_headers),
         v.response_duration_in_milliseconds ?? null,
       );
+      stored.push({ ...v, id: String(lastInsertRowid), project_id: projectId });
     }
+    return stored;
   });
 
   return {
@@ -248,7 +250,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     },
     // better-sqlite3 is synchronous: when this resolves the transaction is committed to the WAL.
     async append(projectId, visits) {
-      appendVisits.immediate(projectId, visits);
+      return appendVisits.immediate(projectId, visits);
     },
     listVisits(projectId, listOptions = {}) {
       return visitsOf.all(projectId, listOptions.limit ?? -1).map((row) => {

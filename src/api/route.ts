@@ -1,0 +1,47 @@
+// What a route is: how it authenticates, whether it takes a JSON body, and the function that
+// answers it. Route tables from several modules are merged into one router by the handler.
+import type { Project } from './projects.js';
+import type { ApiRequest, ApiResponse } from './types.js';
+
+/**
+ * Who may call a route: anyone; a project token (Known Agents style); a project token or an
+ * admin session naming the project with `?project=ID`; or an admin session only.
+ */
+export type RouteAuth = 'none' | 'token' | 'token-or-admin' | 'admin';
+
+/** What a route's function receives. */
+export interface RouteContext {
+  readonly request: ApiRequest;
+  /** The path without base path and query string. */
+  readonly path: string;
+  readonly query: URLSearchParams;
+  /** The project the request acts on: the token's, or the one an admin session named; undefined for 'none' and project-less admin routes. */
+  readonly project: Project | undefined;
+  /** The admin session, when the request was authenticated by one. */
+  readonly admin: AdminSession | undefined;
+}
+
+/** One route: a method on a path. */
+export interface Route {
+  readonly auth: RouteAuth;
+  /** JSON body endpoints answer 415 to other media types and 413 past the body limit. */
+  readonly json: boolean;
+  readonly run: (context: RouteContext) => Promise<ApiResponse> | ApiResponse;
+}
+
+/** Paths (relative to the base path) to methods to routes. */
+export type RouteTable = Readonly<Record<string, Readonly<Record<string, Route>>>>;
+
+/** A logged-in administrator. */
+export interface AdminSession {
+  readonly id: string;
+  /** The CSRF token every state-changing admin request must echo in `x-csrf-token`. */
+  readonly csrfToken: string;
+}
+
+/** Finds the admin session a request carries (a cookie, for the node adapter); undefined when none is valid. */
+export interface AdminAuthenticator {
+  authenticate(request: ApiRequest): Promise<AdminSession | undefined> | AdminSession | undefined;
+  /** The project an admin acts on, by id; undefined when there is none. */
+  findProject(projectId: string): Promise<Project | undefined> | Project | undefined;
+}

@@ -1,0 +1,101 @@
+// An in-memory VisitStore (lost at exit): the reference implementation of the contract, for
+// tests and for embedding (a Worker, a script) where what fits in memory is enough.
+import { createVisitFanout } from './fanout.js';
+import { bucketStart, buildStatsResult, dimensionKey, matchesFilter, validateStatsQuery, type StatsCell } from './stats.js';
+import { VisitQueryError, type EnrichedVisit, type PathCount, type StoredVisit, type VisitStore } from './visit-store.js';
+
+/** An in-memory visit store. */
+export interface MemoryVisitStore extends VisitStore {
+  /** Every stored visit of one project, oldest first. */
+  list(projectId: string): readonly StoredVisit[];
+}
+
+// Ids are decimal sequence numbers: one counter for the store, so ids never repeat across projects.
+const CURSOR = /^[1-9][0-9]{0,15}$/;
+
+function parseCursor(parameter: string, cursor: string): number {
+  if (!CURSOR.test(cursor)) throw new VisitQueryError(parameter, `${JSON.stringify(cursor)} is not a visit id from this store`);
+  return Number(cursor);
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * Creates an in-memory visit store.
+ * @example
+ * const visits = createMemoryVisitStore();
+ * await visits.append('prj_1', [enrichedVisit]);
+ * (await visits.timeline({ projectId: 'prj_1', limit: 10 })).length; // 1
+ */
+export function createMemoryVisitStore(): MemoryVisitStore {
+  const byProject = new Map<string, StoredVisit[]>();
+  const fanout = createVisitFanout();
+  let sequence = 0;
+
+  return {
+    async append(projectId, visits) {
+      let list = byProject.get(projectId);
+      if (list === undefined) byProject.set(projectId, (list = []));
+      const stored = visits.map((visit: EnrichedVisit): StoredVisit => ({ ...visit, id: String(++sequence), project_id: projectId }));
+      list.push(...stored);
+      fanout.publish(projectId, stored);
+      return stored;
+    },
+    async timeline(query) {
+      const list = byProject.get(query.projectId) ?? [];
+      const before = query.before === undefined ? Infinity : parseCursor('before', query.before);
+      const after = query.after === undefined ? 0 : parseCursor('after', query.after);
+      const page: StoredVisit[] = [];
+      if (query.after !== undefined) {
+        for (const visit of list) {
+          if (page.length >= query.limit) break;
+          const id = Number(visit.id);
+          if (id > after && id < before && matchesFilter(visit, query.filter)) page.push(visit);
+        }
+      } else {
+        for (let i = list.length - 1; i >= 0 && page.length < query.limit; i--) {
+          const visit = list[i]!;
+          if (Number(visit.id) < before && matchesFilter(visit, query.filter)) page.push(visit);
+        }
+      }
+      return page;
+    },
+    async stats(query) {
+      validateStatsQuery(query);
+      const cells = new Map<string, { bucket: number; key: string | null; count: number }>();
+      for (const visit of byProject.get(query.projectId) ?? []) {
+        if (visit.time < query.from || visit.time >= query.to || !matchesFilter(visit, query.filter)) continue;
+        const bucket = bucketStart(visit.time, query.interval);
+        const key = dimensionKey(visit, query.by);
+        const id = `${bucket}\u0000${key ?? '\u0001'}`;
+        const cell = cells.get(id);
+        if (cell === undefined) cells.set(id, { bucket, key, count: 1 });
+        else cell.count++;
+      }
+      return buildStatsResult(query, cells.values() as Iterable<StatsCell>);
+    },
+    async pathCounts(query) {
+      const rows = new Map<string, { -readonly [K in keyof PathCount]: PathCount[K] }>();
+      for (const visit of byProject.get(query.projectId) ?? []) {
+        if (visit.time < query.from || visit.time >= query.to || !matchesFilter(visit, query.filter)) continue;
+        if (query.agentsOnly === true && visit.agent_id === null) continue;
+        const id = `${visit.agent_id ?? ''}\u0000${visit.request_path}`;
+        const row = rows.get(id);
+        if (row === undefined) rows.set(id, { agent_id: visit.agent_id, agent_type: visit.agent_type, path: visit.request_path, count: 1, last: visit.time });
+        else {
+          row.count++;
+          if (visit.time > row.last) row.last = visit.time;
+        }
+      }
+      return [...rows.values()]
+        .sort((a, b) => b.count - a.count || compareText(a.agent_id ?? '', b.agent_id ?? '') || compareText(a.path, b.path))
+        .slice(0, query.limit ?? 1000);
+    },
+    subscribe: (projectId, listener) => fanout.subscribe(projectId, listener),
+    list(projectId) {
+      return byProject.get(projectId) ?? [];
+    },
+  };
+}

@@ -1,0 +1,94 @@
+// Referral classes: which AI product sent a human visitor, from the Referer host or `utm_source`.
+
+/** The AI products a referral is attributed to. */
+export const REFERRAL_CLASSES = [
+  'chatgpt',
+  'perplexity',
+  'gemini',
+  'claude',
+  'copilot',
+  'deepseek',
+  'grok',
+  'meta-ai',
+  'mistral',
+  'you',
+  'phind',
+  'poe',
+] as const;
+
+/** One AI product a human visitor arrived from. */
+export type ReferralClass = (typeof REFERRAL_CLASSES)[number];
+
+// Hosts each product links out from (their chat apps and link-redirect hosts). A host matches
+// itself and its subdomains, so "chatgpt.com" covers "www.chatgpt.com".
+const HOSTS: ReadonlyArray<readonly [string, ReferralClass]> = [
+  ['chatgpt.com', 'chatgpt'],
+  ['chat.openai.com', 'chatgpt'],
+  ['perplexity.ai', 'perplexity'],
+  ['gemini.google.com', 'gemini'],
+  ['bard.google.com', 'gemini'],
+  ['claude.ai', 'claude'],
+  ['copilot.microsoft.com', 'copilot'],
+  ['copilot.cloud.microsoft', 'copilot'],
+  ['chat.deepseek.com', 'deepseek'],
+  ['grok.com', 'grok'],
+  ['meta.ai', 'meta-ai'],
+  ['chat.mistral.ai', 'mistral'],
+  ['you.com', 'you'],
+  ['phind.com', 'phind'],
+  ['poe.com', 'poe'],
+];
+
+// `utm_source` values the products append to the links they cite (ChatGPT: utm_source=chatgpt.com).
+const UTM_SOURCES = new Map<string, ReferralClass>([
+  ...HOSTS.map(([host, referral]) => [host, referral] as const),
+  ...REFERRAL_CLASSES.map((referral) => [referral, referral] as const),
+  ['openai', 'chatgpt'],
+  ['bing-copilot', 'copilot'],
+  ['metaai', 'meta-ai'],
+  ['lechat', 'mistral'],
+]);
+
+function classifyHost(host: string): ReferralClass | undefined {
+  let name = host.toLowerCase();
+  if (name.endsWith('.')) name = name.slice(0, -1);
+  for (const [suffix, referral] of HOSTS) {
+    if (name === suffix || name.endsWith(`.${suffix}`)) return referral;
+  }
+  return undefined;
+}
+
+function utmSource(path: string): string | undefined {
+  const query = path.indexOf('?');
+  if (query === -1) return undefined;
+  const hash = path.indexOf('#', query);
+  try {
+    return new URLSearchParams(path.slice(query + 1, hash === -1 ? undefined : hash)).get('utm_source') ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The AI product a visit was referred from: the Referer's host first, then the request path's
+ * `utm_source` parameter; undefined when neither names one.
+ * @example
+ * classifyReferral('/pricing', 'https://chatgpt.com/'); // 'chatgpt'
+ * classifyReferral('/docs?utm_source=perplexity', undefined); // 'perplexity'
+ */
+export function classifyReferral(path: string, referer: string | undefined): ReferralClass | undefined {
+  if (referer !== undefined && referer !== '') {
+    let host: string | undefined;
+    try {
+      host = new URL(referer).hostname;
+    } catch {
+      host = undefined;
+    }
+    const fromHost = host === undefined ? undefined : classifyHost(host);
+    if (fromHost !== undefined) return fromHost;
+  }
+  const source = utmSource(path);
+  if (source === undefined) return undefined;
+  const normalised = source.trim().toLowerCase().replace(/^www\./, '');
+  return UTM_SOURCES.get(normalised) ?? classifyHost(normalised);
+}
