@@ -1,6 +1,7 @@
 // The transport-agnostic REST API (DESIGN.md §7): routing, auth, content negotiation, limits and
 // errors live here once; transports only turn their requests into ApiRequest and back.
 import type { Engine } from '../engine.js';
+import { createIdentificationSerializer } from '../identify/identification.js';
 import { RobotsOptionsError } from '../robots/errors.js';
 import type { RobotsTxtOptions } from '../robots/options.js';
 import type { Visit } from '../visits/visit.js';
@@ -18,7 +19,7 @@ import { createRateLimiter, type RateLimiter } from './rate-limit.js';
 import { headerValue } from './request-headers.js';
 import { createRouter } from './router.js';
 import { constantTimeEqual, sha256Hex, type TokenHasher } from './token.js';
-import type { AdminAuthenticator, AdminSession, Route, RouteTable } from './route.js';
+import type { AdminAuthenticator, AdminSession, Route, RouteContext, RouteTable } from './route.js';
 import type { ApiRequest, ApiResponse } from './types.js';
 
 /** A function from a plain request to a plain response; it never rejects. */
@@ -49,6 +50,9 @@ export interface ApiHandlerOptions {
   readonly onError?: (error: unknown, request: ApiRequest) => void;
 }
 
+
+const TOKEN_CACHE_MS = 1000;
+const TOKEN_CACHE_MAX = 10_000;
 
 // RFC 9110 §9.2.1: methods that change nothing, so they need no CSRF token.
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -127,20 +131,22 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
   };
 
   /** A POST route taking one item or an array of them, answering in the same shape and order. */
-  const itemsRoute = (answer: (item: RequestItem) => Promise<unknown>): Route => ({
+  const itemsRoute = <T>(answer: (item: RequestItem) => Promise<T>, serialize: (result: T) => string = JSON.stringify): Route => ({
     auth: 'token',
     json: true,
     async run({ request, project }) {
       const body = requestItems(request);
       if (!body.ok) return body.response;
+      if (body.single) return { status: 200, headers: JSON_HEADERS, body: serialize(await answer(body.items[0]!)), projectId: project?.id };
       const results = await Promise.all(body.items.map(answer));
-      return json(200, body.single ? results[0] : results, project?.id);
+      return { status: 200, headers: JSON_HEADERS, body: `[${results.map((result) => serialize(result)).join(',')}]`, projectId: project?.id };
     },
   });
+  const identificationJson = createIdentificationSerializer();
 
   let openApi: string | undefined;
   const routes: Record<string, Readonly<Record<string, Route>>> = {
-    '/agent-identifications': { POST: itemsRoute((item) => engine.identify(item)) },
+    '/agent-identifications': { POST: itemsRoute((item) => engine.identify(item), identificationJson) },
     '/agent-verifications': { POST: itemsRoute((item) => engine.verify(item)) },
     '/robots-txts': {
       POST: {
@@ -236,12 +242,32 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
   const router = createRouter<Route>(options.basePath ?? '/', routes);
   const admin = options.admin;
 
+  // Tokens found valid in the last second, by their text: the hot path then neither hashes nor
+  // asks the store. Only hits are kept (a flood of wrong tokens cannot fill it), it is bounded,
+  // and it is dropped whenever the store reports a token change (rotation, revocation).
+  const tokenCache = new Map<string, { readonly project: Project; readonly key: string; readonly until: number }>();
+  let cachedVersion = projects.tokensVersion?.();
+  const now = options.clock === undefined ? () => Date.now() : () => options.clock!.now();
+
   const authenticate = async (request: ApiRequest): Promise<{ ok: true; project: Project; key: string } | { ok: false; response: ApiResponse }> => {
     const bearer = readBearer(request.headers);
     if (!bearer.ok) return { ok: false, response: unauthorized(bearer.reason, bearer.header) };
+    const version = projects.tokensVersion?.();
+    if (version !== cachedVersion) {
+      tokenCache.clear();
+      cachedVersion = version;
+    }
+    const time = now();
+    const cached = tokenCache.get(bearer.token);
+    if (cached !== undefined && cached.until > time) return { ok: true, project: cached.project, key: cached.key };
     const hash = await hashToken(bearer.token);
     const record = await projects.findByTokenHash(hash);
-    if (record === undefined || !constantTimeEqual(record.tokenHash, hash)) return { ok: false, response: unauthorized('unknown-token') };
+    if (record === undefined || !constantTimeEqual(record.tokenHash, hash)) {
+      tokenCache.delete(bearer.token);
+      return { ok: false, response: unauthorized('unknown-token') };
+    }
+    if (tokenCache.size >= TOKEN_CACHE_MAX) tokenCache.clear();
+    tokenCache.set(bearer.token, { project: record.project, key: hash, until: time + TOKEN_CACHE_MS });
     return { ok: true, project: record.project, key: hash };
   };
 
@@ -277,13 +303,15 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
     }
     const route = match.route;
     const queryAt = request.path.indexOf('?');
-    const query = new URLSearchParams(queryAt === -1 ? '' : request.path.slice(queryAt + 1));
+    let parsedQuery: URLSearchParams | undefined;
+    // Parsed on first use: the hot POST routes never read the query string.
+    const queryOf = () => (parsedQuery ??= new URLSearchParams(queryAt === -1 ? '' : request.path.slice(queryAt + 1)));
     let project: Project | undefined;
     let session: AdminSession | undefined;
     // token-or-admin: a request with an Authorization header is a token request, whatever cookies it carries.
     const useAdmin = route.auth === 'admin' || (route.auth === 'token-or-admin' && headerValue(request.headers, 'authorization') === undefined && admin !== undefined);
     if (useAdmin) {
-      const auth = await authenticateAdmin(request, query, route.auth === 'token-or-admin');
+      const auth = await authenticateAdmin(request, queryOf(), route.auth === 'token-or-admin');
       if (!auth.ok) return auth.response;
       session = auth.session;
       project = auth.project;
@@ -316,7 +344,16 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
       }
     }
     const path = (queryAt === -1 ? request.path : request.path.slice(0, queryAt)).slice(router.basePath.length);
-    const response = await route.run({ request, path, query, project, admin: session });
+    const context: RouteContext = {
+      request,
+      path,
+      get query() {
+        return queryOf();
+      },
+      project,
+      admin: session,
+    };
+    const response = await route.run(context);
     return project !== undefined && response.projectId === undefined ? { ...response, projectId: project.id } : response;
   };
 

@@ -17,6 +17,12 @@ export interface TokenRecord {
 /** Read access the API needs: find the live (not revoked) token with this hash. */
 export interface ProjectLookup {
   findByTokenHash(tokenHash: string): TokenRecord | undefined | Promise<TokenRecord | undefined>;
+  /**
+   * A number that changes whenever a token is issued or revoked through this store. The API keeps
+   * tokens it found valid for a second without hashing them again, and drops them all when this
+   * changes; without it, a revocation applies within that second.
+   */
+  tokensVersion?(): number;
 }
 
 /** A project created in a store, with its token in clear text: shown once, never stored. */
@@ -45,7 +51,9 @@ export function createMemoryProjectStore(options: { hash?: TokenHasher } = {}): 
   if (typeof hash !== 'function') throw new TypeError(`hash must be a function, got ${typeof hash}`);
   const projects = new Map<string, Project>();
   const tokens = new Map<string, TokenRecord>();
+  let version = 0;
   const issue = async (project: Project, revokeOthers: boolean): Promise<string> => {
+    version++;
     if (revokeOthers) for (const [key, record] of tokens) if (record.project.id === project.id) tokens.delete(key);
     const token = generateToken();
     const tokenHash = await hash(token);
@@ -69,7 +77,9 @@ export function createMemoryProjectStore(options: { hash?: TokenHasher } = {}): 
       return issue(project, issueOptions.revokeOthers === true);
     },
     async revokeToken(token) {
+      version++;
       return tokens.delete(await hash(token));
     },
+    tokensVersion: () => version,
   };
 }

@@ -41,3 +41,38 @@ export function identifiedAgent(agent: Agent, result: VerifiedResult, id: string
 export function unknownAgent(id: string | undefined): UnknownAgent {
   return id === undefined ? { result: 'unknown_agent' } : { id, result: 'unknown_agent' };
 }
+
+// Characters JSON.stringify escapes in a string (RFC 8259 §7), JS line separators and surrogates.
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\u2028\u2029\ud800-\udfff]/;
+
+/** A JSON string literal; skips JSON.stringify for the common plain case. */
+function jsonString(value: string): string {
+  return NEEDS_ESCAPE.test(value) ? JSON.stringify(value) : `"${value}"`;
+}
+
+/**
+ * Creates a serialiser of identification results that gives exactly `JSON.stringify(result)`,
+ * but joins a per-agent fragment made once instead of serialising the agent fields every time:
+ * identification answers are the API's hottest output.
+ * @example
+ * const toJson = createIdentificationSerializer();
+ * toJson({ result: 'unknown_agent' }); // '{"result":"unknown_agent"}'
+ */
+export function createIdentificationSerializer(): (identification: Identification) => string {
+  const fragments = new Map<string, { readonly source: IdentifiedAgent; readonly json: string }>();
+  return (identification) => {
+    const head = identification.id === undefined ? '{' : `{"id":${jsonString(identification.id)},`;
+    if (identification.result === 'unknown_agent') return `${head}"result":"unknown_agent"}`;
+    const item = identification;
+    let fragment = fragments.get(item.agent_id);
+    const s = fragment?.source;
+    // Same agent id with other fields (another catalog) is rebuilt, never served stale.
+    if (s === undefined || s.agent_token !== item.agent_token || s.agent_url !== item.agent_url || s.agent_type_name !== item.agent_type_name || s.operator_name !== item.operator_name) {
+      const { agent_id, agent_token, agent_url, agent_type_name, operator_name } = item;
+      fragment = { source: item, json: JSON.stringify({ agent_id, agent_token, agent_url, agent_type_name, operator_name }).slice(1) };
+      if (fragments.size >= 10_000) fragments.clear();
+      fragments.set(item.agent_id, fragment);
+    }
+    return `${head}"result":"${item.result}",${fragment!.json}`;
+  };
+}
