@@ -58,6 +58,7 @@ export type { ApiHandler, ApiHandlerOptions } from './api/handler.js';
 export { createFetchHandler } from './api/fetch.js';
 export type { FetchHandler } from './api/fetch.js';
 export type { ApiHeaderValue, ApiRequest, ApiResponse } from './api/types.js';
+export type { AdminAuthenticator, AdminSession, Route, RouteAuth, RouteContext, RouteTable } from './api/route.js';
 export { DEFAULT_LIMITS, resolveLimits } from './api/limits.js';
 export type { ApiLimits } from './api/limits.js';
 export { problem } from './api/problem.js';
@@ -69,6 +70,24 @@ export type { TokenHasher } from './api/token.js';
 export { createRateLimiter } from './api/rate-limit.js';
 export type { RateLimitDecision, RateLimiter, RateLimitOptions } from './api/rate-limit.js';
 export { createOpenApiDocument } from './api/openapi.js';
+export { createMemoryProjectSettingsStore, createProjectClientIpRules, DEFAULT_PROJECT_SETTINGS, parseProjectSettings, projectClientIpRule } from './api/project-settings.js';
+export type {
+  MemoryProjectSettingsStore,
+  ParsedProjectSettings,
+  ProjectClientIpRules,
+  ProjectClientIpSettings,
+  ProjectRobotsSettings,
+  ProjectSettings,
+  ProjectSettingsStore,
+} from './api/project-settings.js';
+export { createVisitRoutes } from './api/visit-routes.js';
+export type { VisitRoutesOptions } from './api/visit-routes.js';
+export { createProjectSettingsRoutes } from './api/settings-routes.js';
+export type { ProjectSettingsRoutesOptions } from './api/settings-routes.js';
+export { openVisitEventStream } from './api/visit-event-stream.js';
+export type { VisitEventStreamOptions } from './api/visit-event-stream.js';
+export { csvCell, toCsv } from './api/csv.js';
+export type { CsvCell } from './api/csv.js';
 export { isSecretHeader, parseVisit } from './visits/visit.js';
 export type { JsonObject, Visit, VisitHeaders, VisitParseResult } from './visits/visit.js';
 export { VisitQueryError, VisitStoreUnavailableError } from './visits/visit-store.js';
@@ -105,4 +124,6 @@ export type { ParsedRobotsOptions, RobotsMarkers, RobotsTxtOptions, ValidatedRob
 export { RobotsOptionsError } from './robots/errors.js';
 export type { RobotsIssue, RobotsIssueCode } from './robots/errors.js';
 export { encodeRobotsPath } from './robots/encode-path.js';
+export { compileRobotsRules, normalizeRobotsPath, parseRobotsTxt } from './robots/match.js';
+export type { ParsedRobotsTxt, RobotsMatch, RobotsMatcher, RobotsRule } from './robots/match.js';
 export type { EncodedPath } from './robots/encode-path.js';

@@ -8,7 +8,8 @@ export type FetchHandler = (request: Request) => Promise<Response>;
 
 /**
  * Wraps an API handler as a Fetch API handler. The body is read whole (the platform bounds it);
- * the API handler answers 413 past its own limit.
+ * the API handler answers 413 past its own limit. A streamed response body is handed to the
+ * platform as it is, so the platform's cancel (the client went away) reaches the stream.
  * @example
  * export default { fetch: createFetchHandler(createApiHandler({ engine, projects, visits })) };
  */
@@ -22,6 +23,11 @@ export function createFetchHandler(handler: ApiHandler): FetchHandler {
     });
     const body = request.body === null ? undefined : new Uint8Array(await request.arrayBuffer());
     const response = await handler({ method: request.method, path: url.pathname + url.search, headers, body });
-    return new Response(response.status === 304 ? null : (response.body ?? null), { status: response.status, headers: response.headers });
+    if (response.status === 304 || request.method === 'HEAD') {
+      // No body may follow (RFC 9110 §9.3.2, §15.4.5): release a stream nobody will read.
+      if (typeof response.body === 'object') await response.body.cancel();
+      return new Response(null, { status: response.status, headers: response.headers });
+    }
+    return new Response(response.body ?? null, { status: response.status, headers: response.headers });
   };
 }

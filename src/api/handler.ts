@@ -20,6 +20,10 @@ import { headerValue } from './request-headers.js';
 import { createRouter } from './router.js';
 import { constantTimeEqual, sha256Hex, type TokenHasher } from './token.js';
 import type { AdminAuthenticator, AdminSession, Route, RouteContext, RouteTable } from './route.js';
+import { createMemoryProjectSettingsStore, createProjectClientIpRules, type ProjectSettingsStore } from './project-settings.js';
+import { createProjectSettingsRoutes } from './settings-routes.js';
+import { createVisitRoutes } from './visit-routes.js';
+import { createClientIpRule, type ClientIpRule } from '../verify/client-ip.js';
 import type { ApiRequest, ApiResponse } from './types.js';
 
 /** A function from a plain request to a plain response; it never rejects. */
@@ -48,6 +52,12 @@ export interface ApiHandlerOptions {
   readonly admin?: AdminAuthenticator;
   /** Called with every unexpected error, which is answered as a bare 500; log it here. */
   readonly onError?: (error: unknown, request: ApiRequest) => void;
+  /** Per-project settings (robots rules, client-IP rule); in memory when omitted. */
+  readonly settings?: ProjectSettingsStore;
+  /** The client-IP rule for visits of projects without their own (default `createClientIpRule()`). */
+  readonly clientIp?: ClientIpRule;
+  /** Timing of `GET /visits/stream`: heartbeat interval (default 15,000 ms) and `retry:` hint (default 3,000 ms). */
+  readonly eventStream?: { readonly heartbeatMs?: number; readonly retryMs?: number };
 }
 
 
@@ -110,6 +120,15 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
     options.rateLimit === false ? undefined : createRateLimiter({ ...(options.rateLimit ?? { ratePerSecond: 1000, burst: 2000 }), clock: options.clock });
   const onError = options.onError ?? (() => undefined);
   const enrich = createVisitEnricher({ engine, clock: options.clock });
+  const settings = options.settings ?? createMemoryProjectSettingsStore();
+  const defaultClientIp = options.clientIp ?? createClientIpRule();
+  if (typeof defaultClientIp !== 'function') throw new TypeError(`clientIp must be a function of the headers, got ${String(defaultClientIp)}`);
+  // Each project may read the visitor address its own way (its proxies); compiled once per project.
+  const clientIpRules = createProjectClientIpRules(settings, defaultClientIp);
+  const enrichFor = async (projectId: string, parsed: readonly Visit[]) => {
+    const rule = clientIpRules.ruleFor(projectId);
+    return enrich(parsed, rule instanceof Promise ? await rule : rule);
+  };
 
   const parseBody = (request: ApiRequest): { ok: true; value: unknown } | { ok: false; response: ApiResponse } => {
     const parsed = parseJsonBody(request.body, limits.maxJsonDepth);
@@ -150,7 +169,7 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
     '/agent-verifications': { POST: itemsRoute((item) => engine.verify(item)) },
     '/robots-txts': {
       POST: {
-        auth: 'token',
+        auth: 'token-or-admin',
         json: true,
         run({ request, project }) {
           const body = parseBody(request);
@@ -201,7 +220,7 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
           }
           if (accepted.length > 0) {
             try {
-              await visits.append(project!.id, await enrich(accepted));
+              await visits.append(project!.id, await enrichFor(project!.id, accepted));
             } catch (error) {
               if (!(error instanceof VisitStoreUnavailableError)) throw error;
               // Backpressure (DESIGN.md §6): refuse the whole batch so the client retries it; never drop.
@@ -231,7 +250,9 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
       GET: { auth: 'none', json: false, run: () => json(200, { status: 'ok' }) },
     },
   };
-  for (const table of options.routes ?? []) {
+  const readRoutes = createVisitRoutes({ engine, visits, settings, enrich: enrichFor, clock: options.clock, maxJsonDepth: limits.maxJsonDepth, eventStream: options.eventStream });
+  const settingsRoutes = createProjectSettingsRoutes({ settings, clientIpRules, maxJsonDepth: limits.maxJsonDepth });
+  for (const table of [readRoutes, settingsRoutes, ...(options.routes ?? [])]) {
     for (const [path, methods] of Object.entries(table)) {
       for (const method of Object.keys(methods)) {
         if (routes[path]?.[method] !== undefined) throw new RangeError(`routes: ${method} ${path} is defined twice`);

@@ -15,16 +15,38 @@ const errorResponses = (statuses: readonly number[]) => {
     400: 'Invalid JSON, wrong field types or values.',
     401: 'Missing, malformed, unknown or revoked token (with WWW-Authenticate: Bearer).',
     405: 'Method not allowed (with Allow).',
+    403: 'An admin session request that changes state without its X-CSRF-Token.',
+    404: 'An admin session named a project (?project=) that does not exist.',
     413: 'Body, array, header or nesting limit exceeded.',
     415: 'Content-Type is not JSON.',
     429: 'Rate limit exceeded (with Retry-After).',
     500: 'Unexpected error; details are logged, never returned.',
+    503: 'The visit store cannot answer now (with Retry-After); nothing was stored.',
   };
   return Object.fromEntries(statuses.map((status) => [String(status), problemResponse(descriptions[status]!)]));
 };
 const jsonBody = (schema: object) => ({ required: true, content: { 'application/json': { schema } } });
 const oneOrMany = (name: string) => ({ oneOf: [ref(name), { type: 'array', items: ref(name) }] });
 const AUTH_ERRORS = [400, 401, 405, 413, 415, 429, 500] as const;
+// The read routes: a project token, or an admin session naming the project with ?project=.
+const READ_ERRORS = [400, 401, 403, 404, 405, 429, 500, 503] as const;
+const queryParameter = (name: string, description: string, schema: object = { type: 'string' }) => ({ name, in: 'query', required: false, description, schema });
+const READ_PARAMETERS = [
+  queryParameter('project', 'The project, for admin sessions (a token names its own project).'),
+];
+const FILTER_PARAMETERS = [
+  queryParameter('agent', 'Only visits of this catalog agent id; "none": visits without a catalog agent.'),
+  queryParameter('agent_type', 'Only visits of agents of this type (legacy aliases accepted); "none": without a type.'),
+  queryParameter('result', 'Only visits with this identification result.', { type: 'string', enum: ['verified', 'verification_failed', 'not_verifiable', 'unknown_agent'] }),
+  queryParameter('referral', 'Only human visits referred by this AI product; "none": without a referral.'),
+  queryParameter('path', 'Only visits to this path (without its query string).'),
+];
+const RANGE_PARAMETERS = [
+  queryParameter('from', 'Range start: ISO 8601 or milliseconds since the epoch (default: 24 hours before `to`).'),
+  queryParameter('to', 'Range end, exclusive: ISO 8601 or milliseconds since the epoch (default: now).'),
+];
+const FORMAT_PARAMETER = queryParameter('format', 'csv for a CSV download (RFC 4180; also chosen by Accept: text/csv).', { type: 'string', enum: ['json', 'csv'] });
+const csvOr = (schema: object) => ({ 'application/json': { schema }, 'text/csv': { schema: { type: 'string' } } });
 
 /**
  * Builds the OpenAPI 3.1 document for a base path and the limits in force.
@@ -83,6 +105,17 @@ export function createOpenApiDocument(options: { basePath: string; limits: ApiLi
         },
       },
       '/visits': {
+        get: {
+          summary: 'A page of the timeline, newest first; follow `next` with `after` for older visits.',
+          parameters: [
+            queryParameter('limit', 'Visits per page: 1 to 1,000 (default 50); for CSV up to 100,000 (default 10,000).', { type: 'integer', minimum: 1 }),
+            queryParameter('after', 'The `next` cursor of the previous page.'),
+            ...FILTER_PARAMETERS,
+            FORMAT_PARAMETER,
+            ...READ_PARAMETERS,
+          ],
+          responses: { '200': { description: 'One page.', content: csvOr(ref('VisitPage')) }, ...errorResponses(READ_ERRORS) },
+        },
         post: {
           summary: 'Record visits; invalid items are rejected by index, valid ones are stored durably before the answer.',
           requestBody: jsonBody(oneOrMany('Visit')),
@@ -90,6 +123,76 @@ export function createOpenApiDocument(options: { basePath: string; limits: ApiLi
             '202': { description: 'Accepted visits are stored.', content: { 'application/json': { schema: ref('VisitsAccepted') } } },
             ...errorResponses(AUTH_ERRORS),
           },
+        },
+      },
+      '/visits/stream': {
+        get: {
+          summary:
+            'The live timeline as Server-Sent Events: `id: <visit id>` and `data: <StoredVisit JSON>` per visit, a `retry:` hint, a comment heartbeat every 15 s. ' +
+            'Resume with Last-Event-ID (or ?last_event_id=): every later visit is replayed first, without gaps or duplicates.',
+          parameters: [
+            { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' } },
+            queryParameter('last_event_id', 'As Last-Event-ID, for clients that cannot set headers.'),
+            ...FILTER_PARAMETERS,
+            ...READ_PARAMETERS,
+          ],
+          responses: { '200': { description: 'An endless event stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...errorResponses(READ_ERRORS) },
+        },
+      },
+      '/stats': {
+        get: {
+          summary: 'Visit counts over time buckets by one dimension: every bucket of the range (zeros included), the most frequent keys one by one, the rest in `other`.',
+          parameters: [
+            ...RANGE_PARAMETERS,
+            queryParameter('interval', 'Bucket width (default hour).', { type: 'string', enum: ['minute', 'hour', 'day'] }),
+            queryParameter('by', 'What to count by (default agent_type).', { type: 'string', enum: ['agent', 'agent_type', 'result', 'path', 'referral'] }),
+            queryParameter('limit', 'Keys reported one by one: 1 to 1,000 (default 10).', { type: 'integer', minimum: 1, maximum: 1000 }),
+            ...FILTER_PARAMETERS,
+            FORMAT_PARAMETER,
+            ...READ_PARAMETERS,
+          ],
+          responses: { '200': { description: 'The counts.', content: csvOr(ref('Stats')) }, ...errorResponses(READ_ERRORS) },
+        },
+      },
+      '/stats/top-paths': {
+        get: {
+          summary: 'The most visited (agent, path) pairs of catalog agents; agent=none for visitors without one.',
+          parameters: [
+            ...RANGE_PARAMETERS,
+            queryParameter('limit', 'Rows: 1 to 1,000 (default 20).', { type: 'integer', minimum: 1, maximum: 1000 }),
+            ...FILTER_PARAMETERS,
+            FORMAT_PARAMETER,
+            ...READ_PARAMETERS,
+          ],
+          responses: { '200': { description: 'The rows, most visited first.', content: csvOr(ref('TopPaths')) }, ...errorResponses(READ_ERRORS) },
+        },
+      },
+      '/robots-violations': {
+        get: {
+          summary: "Visits by catalog agents to paths their type is disallowed from by the project's saved robots rules (RFC 9309 matching), with the deciding rule.",
+          parameters: [...RANGE_PARAMETERS, queryParameter('limit', 'Rows: 1 to 10,000 (default 1,000).', { type: 'integer', minimum: 1, maximum: 10000 }), FORMAT_PARAMETER, ...READ_PARAMETERS],
+          responses: { '200': { description: 'The violations, most visited first.', content: csvOr(ref('RobotsViolations')) }, ...errorResponses(READ_ERRORS) },
+        },
+      },
+      '/test-visits': {
+        post: {
+          summary: "Records one visit of agentwarden's own test agent through the visit pipeline; it shows on /visits and the stream.",
+          parameters: READ_PARAMETERS,
+          requestBody: { required: false, content: { 'application/json': { schema: { type: 'object', properties: { request_path: { type: 'string', minLength: 1 } } } } } },
+          responses: { '202': { description: 'The stored visit.', content: { 'application/json': { schema: ref('StoredVisit') } } }, ...errorResponses(READ_ERRORS) },
+        },
+      },
+      '/project-settings': {
+        get: {
+          summary: "The project's saved robots rules and client-IP rule.",
+          parameters: READ_PARAMETERS,
+          responses: { '200': { description: 'The settings (defaults when none were saved).', content: { 'application/json': { schema: ref('ProjectSettings') } } }, ...errorResponses(READ_ERRORS) },
+        },
+        put: {
+          summary: 'Saves settings: an absent member keeps its value, robots null clears the rules. Visits use a new client-IP rule from the next request on.',
+          parameters: READ_PARAMETERS,
+          requestBody: jsonBody(ref('ProjectSettingsUpdate')),
+          responses: { '200': { description: 'The saved settings.', content: { 'application/json': { schema: ref('ProjectSettings') } } }, ...errorResponses([...READ_ERRORS, 413, 415]) },
         },
       },
       '/openapi.json': {
@@ -218,7 +321,147 @@ export function createOpenApiDocument(options: { basePath: string; limits: ApiLi
           type: 'object',
           required: ['pointer', 'code', 'message'],
           additionalProperties: false,
-          properties: { pointer: { type: 'string', description: 'RFC 6901 JSON pointer into the request body.' }, code: { type: 'string' }, message: { type: 'string' } },
+          properties: {
+            pointer: { type: 'string', description: 'RFC 6901 JSON pointer into the request body ("" for a query parameter).' },
+            parameter: { type: 'string', description: 'The query parameter at fault.' },
+            code: { type: 'string' },
+            message: { type: 'string' },
+          },
+        },
+        StoredVisit: {
+          type: 'object',
+          description: 'A stored visit with what the pipeline learned; the optional Visit fields appear when the client sent them.',
+          required: ['id', 'time', 'received', 'agent_id', 'agent_name', 'agent_type', 'result', 'client_ip', 'referral', 'request_method', 'request_path', 'request_headers'],
+          properties: {
+            id: { type: 'string', description: 'Opaque; orders the timeline and is the event id of the stream.' },
+            time: { type: 'string', format: 'date-time', description: '`created` when sent, else `received`.' },
+            received: { type: 'string', format: 'date-time' },
+            agent_id: { type: ['string', 'null'] },
+            agent_name: { type: ['string', 'null'] },
+            agent_type: { type: ['string', 'null'], enum: [...AGENT_TYPES, null] },
+            result: { type: 'string', enum: ['verified', 'verification_failed', 'not_verifiable', 'unknown_agent'] },
+            client_ip: { type: ['string', 'null'] },
+            referral: { type: ['string', 'null'] },
+            request_method: { type: 'string' },
+            request_path: { type: 'string' },
+            request_headers: { type: 'object', additionalProperties: { type: 'string' } },
+            response_status_code: { type: 'integer' },
+            response_headers: { type: 'object', additionalProperties: { type: 'string' } },
+            response_duration_in_milliseconds: { type: 'number' },
+            created: { type: 'string', format: 'date-time' },
+          },
+        },
+        VisitPage: {
+          type: 'object',
+          required: ['visits', 'next'],
+          additionalProperties: false,
+          properties: { visits: { type: 'array', items: ref('StoredVisit') }, next: { type: ['string', 'null'], description: 'Pass as `after` for the next (older) page; null at the end.' } },
+        },
+        Stats: {
+          type: 'object',
+          required: ['from', 'to', 'interval', 'by', 'series', 'buckets', 'other', 'total'],
+          additionalProperties: false,
+          properties: {
+            from: { type: 'string', format: 'date-time' },
+            to: { type: 'string', format: 'date-time' },
+            interval: { type: 'string', enum: ['minute', 'hour', 'day'] },
+            by: { type: 'string', enum: ['agent', 'agent_type', 'result', 'path', 'referral'] },
+            series: {
+              type: 'array',
+              items: {
+                type: 'object',
+                required: ['key', 'total'],
+                additionalProperties: false,
+                properties: {
+                  key: { type: ['string', 'null'], description: 'null: visits without a value (no agent, no referral).' },
+                  total: { type: 'integer', minimum: 0 },
+                  agent_name: { type: ['string', 'null'], description: 'by=agent only.' },
+                  agent_type: { type: ['string', 'null'], description: 'by=agent only.' },
+                },
+              },
+            },
+            buckets: {
+              type: 'array',
+              items: {
+                type: 'object',
+                required: ['start', 'counts', 'other'],
+                additionalProperties: false,
+                properties: { start: { type: 'string', format: 'date-time' }, counts: { type: 'array', items: { type: 'integer', minimum: 0 }, description: 'In the order of series.' }, other: { type: 'integer', minimum: 0 } },
+              },
+            },
+            other: { type: 'integer', minimum: 0 },
+            total: { type: 'integer', minimum: 0 },
+          },
+        },
+        PathRow: {
+          type: 'object',
+          required: ['agent_id', 'agent_name', 'agent_type', 'path', 'count', 'last'],
+          properties: {
+            agent_id: { type: ['string', 'null'] },
+            agent_name: { type: ['string', 'null'] },
+            agent_type: { type: ['string', 'null'] },
+            path: { type: 'string', description: 'With its query string, as robots.txt rules match it.' },
+            count: { type: 'integer', minimum: 1 },
+            last: { type: 'string', format: 'date-time' },
+            rule: { type: 'string', description: 'The Disallow pattern that decided (violations only).' },
+          },
+        },
+        TopPaths: {
+          type: 'object',
+          required: ['from', 'to', 'paths'],
+          additionalProperties: false,
+          properties: { from: { type: 'string', format: 'date-time' }, to: { type: 'string', format: 'date-time' }, paths: { type: 'array', items: ref('PathRow') } },
+        },
+        RobotsViolations: {
+          type: 'object',
+          required: ['from', 'to', 'robots', 'violations'],
+          additionalProperties: false,
+          properties: {
+            from: { type: 'string', format: 'date-time' },
+            to: { type: 'string', format: 'date-time' },
+            robots: { oneOf: [ref('ProjectRobots'), { type: 'null' }] },
+            violations: { type: 'array', items: ref('PathRow') },
+          },
+        },
+        ProjectRobots: {
+          type: 'object',
+          required: ['agent_types'],
+          properties: {
+            agent_types: { type: 'array', minItems: 1, items: ref('AgentType') },
+            disallow: { type: 'array', items: { type: 'string' } },
+            allow: { type: 'array', items: { type: 'string' } },
+          },
+        },
+        ProjectClientIp: {
+          type: 'object',
+          additionalProperties: false,
+          description: 'Empty: the server default. See the serve flags --client-ip-headers and --trusted-proxies.',
+          properties: {
+            headers: { type: 'array', minItems: 1, items: { type: 'string' } },
+            trusted_proxies: { oneOf: [{ type: 'integer', minimum: 0, maximum: 64 }, { type: 'array', items: { type: 'string' } }] },
+          },
+        },
+        ProjectSettings: {
+          type: 'object',
+          required: ['robots', 'client_ip'],
+          additionalProperties: false,
+          properties: { robots: { oneOf: [ref('ProjectRobots'), { type: 'null' }] }, client_ip: ref('ProjectClientIp') },
+        },
+        ProjectSettingsUpdate: {
+          type: 'object',
+          properties: {
+            robots: { oneOf: [ref('ProjectRobotsInput'), { type: 'null' }] },
+            client_ip: ref('ProjectClientIp'),
+          },
+        },
+        ProjectRobotsInput: {
+          type: 'object',
+          required: ['agent_types'],
+          properties: {
+            agent_types: { type: 'array', minItems: 1, items: ref('AgentType') },
+            disallow: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
+            allow: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
+          },
         },
         Problem: {
           type: 'object',

@@ -5,6 +5,7 @@ import type { ApiResponse } from './types.js';
 export type ProblemCode =
   | 'invalid-json'
   | 'validation-failed'
+  | 'invalid-query'
   | 'unauthorized'
   | 'forbidden'
   | 'not-found'
@@ -27,6 +28,7 @@ export interface FieldError {
 const TITLES: Record<ProblemCode, { status: number; title: string }> = {
   'invalid-json': { status: 400, title: 'Request body is not valid JSON' },
   'validation-failed': { status: 400, title: 'Request body failed validation' },
+  'invalid-query': { status: 400, title: 'Query parameter is invalid' },
   unauthorized: { status: 401, title: 'Missing or invalid access token' },
   forbidden: { status: 403, title: 'Forbidden' },
   'not-found': { status: 404, title: 'Not found' },

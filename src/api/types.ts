@@ -14,6 +14,8 @@ export interface ApiRequest {
   readonly headers: Readonly<Record<string, ApiHeaderValue>>;
   /** The raw request body; absent or empty when there is none. */
   readonly body?: Uint8Array;
+  /** The peer address of the connection, when the transport knows it (login rate limits key on it). */
+  readonly remoteAddress?: string;
 }
 
 /** One HTTP response produced by the API. */
@@ -21,8 +23,12 @@ export interface ApiResponse {
   readonly status: number;
   /** Response headers, lower-case names. */
   readonly headers: Readonly<Record<string, string>>;
-  /** The body as text (UTF-8 on the wire); absent for 304 and HEAD-like answers. */
-  readonly body?: string;
+  /**
+   * The body as text (UTF-8 on the wire), or a stream of bytes sent as they come (Server-Sent
+   * Events): transports write each chunk at once and cancel the stream when the client goes away
+   * or the server shuts down. Absent for 304 and HEAD-like answers.
+   */
+  readonly body?: string | ReadableStream<Uint8Array>;
   /** The project the request was authenticated as, for access logs; never sent to the client. */
   readonly projectId?: string;
 }

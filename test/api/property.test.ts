@@ -44,7 +44,7 @@ describe('the handler never answers 5xx', () => {
           body: new TextEncoder().encode(text),
         });
         expect(response.status).toBeLessThan(500);
-        if (response.status >= 400) expect(JSON.parse(response.body!)).toMatchObject({ status: response.status });
+        if (response.status >= 400) expect(JSON.parse(response.body as string)).toMatchObject({ status: response.status });
       }),
       { numRuns: 400 },
     );

@@ -2,6 +2,7 @@
 // contract (Known Agents shapes), every error status with its problem+json body, project
 // isolation and token rotation, each response checked against the served OpenAPI document.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMemoryVisitStore } from '../../src/index.js';
 import { checkSchema } from './schema-check.js';
 import { BROWSER_UA, GPTBOT_UA, post, startTestServer, type TestServer } from './helpers.js';
 
@@ -182,13 +183,109 @@ describe('public endpoints', () => {
 
   it('GET /openapi.json is OpenAPI 3.1, and every documented operation is served', async () => {
     expect(openapi['openapi']).toBe('3.1.0');
-    expect(Object.keys(openapi['paths']).sort()).toEqual(['/agent-identifications', '/agent-verifications', '/healthz', '/openapi.json', '/robots-txts', '/visits']);
+    expect(Object.keys(openapi['paths']).sort()).toEqual([
+      '/agent-identifications',
+      '/agent-verifications',
+      '/healthz',
+      '/openapi.json',
+      '/project-settings',
+      '/robots-txts',
+      '/robots-violations',
+      '/stats',
+      '/stats/top-paths',
+      '/test-visits',
+      '/visits',
+      '/visits/stream',
+    ]);
     for (const [path, operations] of Object.entries(openapi['paths'] as Record<string, object>)) {
       for (const method of Object.keys(operations)) {
         const res = await fetch(`${api.url}${path}`, { method: method.toUpperCase(), headers: { authorization: `Bearer ${tokenA}`, 'content-type': 'application/json' }, body: method === 'get' ? undefined : '{}' });
         expect([404, 405], `${method} ${path}`).not.toContain(res.status);
+        // The event stream never ends by itself: release it.
+        await res.body?.cancel();
       }
     }
+  });
+});
+
+describe('read APIs, checked against the OpenAPI document', () => {
+  const get = async (path: string, token = tokenA) => {
+    const res = await fetch(`${api.url}${path}`, { headers: { authorization: `Bearer ${token}` } });
+    return { status: res.status, headers: res.headers, json: (await res.json()) as any };
+  };
+  const send = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${api.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${tokenA}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, headers: res.headers, json: (await res.json()) as any };
+  };
+
+  beforeAll(async () => {
+    await post(`${api.url}/visits`, tokenA, [
+      { request_path: '/private/x?q=1', request_method: 'GET', request_headers: { 'user-agent': GPTBOT_UA }, response_status_code: 200, response_duration_in_milliseconds: 3 },
+      { request_path: '/pricing', request_method: 'GET', request_headers: { 'user-agent': BROWSER_UA, referer: 'https://perplexity.ai/' } },
+    ]);
+  });
+
+  it('GET /visits, with every field of a stored visit', async () => {
+    const res = await get('/visits?limit=2');
+    expect(res.status).toBe(200);
+    expect(res.json.visits).toHaveLength(2);
+    expect(res.json.visits[0]).toMatchObject({ request_path: '/pricing', agent_id: null, referral: 'perplexity', result: 'unknown_agent' });
+    expectDocumented('/visits', 'get', res);
+    expectDocumented('/visits', 'get', await get('/visits?agent=none&referral=none&result=verified'));
+    const bad = await get('/visits?limit=5000');
+    expectProblem(bad, 400);
+    expect(bad.json.errors).toEqual([{ pointer: '', parameter: 'limit', code: 'invalid', message: expect.any(String) }]);
+    expectDocumented('/visits', 'get', bad);
+    expectDocumented('/visits', 'get', await get('/visits', 'aw_wrong'));
+  });
+
+  it('GET /visits/stream answers an event stream', async () => {
+    const res = await fetch(`${api.url}/visits/stream`, { headers: { authorization: `Bearer ${tokenA}` } });
+    const documented = openapi['paths']['/visits/stream'].get.responses[String(res.status)];
+    expect(Object.keys(documented.content)).toContain(res.headers.get('content-type')!.split(';')[0]);
+    await res.body!.cancel();
+    const bad = await fetch(`${api.url}/visits/stream?last_event_id=x`, { headers: { authorization: `Bearer ${tokenA}` } });
+    expectDocumented('/visits/stream', 'get', { status: bad.status, headers: bad.headers, json: await bad.json() });
+  });
+
+  it('GET /stats by every dimension', async () => {
+    for (const by of ['agent', 'agent_type', 'result', 'path', 'referral']) {
+      const res = await get(`/stats?by=${by}&interval=day`);
+      expect(res.status).toBe(200);
+      expect(res.json.total).toBeGreaterThanOrEqual(2);
+      expectDocumented('/stats', 'get', res);
+    }
+    expectDocumented('/stats', 'get', await get('/stats?interval=fortnight'));
+  });
+
+  it('GET /stats/top-paths, GET/PUT /project-settings and GET /robots-violations', async () => {
+    const top = await get('/stats/top-paths');
+    expect(top.json.paths).toContainEqual(expect.objectContaining({ agent_id: 'gptbot', path: '/private/x?q=1', count: 1 }));
+    expectDocumented('/stats/top-paths', 'get', top);
+    expectDocumented('/project-settings', 'get', await get('/project-settings'));
+    expectDocumented('/robots-violations', 'get', await get('/robots-violations'));
+    const saved = await send('PUT', '/project-settings', { robots: { agent_types: ['AI Data Scraper'], disallow: '/private/' }, client_ip: { headers: ['x-real-ip'], trusted_proxies: ['10.0.0.0/8'] } });
+    expect(saved.status).toBe(200);
+    expectDocumented('/project-settings', 'put', saved);
+    const violations = await get('/robots-violations');
+    expect(violations.json.violations).toContainEqual(expect.objectContaining({ agent_id: 'gptbot', path: '/private/x?q=1', count: 1, rule: '/private/' }));
+    expect(violations.json.violations.every((v: any) => v.path.startsWith('/private/'))).toBe(true);
+    expectDocumented('/robots-violations', 'get', violations);
+    const bad = await send('PUT', '/project-settings', { robots: { agent_types: [] } });
+    expectProblem(bad, 400);
+    expectDocumented('/project-settings', 'put', bad);
+    await send('PUT', '/project-settings', { robots: null, client_ip: {} });
+  });
+
+  it('POST /test-visits', async () => {
+    const res = await send('POST', '/test-visits');
+    expect(res.status).toBe(202);
+    expect(res.json.request_headers['user-agent']).toMatch(/AgentwardenTest/);
+    expectDocumented('/test-visits', 'post', res);
   });
 });
 
@@ -232,9 +329,9 @@ describe('errors', () => {
   });
 
   it('405 with Allow for a wrong method', async () => {
-    const res = await fetch(`${api.url}/visits`, { headers: { authorization: `Bearer ${tokenA}` } });
+    const res = await fetch(`${api.url}/visits`, { method: 'DELETE', headers: { authorization: `Bearer ${tokenA}` } });
     expectProblem({ status: res.status, headers: res.headers, json: await res.json() }, 405);
-    expect(res.headers.get('allow')).toBe('POST');
+    expect(res.headers.get('allow')).toBe('POST, GET');
     const get = await fetch(`${api.url}/healthz`, { method: 'DELETE' });
     expect(get.status).toBe(405);
     expect(get.headers.get('allow')).toBe('GET');
@@ -353,7 +450,7 @@ describe('server configuration', () => {
   it('500 without internals when a store fails; the error goes to onError', async () => {
     const seen: unknown[] = [];
     const failing = await startTestServer({
-      visits: { append: async () => Promise.reject(new Error('disk on fire at /var/secret/path')) },
+      visits: { ...createMemoryVisitStore(), append: async () => Promise.reject(new Error('disk on fire at /var/secret/path')) },
       onError: (error) => seen.push(error),
     });
     try {

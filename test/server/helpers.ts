@@ -71,6 +71,7 @@ export async function startTestServer(overrides: Partial<ApiHandlerOptions> = {}
     engine: createEngine({ catalog: TEST_CATALOG }),
     projects: store,
     visits: store,
+    settings: store,
     hashToken: hashTokenNode,
     rateLimit: false,
     ...overrides,

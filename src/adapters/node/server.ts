@@ -46,7 +46,7 @@ export interface NodeServer {
   readonly server: Server;
   /** Requests received and not yet answered. */
   inFlight(): number;
-  /** Stops accepting, lets in-flight requests finish (up to the grace period), then resolves. */
+  /** Stops accepting, ends open response streams, lets in-flight requests finish (up to the grace period), then resolves. */
   close(): Promise<void>;
 }
 
@@ -115,11 +115,10 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
   let inFlight = 0;
   let shuttingDown = false;
   const drainWaiters: (() => void)[] = [];
+  // Ends each open streamed response; close() calls them all so shutdown need not wait out the grace period.
+  const openStreams = new Set<() => void>();
 
-  const send = (req: IncomingMessage, res: ServerResponse, response: ApiResponse, started: number, bytesIn: number, closeAfter: boolean) => {
-    // While shutting down, or after refusing an unread body, the connection must not be reused.
-    res.writeHead(response.status, shuttingDown || closeAfter ? { ...response.headers, connection: 'close' } : response.headers);
-    res.end(response.status === 304 || req.method === 'HEAD' ? undefined : response.body);
+  const logAccess = (req: IncomingMessage, response: ApiResponse, started: number, bytesIn: number) => {
     if (accessLog !== undefined) {
       const path = targetPath(req.url);
       const query = path.indexOf('?');
@@ -131,6 +130,71 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
           `"status":${response.status},"duration_ms":${Math.round((performance.now() - started) * 100) / 100},"bytes_in":${bytesIn},"project":${response.projectId === undefined ? 'null' : jsonString(response.projectId)}}`,
       );
     }
+  };
+
+  /**
+   * Writes a streamed body chunk by chunk as the handler produces it (Server-Sent Events): no
+   * buffering, backpressure through 'drain', the stream cancelled when the client disconnects or
+   * the server shuts down, and the access-log line written when the stream ends.
+   */
+  const pipe = (req: IncomingMessage, res: ServerResponse, response: ApiResponse, body: ReadableStream<Uint8Array>, started: number, bytesIn: number) => {
+    const reader = body.getReader();
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      openStreams.delete(end);
+      reader.cancel().catch(() => undefined);
+      if (!res.destroyed && !res.writableEnded) res.end();
+      // A client that went away may leave its socket half-open (no FIN seen yet): cut it.
+      else if (!res.writableFinished) res.destroy();
+      logAccess(req, response, started, bytesIn);
+    };
+    res.once('close', end);
+    if (shuttingDown || req.method === 'HEAD') {
+      end();
+      return;
+    }
+    openStreams.add(end);
+    // Headers go out now, not with the first chunk: an event stream may stay quiet for a while.
+    res.flushHeaders();
+    const pump = async () => {
+      while (!ended) {
+        const { done, value } = await reader.read();
+        if (done || ended) break;
+        if (!res.write(value)) {
+          await new Promise<void>((resolve) => {
+            const go = () => {
+              res.off('drain', go);
+              res.off('close', go);
+              resolve();
+            };
+            res.on('drain', go);
+            res.on('close', go);
+          });
+        }
+      }
+    };
+    pump().then(end, (error: unknown) => {
+      // A failed stream cannot turn into an error status any more: log it and cut the response.
+      log?.({ time: new Date().toISOString(), level: 'error', msg: 'response stream failed', error: error instanceof Error ? error.stack : String(error) });
+      if (!ended) res.destroy();
+      end();
+    });
+  };
+
+  const send = (req: IncomingMessage, res: ServerResponse, response: ApiResponse, started: number, bytesIn: number, closeAfter: boolean) => {
+    // While shutting down, or after refusing an unread body, the connection must not be reused.
+    res.writeHead(response.status, shuttingDown || closeAfter ? { ...response.headers, connection: 'close' } : response.headers);
+    const body = response.body;
+    if (typeof body === 'object') {
+      if (response.status !== 304) return pipe(req, res, response, body, started, bytesIn);
+      body.cancel().catch(() => undefined);
+      res.end();
+    } else {
+      res.end(response.status === 304 || req.method === 'HEAD' ? undefined : body);
+    }
+    logAccess(req, response, started, bytesIn);
   };
 
   const finish = () => {
@@ -177,7 +241,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
       if (refused) return;
       const body = chunks.length === 0 ? undefined : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
       holds++;
-      handler({ method: req.method ?? 'GET', path: targetPath(req.url), headers: req.headers, body }).then(
+      handler({ method: req.method ?? 'GET', path: targetPath(req.url), headers: req.headers, body, remoteAddress: req.socket.remoteAddress }).then(
         (response) => {
           if (!res.destroyed) send(req, res, response, started, size, false);
         },
@@ -228,6 +292,8 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
     close() {
       closing ??= (async () => {
         shuttingDown = true;
+        // Event streams never finish by themselves: end them now (clients reconnect elsewhere with Last-Event-ID).
+        for (const end of [...openStreams]) end();
         const cut = setTimeout(() => server.closeAllConnections(), graceMs);
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         // Keep-alive sockets become idle as their last response ends: close them as they do.

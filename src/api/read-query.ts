@@ -1,0 +1,128 @@
+// Query parameters of the read APIs: integers, times, enums and the visit filter, each checked
+// here so a bad value becomes a 400 naming the parameter (a VisitQueryError), never a 5xx.
+import { resolveAgentType } from '../catalog/catalog.js';
+import type { IdentificationResult } from '../identify/identification.js';
+import { REFERRAL_CLASSES, type ReferralClass } from '../visits/referral.js';
+import { VisitQueryError, VisitStoreUnavailableError, type VisitFilter } from '../visits/visit-store.js';
+import { problem } from './problem.js';
+import type { ApiResponse } from './types.js';
+
+/** The value that selects visits without one (`agent=none`: humans and unknown agents). */
+export const NONE = 'none';
+
+const RESULTS: readonly IdentificationResult[] = ['verified', 'verification_failed', 'not_verifiable', 'unknown_agent'];
+
+/** A parameter's value, or undefined when absent or empty. */
+function value(query: URLSearchParams, name: string): string | undefined {
+  const raw = query.get(name);
+  return raw === null || raw === '' ? undefined : raw;
+}
+
+/**
+ * An integer parameter from `min` to `max`, `fallback` when absent.
+ * @throws {VisitQueryError} naming the parameter for anything else.
+ */
+export function integerParam(query: URLSearchParams, name: string, range: { min: number; max: number; fallback: number }): number;
+export function integerParam(query: URLSearchParams, name: string, range: { min: number; max: number }): number | undefined;
+export function integerParam(query: URLSearchParams, name: string, range: { min: number; max: number; fallback?: number }): number | undefined {
+  const raw = value(query, name);
+  if (raw === undefined) return range.fallback;
+  const number = /^[0-9]{1,15}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(number >= range.min && number <= range.max)) throw new VisitQueryError(name, `${name} must be an integer from ${range.min} to ${range.max}, got ${JSON.stringify(raw.slice(0, 40))}`);
+  return number;
+}
+
+// ISO 8601 as JSON clients write it: a date, or a date-time with Z or an offset (a local time
+// without offset would mean the server's zone, so it is refused).
+const ISO = /^\d{4}-\d{2}-\d{2}(?:[Tt]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:[Zz]|[+-]\d{2}:\d{2}))?$/;
+
+/**
+ * A time parameter: ISO 8601 or milliseconds since the epoch; undefined when absent.
+ * @throws {VisitQueryError} naming the parameter for anything else.
+ */
+export function timeParam(query: URLSearchParams, name: string): number | undefined {
+  let raw = value(query, name);
+  if (raw === undefined) return undefined;
+  if (/^[0-9]{1,15}$/.test(raw)) return Number(raw);
+  // An unescaped "+" of an offset arrives as a space (application/x-www-form-urlencoded).
+  raw = raw.replace(/ (\d{2}:\d{2})$/, '+$1');
+  const time = ISO.test(raw) ? Date.parse(raw) : Number.NaN;
+  if (!Number.isFinite(time)) throw new VisitQueryError(name, `${name} must be an ISO 8601 time such as 2026-11-21T12:00:00Z or milliseconds since the epoch`);
+  return time;
+}
+
+/**
+ * One of a closed set of values, `fallback` when absent.
+ * @throws {VisitQueryError} naming the parameter and the allowed values.
+ */
+export function enumParam<T extends string>(query: URLSearchParams, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = value(query, name);
+  if (raw === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) throw new VisitQueryError(name, `${name} must be one of ${allowed.join(', ')}`);
+  return raw as T;
+}
+
+/**
+ * The visit filter of `agent`, `agent_type` (legacy aliases accepted), `result`, `referral` and
+ * `path`; `none` selects visits without an agent, type or referral.
+ * @throws {VisitQueryError} naming the parameter for a value that can never match.
+ */
+export function visitFilterParams(query: URLSearchParams): VisitFilter {
+  const filter: { -readonly [K in keyof VisitFilter]: VisitFilter[K] } = {};
+  const agent = value(query, 'agent');
+  if (agent !== undefined) filter.agent_id = agent === NONE ? null : agent;
+  const type = value(query, 'agent_type');
+  if (type !== undefined) {
+    if (type === NONE) filter.agent_type = null;
+    else {
+      const resolved = resolveAgentType(type);
+      if (resolved === undefined) throw new VisitQueryError('agent_type', `${JSON.stringify(type.slice(0, 60))} is not an agent type`);
+      filter.agent_type = resolved;
+    }
+  }
+  const result = value(query, 'result');
+  if (result !== undefined) {
+    if (!(RESULTS as readonly string[]).includes(result)) throw new VisitQueryError('result', `result must be one of ${RESULTS.join(', ')}`);
+    filter.result = result as IdentificationResult;
+  }
+  const referral = value(query, 'referral');
+  if (referral !== undefined) {
+    if (referral === NONE) filter.referral = null;
+    else if ((REFERRAL_CLASSES as readonly string[]).includes(referral)) filter.referral = referral as ReferralClass;
+    else throw new VisitQueryError('referral', `referral must be ${NONE} or one of ${REFERRAL_CLASSES.join(', ')}`);
+  }
+  const path = value(query, 'path');
+  if (path !== undefined) {
+    if (!path.startsWith('/')) throw new VisitQueryError('path', 'path must start with "/"');
+    filter.path = path;
+  }
+  return filter;
+}
+
+/** Whether the client asked for CSV: `format=csv`, or `Accept: text/csv` without a format. @throws {VisitQueryError} for another format. */
+export function wantsCsv(query: URLSearchParams, accept: string | undefined): boolean {
+  const format = value(query, 'format');
+  if (format !== undefined) {
+    if (format !== 'csv' && format !== 'json') throw new VisitQueryError('format', 'format must be json or csv');
+    return format === 'csv';
+  }
+  return accept !== undefined && /(^|,)\s*text\/csv\b/i.test(accept);
+}
+
+/**
+ * The answer to a read that failed on its input or its store: a 400 naming the parameter, or a 503
+ * with Retry-After; undefined for any other error (a bug, answered as a logged 500).
+ */
+export function readProblem(error: unknown): ApiResponse | undefined {
+  if (error instanceof VisitQueryError) {
+    return problem('invalid-query', `Query parameter "${error.parameter}": ${error.message}`, {
+      errors: [{ pointer: '', parameter: error.parameter, code: 'invalid', message: error.message }],
+    });
+  }
+  if (error instanceof VisitStoreUnavailableError) {
+    return problem('service-unavailable', `The visit store cannot answer now (${error.reason}); retry after ${error.retryAfterSeconds} s.`, {
+      headers: { 'retry-after': String(error.retryAfterSeconds) },
+    });
+  }
+  return undefined;
+}

@@ -1,0 +1,61 @@
+// GET and PUT /project-settings: a project's saved robots rules and client-IP rule, validated at
+// JSON pointers; saving drops the project's compiled client-IP rule so the next visit uses the new one.
+import { parseJsonBody } from './json-body.js';
+import { problem } from './problem.js';
+import { DEFAULT_PROJECT_SETTINGS, parseProjectSettings, type ProjectClientIpRules, type ProjectSettingsStore } from './project-settings.js';
+import type { RouteTable } from './route.js';
+import type { ApiResponse } from './types.js';
+
+/** Options of `createProjectSettingsRoutes`. */
+export interface ProjectSettingsRoutesOptions {
+  readonly settings: ProjectSettingsStore;
+  /** The visit pipeline's per-project rules, invalidated on every save. */
+  readonly clientIpRules?: ProjectClientIpRules;
+  /** Nesting limit of JSON bodies (default 64). */
+  readonly maxJsonDepth?: number;
+}
+
+function json(value: unknown): ApiResponse {
+  return { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: JSON.stringify(value) };
+}
+
+/**
+ * Creates the settings routes (auth: a project token, or an admin session naming `?project=` and
+ * sending its CSRF token on PUT).
+ * @throws {TypeError} when `settings` is not a ProjectSettingsStore.
+ * @example
+ * createApiHandler({ engine, projects, visits, routes: [createProjectSettingsRoutes({ settings })] });
+ */
+export function createProjectSettingsRoutes(options: ProjectSettingsRoutesOptions): RouteTable {
+  if (typeof options?.settings?.getProjectSettings !== 'function' || typeof options.settings.putProjectSettings !== 'function') {
+    throw new TypeError('settings must be a ProjectSettingsStore with getProjectSettings and putProjectSettings');
+  }
+  const { settings, clientIpRules } = options;
+  const maxJsonDepth = options.maxJsonDepth ?? 64;
+  return {
+    '/project-settings': {
+      GET: {
+        auth: 'token-or-admin',
+        json: false,
+        async run({ project }) {
+          return json((await settings.getProjectSettings(project!.id)) ?? DEFAULT_PROJECT_SETTINGS);
+        },
+      },
+      PUT: {
+        auth: 'token-or-admin',
+        json: true,
+        async run({ request, project }) {
+          const parsed = parseJsonBody(request.body, maxJsonDepth);
+          if (!parsed.ok) return problem('invalid-json', parsed.message, { errors: [{ pointer: '', code: parsed.reason, message: parsed.message }] });
+          const projectId = project!.id;
+          const current = (await settings.getProjectSettings(projectId)) ?? DEFAULT_PROJECT_SETTINGS;
+          const next = parseProjectSettings(parsed.value, current);
+          if (!next.ok) return problem('validation-failed', 'The settings are invalid; see errors.', { errors: next.errors });
+          await settings.putProjectSettings(projectId, next.settings);
+          clientIpRules?.invalidate(projectId);
+          return json(next.settings);
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,256 @@
+// The read side of the visit pipeline: timeline pages, the live event stream, stats, top paths,
+// robots.txt violations (each with CSV export) and "send a test visit", as one route table.
+import { TEST_AGENT_USER_AGENT } from '../catalog/test-agent.js';
+import type { Engine } from '../engine.js';
+import { compileRobotsRules, type RobotsMatcher } from '../robots/match.js';
+import { parseVisit, type Visit } from '../visits/visit.js';
+import { validateStatsQuery } from '../visits/stats.js';
+import { VisitQueryError, type EnrichedVisit, type PathCount, type StatsDimension, type StatsInterval, type StoredVisit, type VisitStore } from '../visits/visit-store.js';
+import { csvResponse, toCsv, type CsvCell } from './csv.js';
+import { parseJsonBody } from './json-body.js';
+import { pointerTo, problem } from './problem.js';
+import { DEFAULT_PROJECT_SETTINGS, type ProjectRobotsSettings, type ProjectSettingsStore } from './project-settings.js';
+import { enumParam, integerParam, NONE, readProblem, timeParam, visitFilterParams, wantsCsv } from './read-query.js';
+import { headerValue } from './request-headers.js';
+import type { Route, RouteContext, RouteTable } from './route.js';
+import type { ApiResponse } from './types.js';
+import { visitCsvRow, visitJson, VISIT_CSV_HEADER } from './visit-json.js';
+import { openVisitEventStream } from './visit-event-stream.js';
+
+/** Options of `createVisitRoutes`. */
+export interface VisitRoutesOptions {
+  readonly engine: Engine;
+  readonly visits: VisitStore;
+  /** Where the project's robots rules are saved (for /robots-violations). */
+  readonly settings: ProjectSettingsStore;
+  /** The POST /visits enrichment, with the project's client-IP rule (for /test-visits). */
+  readonly enrich: (projectId: string, visits: readonly Visit[]) => Promise<EnrichedVisit[]>;
+  /** Milliseconds since the epoch: default time ranges and the test visit's time. */
+  readonly clock?: { now(): number };
+  /** Nesting limit of JSON bodies (default 64). */
+  readonly maxJsonDepth?: number;
+  /** Event stream timing: heartbeat comment interval (default 15,000 ms) and the `retry:` hint (default 3,000 ms). */
+  readonly eventStream?: { readonly heartbeatMs?: number; readonly retryMs?: number };
+}
+
+const DAY_MS = 86_400_000;
+const INTERVALS: readonly StatsInterval[] = ['minute', 'hour', 'day'];
+const DIMENSIONS: readonly StatsDimension[] = ['agent', 'agent_type', 'result', 'path', 'referral'];
+const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
+// A CSV export may hold more than one JSON page; the store is still read a page at a time.
+const MAX_CSV_VISITS = 100_000;
+const TIMELINE_PAGE = 1000;
+// Rows read per agent type when looking for violations: the most visited (agent, path) pairs.
+const VIOLATION_SCAN_ROWS = 10_000;
+
+function json(status: number, value: unknown): ApiResponse {
+  return { status, headers: JSON_HEADERS, body: JSON.stringify(value) };
+}
+
+function iso(time: number): string {
+  return new Date(time).toISOString();
+}
+
+/** A store cursor error names the store's field; the client knows the parameter it sent. */
+function renameCursorError(error: unknown, parameter: string): unknown {
+  return error instanceof VisitQueryError ? new VisitQueryError(parameter, error.message) : error;
+}
+
+function positiveMs(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer of milliseconds, got ${String(value)}`);
+  return value;
+}
+
+/**
+ * Creates the read routes (auth: a project token, or an admin session naming `?project=`).
+ * @throws {TypeError | RangeError} for a missing dependency or a bad event-stream timing.
+ * @example
+ * createApiHandler({ engine, projects, visits, routes: [createVisitRoutes({ engine, visits, settings, enrich })] });
+ */
+export function createVisitRoutes(options: VisitRoutesOptions): RouteTable {
+  if (typeof options?.engine?.identify !== 'function') throw new TypeError('engine must be an engine from createEngine()');
+  if (typeof options.visits?.timeline !== 'function') throw new TypeError('visits must be a VisitStore');
+  if (typeof options.settings?.getProjectSettings !== 'function') throw new TypeError('settings must be a ProjectSettingsStore');
+  if (typeof options.enrich !== 'function') throw new TypeError('enrich must be a function');
+  const { engine, visits, settings, enrich } = options;
+  const catalog = engine.catalog;
+  const clock = options.clock ?? { now: () => Date.now() };
+  const maxJsonDepth = options.maxJsonDepth ?? 64;
+  const heartbeatMs = positiveMs('eventStream.heartbeatMs', options.eventStream?.heartbeatMs, 15_000);
+  const retryMs = positiveMs('eventStream.retryMs', options.eventStream?.retryMs, 3000);
+  const agentName = (id: string | null) => (id === null ? null : (catalog.getAgent(id)?.name ?? null));
+  const serialize = (visit: StoredVisit) => JSON.stringify(visitJson(visit, catalog));
+
+  /** A read route: query errors become 400 naming the parameter, an unavailable store 503. */
+  const read = (run: (context: RouteContext, projectId: string) => Promise<ApiResponse>): Route => ({
+    auth: 'token-or-admin',
+    json: false,
+    async run(context) {
+      try {
+        return await run(context, context.project!.id);
+      } catch (error) {
+        const answer = readProblem(error);
+        if (answer === undefined) throw error;
+        return answer;
+      }
+    },
+  });
+
+  /** `from`/`to` of a report, defaulting to the last 24 hours. */
+  const range = (query: URLSearchParams) => {
+    const to = timeParam(query, 'to') ?? clock.now();
+    const from = timeParam(query, 'from') ?? to - DAY_MS;
+    if (to <= from) throw new VisitQueryError('to', 'to must be later than from');
+    return { from, to };
+  };
+
+  const pathRow = (row: PathCount) => ({ agent_id: row.agent_id, agent_name: agentName(row.agent_id), agent_type: row.agent_type, path: row.path, count: row.count, last: iso(row.last) });
+
+  const robotsMatchers = new Map<string, RobotsMatcher>();
+  // Saved rules were validated (and encoded) when saved; they are matched as they are.
+  const matcherFor = (robots: ProjectRobotsSettings): RobotsMatcher => {
+    const disallow = robots.disallow ?? ['/'];
+    const allow = robots.allow ?? [];
+    const key = JSON.stringify([disallow, allow]);
+    let matcher = robotsMatchers.get(key);
+    if (matcher === undefined) {
+      // One group per agent of a chosen type, each with exactly these lines (DESIGN.md §5).
+      matcher = compileRobotsRules([...disallow.map((pattern) => ({ allow: false, pattern })), ...allow.map((pattern) => ({ allow: true, pattern }))]);
+      if (robotsMatchers.size >= 1000) robotsMatchers.clear();
+      robotsMatchers.set(key, matcher);
+    }
+    return matcher;
+  };
+
+  return {
+    '/visits': {
+      GET: read(async ({ query, request }, projectId) => {
+        const csv = wantsCsv(query, headerValue(request.headers, 'accept'));
+        const limit = csv ? integerParam(query, 'limit', { min: 1, max: MAX_CSV_VISITS, fallback: 10_000 }) : integerParam(query, 'limit', { min: 1, max: 1000, fallback: 50 });
+        const filter = visitFilterParams(query);
+        let before = query.get('after') || undefined;
+        const page: StoredVisit[] = [];
+        // `after` is the previous page's `next`: this page continues the newest-first list past it.
+        while (page.length < limit) {
+          const want = Math.min(TIMELINE_PAGE, limit - page.length);
+          let got: readonly StoredVisit[];
+          try {
+            got = await visits.timeline({ projectId, limit: want, before, filter });
+          } catch (error) {
+            throw renameCursorError(error, 'after');
+          }
+          page.push(...got);
+          if (got.length < want) break;
+          before = got[got.length - 1]!.id;
+        }
+        const next = page.length === limit ? page[page.length - 1]!.id : null;
+        if (csv) return csvResponse(`visits-${projectId}.csv`, toCsv(VISIT_CSV_HEADER, page.map((visit) => visitCsvRow(visit, catalog))), next === null ? {} : { 'x-next-cursor': next });
+        return { status: 200, headers: JSON_HEADERS, body: `{"visits":[${page.map(serialize).join(',')}],"next":${JSON.stringify(next)}}` };
+      }),
+    },
+    '/visits/stream': {
+      GET: read(async ({ query, request }, projectId) => {
+        const filter = visitFilterParams(query);
+        // EventSource resends the last id it saw in Last-Event-ID (WHATWG HTML §9.2.4); the query form serves manual resumes.
+        const header = headerValue(request.headers, 'last-event-id');
+        const lastEventId = (header !== undefined && header !== '' ? header : undefined) ?? (query.get('last_event_id') || undefined);
+        let body: ReadableStream<Uint8Array>;
+        try {
+          body = await openVisitEventStream({ visits, projectId, filter, lastEventId, heartbeatMs, retryMs, serialize });
+        } catch (error) {
+          throw renameCursorError(error, header !== undefined && header !== '' ? 'Last-Event-ID' : 'last_event_id');
+        }
+        // no-transform and X-Accel-Buffering: proxies must pass events through unbuffered.
+        return { status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store, no-transform', 'x-accel-buffering': 'no' }, body };
+      }),
+    },
+    '/stats': {
+      GET: read(async ({ query, request }, projectId) => {
+        const csv = wantsCsv(query, headerValue(request.headers, 'accept'));
+        const { from, to } = range(query);
+        const interval = enumParam(query, 'interval', INTERVALS, 'hour');
+        const by = enumParam(query, 'by', DIMENSIONS, 'agent_type');
+        const limit = integerParam(query, 'limit', { min: 1, max: 1000 });
+        const statsQuery = { projectId, from, to, interval, by, limit, filter: visitFilterParams(query) };
+        validateStatsQuery(statsQuery);
+        const result = await visits.stats(statsQuery);
+        if (csv) {
+          const header = ['start', ...result.series.map((s) => (s.key === null ? `(${NONE})` : s.key)), 'other'];
+          const rows = result.buckets.map((b): CsvCell[] => [iso(b.start), ...b.counts, b.other]);
+          return csvResponse(`stats-${by}-${projectId}.csv`, toCsv(header, rows));
+        }
+        const series = result.series.map((s) => (by === 'agent' ? { key: s.key, total: s.total, agent_name: agentName(s.key), agent_type: s.key === null ? null : (catalog.getAgent(s.key)?.type ?? null) } : { key: s.key, total: s.total }));
+        return json(200, {
+          from: iso(from),
+          to: iso(to),
+          interval,
+          by,
+          series,
+          buckets: result.buckets.map((b) => ({ start: iso(b.start), counts: b.counts, other: b.other })),
+          other: result.other,
+          total: result.total,
+        });
+      }),
+    },
+    '/stats/top-paths': {
+      GET: read(async ({ query, request }, projectId) => {
+        const csv = wantsCsv(query, headerValue(request.headers, 'accept'));
+        const { from, to } = range(query);
+        const limit = integerParam(query, 'limit', { min: 1, max: 1000, fallback: 20 });
+        const filter = visitFilterParams(query);
+        // Top paths are per agent: catalog agents only, unless agent=none asks for the rest.
+        const rows = (await visits.pathCounts({ projectId, from, to, filter, agentsOnly: filter.agent_id !== null, limit })).map(pathRow);
+        if (csv) return csvResponse(`top-paths-${projectId}.csv`, toCsv(['agent_id', 'agent_name', 'agent_type', 'path', 'count', 'last'], rows.map((r) => [r.agent_id, r.agent_name, r.agent_type, r.path, r.count, r.last])));
+        return json(200, { from: iso(from), to: iso(to), paths: rows });
+      }),
+    },
+    '/robots-violations': {
+      GET: read(async ({ query, request }, projectId) => {
+        const csv = wantsCsv(query, headerValue(request.headers, 'accept'));
+        const { from, to } = range(query);
+        const limit = integerParam(query, 'limit', { min: 1, max: 10_000, fallback: 1000 });
+        const robots = ((await settings.getProjectSettings(projectId)) ?? DEFAULT_PROJECT_SETTINGS).robots;
+        const violations: (ReturnType<typeof pathRow> & { rule: string })[] = [];
+        if (robots !== null) {
+          const match = matcherFor(robots);
+          for (const type of robots.agent_types) {
+            const rows = await visits.pathCounts({ projectId, from, to, filter: { agent_type: type }, agentsOnly: true, limit: VIOLATION_SCAN_ROWS });
+            for (const row of rows) {
+              const decision = match(row.path);
+              if (!decision.allowed) violations.push({ ...pathRow(row), rule: decision.rule!.pattern });
+            }
+          }
+          violations.sort((a, b) => b.count - a.count || (a.agent_id ?? '').localeCompare(b.agent_id ?? '') || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+          violations.length = Math.min(violations.length, limit);
+        }
+        if (csv) {
+          return csvResponse(`robots-violations-${projectId}.csv`, toCsv(['agent_id', 'agent_name', 'agent_type', 'path', 'count', 'last', 'rule'], violations.map((v) => [v.agent_id, v.agent_name, v.agent_type, v.path, v.count, v.last, v.rule])));
+        }
+        return json(200, { from: iso(from), to: iso(to), robots, violations });
+      }),
+    },
+    '/test-visits': {
+      POST: read(async ({ request }, projectId) => {
+        // Optional JSON body { request_path }; the route takes no Content-Type so a bare POST (a button) works.
+        let path = '/';
+        if (request.body !== undefined && request.body.byteLength > 0) {
+          const parsed = parseJsonBody(request.body, maxJsonDepth);
+          if (!parsed.ok) return problem('invalid-json', parsed.message, { errors: [{ pointer: '', code: parsed.reason, message: parsed.message }] });
+          const body = parsed.value;
+          const requested = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>)['request_path'] : body;
+          if (requested !== undefined) {
+            if (typeof requested !== 'string' || !requested.startsWith('/') || requested.length > 2048) {
+              return problem('validation-failed', 'request_path must be a path starting with "/".', { errors: [{ pointer: pointerTo('', 'request_path'), code: 'type', message: 'must be a path starting with "/" (at most 2,048 characters)' }] });
+            }
+            path = requested;
+          }
+        }
+        const parsed = parseVisit({ request_path: path, request_method: 'GET', request_headers: { 'user-agent': TEST_AGENT_USER_AGENT }, created: iso(clock.now()) });
+        if (!parsed.ok) return problem('validation-failed', 'The test visit is invalid.', { errors: parsed.errors });
+        const [stored] = await visits.append(projectId, await enrich(projectId, [parsed.visit]));
+        return json(202, visitJson(stored!, catalog));
+      }),
+    },
+  };
+}

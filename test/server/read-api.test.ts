@@ -1,0 +1,135 @@
+// The read APIs over a real node:http server on 127.0.0.1 with the SQLite store: stats, top paths
+// and timeline pages of a data set with known counts, robots violations end to end from saved
+// settings, settings kept in the database across a reopen, and project isolation.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEngine } from '../../src/index.js';
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
+import { openSqliteStore } from '../../src/adapters/node/index.js';
+import { DATA_SET, NOW, READ_CATALOG } from '../api/read-fixtures.js';
+import { post, startTestServer, tempDir, type TestServer } from './helpers.js';
+
+let api: TestServer;
+let tokenA: string;
+let tokenB: string;
+
+async function get(path: string, token: string, headers: Record<string, string> = {}) {
+  const response = await fetch(`${api.url}${path}`, { headers: { authorization: `Bearer ${token}`, ...headers } });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, text, json: response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : undefined };
+}
+
+async function put(path: string, token: string, body: unknown) {
+  const response = await fetch(`${api.url}${path}`, { method: 'PUT', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: response.status, json: (await response.json()) as any };
+}
+
+beforeAll(async () => {
+  api = await startTestServer({ engine: createEngine({ catalog: READ_CATALOG }), clock: { now: () => NOW } });
+  tokenA = api.store.createProject('a').token;
+  tokenB = api.store.createProject('b').token;
+  expect((await post(`${api.url}/visits`, tokenA, DATA_SET)).json).toEqual({ accepted: 10, rejected: [] });
+});
+afterAll(async () => api.stop());
+
+describe('read APIs on the SQLite store', () => {
+  it('counts the data set by agent per hour exactly', async () => {
+    const res = await get('/stats?from=2026-11-21T09:00:00Z&to=2026-11-21T12:00:00Z&by=agent', tokenA);
+    expect(res.status).toBe(200);
+    expect(res.json.series.map((s: any) => [s.key, s.total, s.agent_name])).toEqual([
+      ['gptbot', 4, 'GPTBot'],
+      [null, 3, null],
+      ['claudebot', 2, 'ClaudeBot'],
+      ['googlebot', 1, 'Googlebot'],
+    ]);
+    expect(res.json.buckets).toEqual([
+      { start: '2026-11-21T09:00:00.000Z', counts: [1, 0, 1, 0], other: 0 },
+      { start: '2026-11-21T10:00:00.000Z', counts: [2, 1, 0, 1], other: 0 },
+      { start: '2026-11-21T11:00:00.000Z', counts: [1, 2, 1, 0], other: 0 },
+    ]);
+    const byReferral = await get('/stats?from=2026-11-21T09:00:00Z&to=2026-11-21T12:00:00Z&by=referral&interval=day', tokenA);
+    expect(byReferral.json.series).toEqual([
+      { key: null, total: 8 },
+      { key: 'chatgpt', total: 2 },
+    ]);
+  });
+
+  it('pages the timeline and filters it', async () => {
+    const first = await get('/visits?limit=4', tokenA);
+    const second = await get(`/visits?limit=4&after=${first.json.next}`, tokenA);
+    const third = await get(`/visits?limit=4&after=${second.json.next}`, tokenA);
+    const paths = [...first.json.visits, ...second.json.visits, ...third.json.visits].map((v: any) => v.request_path);
+    expect(paths).toEqual(['/', '/pricing', '/public', '/private/b?x=1', '/private/a', '/pricing', '/private/a', '/private/a', '/private/b?x=1', '/private/a']);
+    expect(third.json.next).toBeNull();
+    expect((await get('/visits?referral=chatgpt', tokenA)).json.visits).toHaveLength(2);
+    expect((await get('/visits?agent_type=AI+Data+Scraper&path=/private/a', tokenA)).json.visits).toHaveLength(3);
+  });
+
+  it('lists top paths and exports them as CSV', async () => {
+    const res = await get('/stats/top-paths?agent=gptbot', tokenA);
+    expect(res.json.paths.map((p: any) => [p.path, p.count, p.last])).toEqual([
+      ['/private/a', 3, '2026-11-21T10:01:00.000Z'],
+      ['/public', 1, '2026-11-21T11:30:00.000Z'],
+    ]);
+    const csv = await get('/stats/top-paths?agent=gptbot', tokenA, { accept: 'text/csv' });
+    expect(csv.headers.get('content-disposition')).toMatch(/^attachment; filename="top-paths-prj_[A-Za-z0-9_-]+\.csv"$/);
+    expect(csv.text.split('\r\n')).toHaveLength(4);
+  });
+
+  it('reports robots violations from the saved settings, and only for the project that saved them', async () => {
+    expect((await get('/robots-violations', tokenA)).json.violations).toEqual([]);
+    const saved = await put('/project-settings', tokenA, { robots: { agent_types: ['AI Data Scraper', 'Search Engine Crawler'], disallow: ['/private/'], allow: ['/private/b'] } });
+    expect(saved.status).toBe(200);
+    const res = await get('/robots-violations?from=2026-11-21T00:00:00Z&to=2026-11-21T12:00:00Z', tokenA);
+    expect(res.json.violations.map((v: any) => [v.agent_id, v.path, v.count, v.rule])).toEqual([
+      ['gptbot', '/private/a', 3, '/private/'],
+      ['googlebot', '/private/a', 1, '/private/'],
+    ]);
+    expect((await get('/robots-violations', tokenB)).json).toMatchObject({ robots: null, violations: [] });
+    expect((await get('/project-settings', tokenB)).json).toEqual({ robots: null, client_ip: {} });
+    const bad = await put('/project-settings', tokenB, { client_ip: { trusted_proxies: ['300.0.0.0/8'] } });
+    expect(bad.status).toBe(400);
+    expect(bad.json.errors[0].pointer).toBe('/client_ip/trusted_proxies/0');
+  });
+});
+
+describe('project settings in SQLite', () => {
+  it('are added to a database of the first schema by migration 2', () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const store = openSqliteStore({ dataDir: dir });
+      const { id } = store.createProject('p');
+      store.close();
+      // Back to schema 1: no settings table.
+      const db = new Database(join(dir, 'agentwarden.db'));
+      db.exec('DROP TABLE project_settings');
+      db.pragma('user_version = 1');
+      db.close();
+      const upgraded = openSqliteStore({ dataDir: dir });
+      expect(upgraded.getProjectSettings(id)).toBeUndefined();
+      upgraded.putProjectSettings(id, { robots: null, client_ip: { trusted_proxies: 1 } });
+      expect(upgraded.getProjectSettings(id)).toEqual({ robots: null, client_ip: { trusted_proxies: 1 } });
+      upgraded.close();
+    } finally {
+      cleanup();
+    }
+  });
+
+  it('are kept across a reopen of the database', () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const store = openSqliteStore({ dataDir: dir });
+      const { id } = store.createProject('p');
+      expect(store.getProjectSettings(id)).toBeUndefined();
+      const settings = { robots: { agent_types: ['AI Agent' as const], disallow: ['/x'], allow: [] }, client_ip: { headers: ['x-real-ip'] } };
+      store.putProjectSettings(id, settings);
+      store.putProjectSettings(id, { ...settings, client_ip: { trusted_proxies: 2 } });
+      store.close();
+      const reopened = openSqliteStore({ dataDir: dir });
+      expect(reopened.getProjectSettings(id)).toEqual({ ...settings, client_ip: { trusted_proxies: 2 } });
+      reopened.close();
+    } finally {
+      cleanup();
+    }
+  });
+});

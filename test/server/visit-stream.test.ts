@@ -1,0 +1,308 @@
+// GET /visits/stream over a real node:http server on 127.0.0.1 with the SQLite store: live delivery
+// within 1 s, Last-Event-ID resume without gaps or duplicates (also while visits keep arriving),
+// heartbeats, unsubscribe on disconnect, shutdown ending streams, test visits and filters.
+import { afterEach, describe, expect, it } from 'vitest';
+import { createApiHandler, createEngine, type VisitStore } from '../../src/index.js';
+import { hashTokenNode, openSqliteStore, startNodeServer, type NodeServer, type SqliteStore } from '../../src/adapters/node/index.js';
+import { READ_CATALOG } from '../api/read-fixtures.js';
+import { BROWSER_UA, GPTBOT_UA, post, tempDir } from './helpers.js';
+
+interface Running {
+  url: string;
+  token: string;
+  server: NodeServer;
+  store: SqliteStore;
+  subscriptions(): number;
+  stop(): Promise<void>;
+}
+
+const running: Running[] = [];
+afterEach(async () => {
+  for (const r of running.splice(0)) await r.stop();
+});
+
+/** A store wrapper counting live subscriptions, to prove streams unsubscribe. */
+function counting(store: VisitStore): { store: VisitStore; active: () => number } {
+  let active = 0;
+  return {
+    active: () => active,
+    store: {
+      append: (projectId, visits) => store.append(projectId, visits),
+      timeline: (query) => store.timeline(query),
+      stats: (query) => store.stats(query),
+      pathCounts: (query) => store.pathCounts(query),
+      subscribe(projectId, listener) {
+        const unsubscribe = store.subscribe(projectId, listener);
+        active++;
+        let done = false;
+        return () => {
+          if (done) return;
+          done = true;
+          active--;
+          unsubscribe();
+        };
+      },
+    },
+  };
+}
+
+async function start(heartbeatMs = 15_000): Promise<Running> {
+  const { dir, cleanup } = tempDir();
+  const store = openSqliteStore({ dataDir: dir });
+  const { token } = store.createProject('site');
+  const wrapped = counting(store);
+  const handler = createApiHandler({
+    engine: createEngine({ catalog: READ_CATALOG }),
+    projects: store,
+    visits: wrapped.store,
+    hashToken: hashTokenNode,
+    rateLimit: false,
+    eventStream: { heartbeatMs, retryMs: 500 },
+  });
+  const server = await startNodeServer({ handler, port: 0, shutdownGraceMs: 5000 });
+  const r: Running = {
+    url: server.url,
+    token,
+    server,
+    store,
+    subscriptions: wrapped.active,
+    async stop() {
+      await server.close();
+      store.close();
+      cleanup();
+    },
+  };
+  running.push(r);
+  return r;
+}
+
+interface SseEvent {
+  id?: string;
+  data?: string;
+  retry?: string;
+  comment?: string;
+}
+
+/** An event-stream reader: parses events (WHATWG HTML §9.2.6) as they arrive. */
+async function openStream(url: string, headers: Record<string, string> = {}) {
+  const abort = new AbortController();
+  const response = await fetch(url, { headers, signal: abort.signal });
+  const events: SseEvent[] = [];
+  let ended = false;
+  const waiters = new Set<() => void>();
+  const notify = () => {
+    for (const waiter of [...waiters]) waiter();
+  };
+  if (response.body !== null && response.status === 200) {
+    void (async () => {
+      const reader = response.body!.getReader();
+      const decoder = new TextDecoder();
+      let text = '';
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          text += decoder.decode(value, { stream: true });
+          let end: number;
+          while ((end = text.indexOf('\n\n')) !== -1) {
+            const block = text.slice(0, end);
+            text = text.slice(end + 2);
+            const event: SseEvent = {};
+            for (const line of block.split('\n')) {
+              if (line.startsWith(':')) event.comment = line.slice(1).trim();
+              else {
+                const colon = line.indexOf(':');
+                const field = line.slice(0, colon) as 'id' | 'data' | 'retry';
+                event[field] = line.slice(colon + 1).replace(/^ /, '');
+              }
+            }
+            events.push(event);
+            notify();
+          }
+        }
+      } catch {
+        // aborted
+      }
+      ended = true;
+      notify();
+    })();
+  }
+  const visitEvents = () => events.filter((e) => e.data !== undefined).map((e) => ({ id: e.id!, visit: JSON.parse(e.data!) }));
+  return {
+    response,
+    events,
+    visitEvents,
+    ended: () => ended,
+    abort: () => abort.abort(),
+    /** Resolves once `test` holds, or rejects after `ms`. */
+    waitFor(test: () => boolean, ms = 5000): Promise<void> {
+      return new Promise((resolve, reject) => {
+        if (test()) return resolve();
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`timed out; events so far: ${JSON.stringify(events).slice(0, 500)}`));
+        }, ms);
+        const check = () => {
+          if (!test()) return;
+          clearTimeout(timer);
+          waiters.delete(check);
+          resolve();
+        };
+        waiters.add(check);
+      });
+    },
+  };
+}
+
+const visit = (path: string, userAgent = GPTBOT_UA) => ({ request_path: path, request_method: 'GET', request_headers: { 'user-agent': userAgent } });
+
+describe('GET /visits/stream', () => {
+  it('delivers a visit POSTed while the stream is open within 1 s', async () => {
+    const api = await start();
+    const stream = await openStream(`${api.url}/visits/stream`, { authorization: `Bearer ${api.token}` });
+    expect(stream.response.status).toBe(200);
+    expect(stream.response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    await stream.waitFor(() => stream.events.some((e) => e.retry === '500'));
+    const latencies: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const sent = performance.now();
+      const posted = await post(`${api.url}/visits`, api.token, visit(`/live-${i}`));
+      expect(posted.status).toBe(202);
+      await stream.waitFor(() => stream.visitEvents().some((e) => e.visit.request_path === `/live-${i}`));
+      latencies.push(performance.now() - sent);
+    }
+    console.log(`SSE delivery latency (POST sent -> event received), ms: ${latencies.map((l) => l.toFixed(1)).join(', ')}`);
+    expect(Math.max(...latencies)).toBeLessThan(1000);
+    const received = stream.visitEvents();
+    expect(received.map((e) => e.visit.agent_id)).toEqual(['gptbot', 'gptbot', 'gptbot', 'gptbot', 'gptbot']);
+    expect(received[0]!.id).toBe(received[0]!.visit.id);
+    stream.abort();
+  });
+
+  it('delivers to 100 open streams within 1 s', async () => {
+    const api = await start();
+    const streams = await Promise.all(Array.from({ length: 100 }, () => openStream(`${api.url}/visits/stream`, { authorization: `Bearer ${api.token}` })));
+    await Promise.all(streams.map((s) => s.waitFor(() => s.events.length > 0)));
+    const sent = performance.now();
+    expect((await post(`${api.url}/visits`, api.token, visit('/fanout'))).status).toBe(202);
+    const arrivals = await Promise.all(streams.map(async (s) => (await s.waitFor(() => s.visitEvents().length === 1), performance.now() - sent)));
+    console.log(`SSE fan-out to 100 streams: last arrival ${Math.max(...arrivals).toFixed(1)} ms after the POST was sent`);
+    expect(Math.max(...arrivals)).toBeLessThan(1000);
+    for (const s of streams) s.abort();
+  });
+
+  it('resumes from Last-Event-ID without gaps or duplicates while visits keep arriving', async () => {
+    const api = await start();
+    for (let i = 0; i < 3; i++) expect((await post(`${api.url}/visits`, api.token, visit(`/before-${i}`))).status).toBe(202);
+    const first = await openStream(`${api.url}/visits/stream`, { authorization: `Bearer ${api.token}` });
+    await first.waitFor(() => first.events.length > 0);
+    expect((await post(`${api.url}/visits`, api.token, visit('/seen'))).status).toBe(202);
+    await first.waitFor(() => first.visitEvents().length === 1);
+    const lastSeen = first.visitEvents()[0]!.id;
+    first.abort();
+    // Stored while disconnected: a large backlog (several replay pages) ...
+    for (let batch = 0; batch < 3; batch++) {
+      const res = await post(`${api.url}/visits`, api.token, Array.from({ length: 400 }, (_, i) => visit(`/missed-${batch}-${i}`)));
+      expect(res.json.accepted).toBe(400);
+    }
+    // ... and more arriving while the client reconnects and replays.
+    const concurrent = Array.from({ length: 20 }, (_, i) => post(`${api.url}/visits`, api.token, visit(`/during-${i}`)));
+    const second = await openStream(`${api.url}/visits/stream`, { authorization: `Bearer ${api.token}`, 'last-event-id': lastSeen });
+    await Promise.all(concurrent);
+    const after = (await post(`${api.url}/visits`, api.token, visit('/after'))).status;
+    expect(after).toBe(202);
+    await second.waitFor(() => second.visitEvents().some((e) => e.visit.request_path === '/after'), 10_000);
+    const ids = second.visitEvents().map((e) => Number(e.id));
+    // Every visit stored after the cursor, from the timeline itself, oldest first.
+    const stored: number[] = [];
+    let cursor = '';
+    for (;;) {
+      const page = (await (await fetch(`${api.url}/visits?limit=1000${cursor}`, { headers: { authorization: `Bearer ${api.token}` } })).json()) as any;
+      stored.push(...page.visits.map((v: any) => Number(v.id)));
+      if (page.next === null) break;
+      cursor = `&after=${page.next}`;
+    }
+    const expected = stored.filter((id) => id > Number(lastSeen)).sort((a, b) => a - b);
+    expect(expected).toHaveLength(1200 + 20 + 1);
+    // Replay, then buffered and live events: each visit exactly once, in store order.
+    expect(ids).toEqual(expected);
+    second.abort();
+  });
+
+  it('resumes with ?last_event_id= as well, and answers 400 to an id the store never issued', async () => {
+    const api = await start();
+    await post(`${api.url}/visits`, api.token, [visit('/1'), visit('/2'), visit('/3')]);
+    const page = (await (await fetch(`${api.url}/visits`, { headers: { authorization: `Bearer ${api.token}` } })).json()) as any;
+    const oldest = page.visits[2].id;
+    const stream = await openStream(`${api.url}/visits/stream?last_event_id=${oldest}`, { authorization: `Bearer ${api.token}` });
+    await stream.waitFor(() => stream.visitEvents().length === 2);
+    expect(stream.visitEvents().map((e) => e.visit.request_path)).toEqual(['/2', '/3']);
+    stream.abort();
+    const bad = await fetch(`${api.url}/visits/stream`, { headers: { authorization: `Bearer ${api.token}`, 'last-event-id': 'garbage' } });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as any).errors[0].parameter).toBe('Last-Event-ID');
+  });
+
+  it('sends comment heartbeats', async () => {
+    const api = await start(150);
+    const stream = await openStream(`${api.url}/visits/stream`, { authorization: `Bearer ${api.token}` });
+    await stream.waitFor(() => stream.events.filter((e) => e.comment === 'heartbeat').length >= 2, 3000);
+    stream.abort();
+  });
+
+  it('unsubscribes when the client disconnects (no listener leak)', async () => {
+    const api = await start();
+    const streams = await Promise.all(Array.from({ length: 5 }, () => openStream(`${api.url}/visits/stream`, { authorization: `Bearer ${api.token}` })));
+    await Promise.all(streams.map((s) => s.waitFor(() => s.events.length > 0)));
+    expect(api.subscriptions()).toBe(5);
+    for (const s of streams) s.abort();
+    const deadline = Date.now() + 3000;
+    while (api.subscriptions() > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(api.subscriptions()).toBe(0);
+    expect(api.server.inFlight()).toBe(0);
+    // Visits still go in after the listeners left.
+    expect((await post(`${api.url}/visits`, api.token, visit('/after-leave'))).status).toBe(202);
+  });
+
+  it('ends open streams promptly when the server closes', async () => {
+    const api = await start();
+    const stream = await openStream(`${api.url}/visits/stream`, { authorization: `Bearer ${api.token}` });
+    await stream.waitFor(() => stream.events.length > 0);
+    const started = performance.now();
+    await api.server.close();
+    await stream.waitFor(() => stream.ended(), 2000);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(api.subscriptions()).toBe(0);
+  });
+
+  it('streams test visits and applies the filters', async () => {
+    const api = await start();
+    const agents = await openStream(`${api.url}/visits/stream?agent_type=Developer+Helper`, { authorization: `Bearer ${api.token}` });
+    const browsers = await openStream(`${api.url}/visits/stream?agent=none`, { authorization: `Bearer ${api.token}` });
+    await Promise.all([agents, browsers].map((s) => s.waitFor(() => s.events.length > 0)));
+    await post(`${api.url}/visits`, api.token, [visit('/human', BROWSER_UA), visit('/bot')]);
+    const test = await post(`${api.url}/test-visits`, api.token, undefined);
+    expect(test.status).toBe(202);
+    await agents.waitFor(() => agents.visitEvents().length === 1);
+    await browsers.waitFor(() => browsers.visitEvents().length === 1);
+    expect(agents.visitEvents()[0]!.visit).toEqual(test.json);
+    expect(browsers.visitEvents()[0]!.visit.request_path).toBe('/human');
+    const listed = (await (await fetch(`${api.url}/visits?limit=1`, { headers: { authorization: `Bearer ${api.token}` } })).json()) as any;
+    expect(listed.visits[0]).toEqual(test.json);
+    agents.abort();
+    browsers.abort();
+  });
+
+  it("never streams one project's visits to another project's token", async () => {
+    const api = await start();
+    const other = api.store.createProject('other');
+    const stream = await openStream(`${api.url}/visits/stream`, { authorization: `Bearer ${other.token}` });
+    await stream.waitFor(() => stream.events.length > 0);
+    await post(`${api.url}/visits`, api.token, visit('/mine'));
+    await post(`${api.url}/visits`, other.token, visit('/theirs'));
+    await stream.waitFor(() => stream.visitEvents().length === 1);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(stream.visitEvents().map((e) => e.visit.request_path)).toEqual(['/theirs']);
+    stream.abort();
+  });
+});
