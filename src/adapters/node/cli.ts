@@ -7,8 +7,9 @@ import { refreshIpRangesCommand } from './commands/refresh-ip-ranges.js';
 import { robotsCommand } from './commands/robots.js';
 import { serveCommand } from './commands/serve.js';
 import { projectCommand } from './commands/project.js';
+import { adminCommand } from './commands/admin.js';
 
-const COMMANDS: readonly Command[] = [identifyCommand, refreshIpRangesCommand, serveCommand, projectCommand, robotsCommand];
+const COMMANDS: readonly Command[] = [identifyCommand, refreshIpRangesCommand, serveCommand, projectCommand, robotsCommand, adminCommand];
 
 function help(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

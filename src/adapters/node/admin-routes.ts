@@ -1,0 +1,200 @@
+// The dashboard's admin API: log in and out, read the session's CSRF token, list and create
+// projects, rotate and revoke their access tokens. Mounted into createApiHandler as a route table.
+import { problem, type ApiRequest, type ApiResponse, type FieldError, type Route, type RouteTable } from '../../index.js';
+import { ADMIN_SESSION_COOKIE, type AdminStore } from './admin-store.js';
+import type { SqliteStore } from './sqlite-store.js';
+
+/** What the admin routes need of the project store. */
+export type AdminProjectStore = Pick<SqliteStore, 'createProject' | 'listProjects' | 'issueToken' | 'revokeToken'>;
+
+/** Options of `createAdminRoutes`. */
+export interface AdminRoutesOptions {
+  readonly admin: AdminStore;
+  readonly projects: AdminProjectStore;
+  /** The cookie's Path: the server's base path (default '/'). */
+  readonly cookiePath?: string;
+  /**
+   * Mark the session cookie Secure always (behind a TLS terminator that sends no
+   * X-Forwarded-Proto). Otherwise it is Secure when the request came over https as forwarding
+   * headers tell.
+   */
+  readonly secureCookies?: boolean;
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
+
+function json(status: number, value: unknown, headers: Record<string, string> = {}): ApiResponse {
+  return { status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(value) };
+}
+
+/** One request header by lower-case name; names may come in any case (ApiRequest). */
+function header(request: ApiRequest, name: string): string | undefined {
+  const key = name in request.headers ? name : Object.keys(request.headers).find((k) => k.toLowerCase() === name);
+  const value = key === undefined ? undefined : request.headers[key];
+  return typeof value === 'string' ? value : value?.[0];
+}
+
+/** Whether the browser reached us over https, directly or through a proxy that says so (RFC 7239 §5.4, X-Forwarded-Proto). */
+function overHttps(request: ApiRequest): boolean {
+  if (header(request, 'x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase() === 'https') return true;
+  return /(?:^|[;,\s])proto="?https"?/i.test(header(request, 'forwarded') ?? '');
+}
+
+/** The JSON object body, or a problem naming what is wrong with it. */
+function objectBody(request: ApiRequest): { ok: true; value: Record<string, unknown> } | { ok: false; response: ApiResponse } {
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(request.body ?? new Uint8Array()));
+  } catch {
+    return { ok: false, response: problem('invalid-json', 'The body is not valid UTF-8 JSON.') };
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { ok: false, response: problem('validation-failed', 'The body must be a JSON object.', { errors: [{ pointer: '', code: 'type', message: 'must be an object' }] }) };
+  }
+  return { ok: true, value: value as Record<string, unknown> };
+}
+
+/** A required non-empty string field of at most `max` characters. */
+function stringField(body: Record<string, unknown>, name: string, max: number): { ok: true; value: string } | { ok: false; response: ApiResponse } {
+  const value = body[name];
+  let error: FieldError | undefined;
+  if (value === undefined) error = { pointer: `/${name}`, code: 'required', message: `${name} is required` };
+  else if (typeof value !== 'string' || value.trim() === '') error = { pointer: `/${name}`, code: 'type', message: `${name} must be a non-empty string` };
+  else if (value.length > max) error = { pointer: `/${name}`, code: 'max-length', message: `${name} must have at most ${max} characters` };
+  if (error !== undefined) return { ok: false, response: problem('validation-failed', `The field "${name}" is invalid; see errors.`, { errors: [error] }) };
+  return { ok: true, value: value as string };
+}
+
+/**
+ * Creates the admin routes: `POST /admin/login`, `POST /admin/logout`, `GET /admin/session`,
+ * `GET|POST /admin/projects`, `POST /admin/tokens` (rotate) and `POST /admin/token-revocations`.
+ * State-changing admin routes need the session's CSRF token (checked by the API handler).
+ * @throws {TypeError} when the admin or project store is missing.
+ * @example
+ * createApiHandler({ engine, projects: store, visits: store, admin, routes: [createAdminRoutes({ admin, projects: store })] });
+ */
+export function createAdminRoutes(options: AdminRoutesOptions): RouteTable {
+  if (typeof options?.admin?.login !== 'function') throw new TypeError('admin must be an AdminStore from openAdminStore()');
+  if (typeof options.projects?.createProject !== 'function') throw new TypeError('projects must be a project store with createProject, listProjects, issueToken and revokeToken');
+  const { admin, projects } = options;
+  const cookiePath = options.cookiePath ?? '/';
+  if (!cookiePath.startsWith('/') || /[;\s]/.test(cookiePath)) throw new RangeError(`cookiePath must be a path starting with "/", got ${JSON.stringify(cookiePath)}`);
+
+  // HttpOnly: page scripts never see the session; SameSite=Strict: no cross-site request carries it.
+  const cookie = (request: ApiRequest, value: string, maxAgeSeconds: number) =>
+    `${ADMIN_SESSION_COOKIE}=${value}; Path=${cookiePath}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${options.secureCookies === true || overHttps(request) ? '; Secure' : ''}`;
+
+  const login: Route = {
+    auth: 'none',
+    // A JSON body cannot be sent cross-site without a CORS preflight we never grant, so a forged
+    // login form cannot post here (login CSRF); the Origin check below is the second lock.
+    json: true,
+    async run({ request }) {
+      const origin = header(request, 'origin');
+      const host = header(request, 'host');
+      if (origin !== undefined && origin !== 'null' && host !== undefined) {
+        let originHost: string | undefined;
+        try {
+          originHost = new URL(origin).host;
+        } catch {
+          originHost = undefined;
+        }
+        if (originHost !== host) return problem('forbidden', 'Log in from the dashboard itself: the Origin does not match this server.');
+      } else if (origin === 'null') {
+        return problem('forbidden', 'Log in from the dashboard itself: an opaque Origin is refused.');
+      }
+      const body = objectBody(request);
+      if (!body.ok) return body.response;
+      const secret = stringField(body.value, 'secret', 256);
+      if (!secret.ok) return secret.response;
+      const result = await admin.login(secret.value, request.remoteAddress ?? 'unknown');
+      if (!result.ok) {
+        if (result.reason === 'rate-limited') {
+          return problem('rate-limited', `Too many login attempts from this address; retry after ${result.retryAfterSeconds} s.`, { headers: { 'retry-after': String(result.retryAfterSeconds) } });
+        }
+        // One answer for a wrong secret and for none set yet: the response tells an attacker nothing.
+        return problem('unauthorized', 'The admin secret is wrong. Run "agentwarden admin reset-password" on the server to set a new one.');
+      }
+      return json(200, { csrf_token: result.session.csrfToken, expires: new Date(result.expires).toISOString() }, { 'set-cookie': cookie(request, result.cookieValue, result.maxAgeSeconds) });
+    },
+  };
+
+  return {
+    '/admin/login': { POST: login },
+    '/admin/logout': {
+      POST: {
+        auth: 'admin',
+        json: false,
+        run({ request, admin: session }) {
+          if (session !== undefined) admin.logout(session.id);
+          return { status: 204, headers: { 'cache-control': 'no-store', 'set-cookie': cookie(request, '', 0) } };
+        },
+      },
+    },
+    '/admin/session': {
+      GET: {
+        auth: 'admin',
+        json: false,
+        async run({ request, admin: session }) {
+          const found = await admin.authenticate(request);
+          return json(200, { csrf_token: session!.csrfToken, expires: found === undefined ? null : new Date(found.expires).toISOString() });
+        },
+      },
+    },
+    '/admin/projects': {
+      GET: {
+        auth: 'admin',
+        json: false,
+        run() {
+          return json(200, { projects: projects.listProjects() });
+        },
+      },
+      POST: {
+        auth: 'admin',
+        json: true,
+        run({ request }) {
+          const body = objectBody(request);
+          if (!body.ok) return body.response;
+          const name = stringField(body.value, 'name', 200);
+          if (!name.ok) return name.response;
+          const created = projects.createProject(name.value.trim());
+          const tokenId = projects.listProjects().find((p) => p.id === created.id)?.tokens[0]?.id ?? null;
+          return { ...json(201, { id: created.id, name: created.name, token: created.token, token_id: tokenId }), projectId: created.id };
+        },
+      },
+    },
+    '/admin/tokens': {
+      POST: {
+        auth: 'admin',
+        json: true,
+        run({ request }) {
+          const body = objectBody(request);
+          if (!body.ok) return body.response;
+          const projectId = stringField(body.value, 'project', 200);
+          if (!projectId.ok) return projectId.response;
+          const revokeOthers = body.value['revoke_others'] ?? true;
+          if (typeof revokeOthers !== 'boolean') {
+            return problem('validation-failed', 'The field "revoke_others" is invalid; see errors.', { errors: [{ pointer: '/revoke_others', code: 'type', message: 'revoke_others must be a boolean' }] });
+          }
+          if (!projects.listProjects().some((p) => p.id === projectId.value)) return problem('not-found', `There is no project ${JSON.stringify(projectId.value)}.`);
+          const { tokenId, token } = projects.issueToken(projectId.value, { revokeOthers });
+          return { ...json(201, { project: projectId.value, token, token_id: tokenId }), projectId: projectId.value };
+        },
+      },
+    },
+    '/admin/token-revocations': {
+      POST: {
+        auth: 'admin',
+        json: true,
+        run({ request }) {
+          const body = objectBody(request);
+          if (!body.ok) return body.response;
+          const tokenId = stringField(body.value, 'token_id', 200);
+          if (!tokenId.ok) return tokenId.response;
+          if (!projects.revokeToken({ tokenId: tokenId.value })) return problem('not-found', `There is no live token ${JSON.stringify(tokenId.value)}.`);
+          return json(200, { token_id: tokenId.value, revoked: true });
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,133 @@
+// The dashboard's client of the admin and read APIs: same-origin fetches with the session cookie,
+// the CSRF token on every state-changing request, and problem+json errors as ApiError.
+
+/** A failed API call: the HTTP status and the problem's detail. */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly errors: readonly { pointer: string; message: string }[];
+  constructor(status: number, message: string, errors: readonly { pointer: string; message: string }[] = []) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status;
+    this.errors = errors;
+  }
+}
+
+// The page lives at <base>/ui/; the API at <base>/.
+const apiRoot = new URL('../', window.location.href);
+let csrfToken: string | undefined;
+let onUnauthorized: () => void = () => undefined;
+
+/** Sets what happens when the session is gone (show the login form). */
+export function setUnauthorizedHandler(handler: () => void): void {
+  onUnauthorized = handler;
+}
+
+/** Remembers the session's CSRF token (from login or GET /admin/session). */
+export function setCsrfToken(token: string | undefined): void {
+  csrfToken = token;
+}
+
+/** The absolute URL of an API path with query parameters (undefined values are left out). */
+export function apiUrl(path: string, params: Record<string, string | number | undefined> = {}): string {
+  const url = new URL(path.replace(/^\//, ''), apiRoot);
+  for (const [key, value] of Object.entries(params)) if (value !== undefined && value !== '') url.searchParams.set(key, String(value));
+  return url.href;
+}
+
+async function failure(response: Response): Promise<ApiError> {
+  let detail = `${response.status} ${response.statusText}`;
+  let errors: { pointer: string; message: string }[] = [];
+  try {
+    const body = (await response.json()) as { detail?: string; errors?: { pointer: string; message: string }[] };
+    if (typeof body.detail === 'string') detail = body.detail;
+    if (Array.isArray(body.errors)) errors = body.errors;
+  } catch {
+    // Not problem+json: the status line says enough.
+  }
+  return new ApiError(response.status, detail, errors);
+}
+
+/**
+ * Calls the API and returns the parsed JSON (or text for text responses).
+ * @throws {ApiError} for any non-2xx answer; a 401 also calls the unauthorized handler.
+ */
+export async function request<T>(method: string, path: string, options: { params?: Record<string, string | number | undefined>; body?: unknown; text?: boolean; quiet401?: boolean } = {}): Promise<T> {
+  const headers: Record<string, string> = { accept: options.text === true ? 'text/plain' : 'application/json' };
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  if (method !== 'GET' && csrfToken !== undefined) headers['x-csrf-token'] = csrfToken;
+  const response = await fetch(apiUrl(path, options.params), {
+    method,
+    headers,
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    credentials: 'same-origin',
+    cache: 'no-store',
+  });
+  if (!response.ok) {
+    const error = await failure(response);
+    if (response.status === 401 && options.quiet401 !== true) onUnauthorized();
+    throw error;
+  }
+  if (response.status === 204) return undefined as T;
+  return (options.text === true ? await response.text() : await response.json()) as T;
+}
+
+/** A token as the admin API lists it (never the token itself). */
+export interface TokenInfo {
+  readonly id: string;
+  readonly prefix: string;
+  readonly created: string;
+  readonly revoked: string | null;
+}
+
+/** A project as the admin API lists it. */
+export interface ProjectInfo {
+  readonly id: string;
+  readonly name: string;
+  readonly created: string;
+  readonly tokens: readonly TokenInfo[];
+}
+
+/** A visit as the read API returns it (see the /visits contract). */
+export interface VisitJson {
+  readonly id: string;
+  readonly time: string;
+  readonly agent_id: string | null;
+  readonly agent_name: string | null;
+  readonly agent_type: string | null;
+  readonly result: string;
+  readonly client_ip: string | null;
+  readonly referral: string | null;
+  readonly request_path: string;
+  readonly request_method: string;
+  readonly response_status_code?: number;
+}
+
+/** GET /stats. */
+export interface StatsJson {
+  readonly from: string;
+  readonly to: string;
+  readonly interval: string;
+  readonly series: readonly { key: string | null; total: number; agent_name?: string | null; agent_type?: string | null }[];
+  readonly buckets: readonly { start: string; counts: readonly number[]; other: number }[];
+  readonly other: number;
+  readonly total: number;
+}
+
+/** GET /stats/top-paths. */
+export interface TopPathsJson {
+  readonly paths: readonly { agent_id: string | null; agent_name: string | null; agent_type: string | null; path: string; count: number; last: string }[];
+}
+
+/** GET /robots-violations. */
+export interface ViolationsJson {
+  readonly robots: { agent_types: string[]; disallow?: string[]; allow?: string[] } | null;
+  readonly violations: readonly { agent_id: string; agent_name: string; agent_type: string; path: string; count: number; last: string; rule: string }[];
+}
+
+/** GET/PUT /project-settings. */
+export interface SettingsJson {
+  readonly robots: { agent_types: string[]; disallow?: string[]; allow?: string[] } | null;
+  /** Absent members mean the server's defaults. */
+  readonly client_ip: { headers?: string[]; trusted_proxies?: number | string[] };
+}

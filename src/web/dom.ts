@@ -1,0 +1,74 @@
+// Small DOM helpers for the dashboard: build elements from tag, properties and children, with
+// text always set as text (never parsed as HTML), so visit data cannot inject markup.
+
+/** Child nodes `h` accepts: nodes, text, or nothing (skipped). */
+export type Child = Node | string | number | null | undefined | false;
+
+/** Element properties `h` sets: attributes (strings), booleans, and `on<event>` listeners. */
+export type Props = Record<string, string | number | boolean | null | undefined | EventListener>;
+
+/**
+ * Creates an element. Keys starting with "on" add event listeners; `class` sets the class
+ * attribute; `true` sets an empty attribute, `false`/null/undefined leave it out.
+ * @example
+ * h('button', { type: 'button', onclick: () => save() }, 'Save');
+ */
+export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+  const element = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith('on') && typeof value === 'function') element.addEventListener(key.slice(2), value);
+    else if (key === 'value' && 'value' in element) (element as HTMLInputElement).value = String(value);
+    else if (key === 'checked' && element instanceof HTMLInputElement) element.checked = value === true;
+    else element.setAttribute(key, value === true ? '' : String(value));
+  }
+  append(element, ...children);
+  return element;
+}
+
+/** Appends children (text as text nodes). */
+export function append(parent: Node, ...children: Child[]): void {
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    parent.appendChild(typeof child === 'object' ? child : document.createTextNode(String(child)));
+  }
+}
+
+/** Replaces every child of an element. */
+export function replace(parent: Element, ...children: Child[]): void {
+  parent.replaceChildren();
+  append(parent, ...children);
+}
+
+let counter = 0;
+/** A unique id for label/control pairs. */
+export function uid(prefix: string): string {
+  counter += 1;
+  return `${prefix}-${counter}`;
+}
+
+/** A labelled form control: the label names it for screen readers and takes clicks. */
+export function field(label: string, control: HTMLElement, hint?: string): HTMLElement {
+  const id = control.id || uid('f');
+  control.id = id;
+  const hintId = hint === undefined ? undefined : `${id}-hint`;
+  if (hintId !== undefined) control.setAttribute('aria-describedby', hintId);
+  return h('div', { class: 'field' }, h('label', { for: id }, label), control, hint === undefined ? null : h('p', { class: 'hint', id: hintId }, hint));
+}
+
+/** Copies text to the clipboard, falling back to selecting it for a manual copy. */
+export async function copyText(text: string, fallbackTarget?: HTMLElement): Promise<boolean> {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    if (fallbackTarget !== undefined) {
+      const range = document.createRange();
+      range.selectNodeContents(fallbackTarget);
+      const selection = window.getSelection();
+      selection?.removeAllRanges();
+      selection?.addRange(range);
+    }
+    return false;
+  }
+}
