@@ -69,7 +69,10 @@ export { constantTimeEqual, generateId, generateToken, sha256Hex, TOKEN_PREFIX }
 export type { TokenHasher } from './api/token.js';
 export { createRateLimiter } from './api/rate-limit.js';
 export type { RateLimitDecision, RateLimiter, RateLimitOptions } from './api/rate-limit.js';
-export { createOpenApiDocument } from './api/openapi.js';
+export { createOpenApiDocument, openApiErrorResponses } from './api/openapi.js';
+export { headerValue } from './api/request-headers.js';
+export { parseJsonBody } from './api/json-body.js';
+export type { JsonBodyResult } from './api/json-body.js';
 export { createMemoryProjectSettingsStore, createProjectClientIpRules, DEFAULT_PROJECT_SETTINGS, parseProjectSettings, projectClientIpRule } from './api/project-settings.js';
 export type {
   MemoryProjectSettingsStore,

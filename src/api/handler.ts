@@ -241,7 +241,7 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
         auth: 'none',
         json: false,
         run() {
-          openApi ??= JSON.stringify(createOpenApiDocument({ basePath: router.basePath, limits }));
+          openApi ??= JSON.stringify(createOpenApiDocument({ basePath: router.basePath, limits, extraPaths: documentedExtraRoutes() }));
           return { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'public, max-age=300' }, body: openApi };
         },
       },
@@ -261,6 +261,16 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
     }
   }
   const router = createRouter<Route>(options.basePath ?? '/', routes);
+  // Routes added through `options.routes` that describe themselves join the OpenAPI document.
+  const documentedExtraRoutes = () => {
+    const paths: Record<string, Record<string, unknown>> = {};
+    for (const table of options.routes ?? []) {
+      for (const [path, methods] of Object.entries(table)) {
+        for (const [method, route] of Object.entries(methods)) if (route.openApi !== undefined) (paths[path] ??= {})[method.toLowerCase()] = route.openApi;
+      }
+    }
+    return paths;
+  };
   const admin = options.admin;
 
   // Tokens found valid in the last second, by their text: the hot path then neither hashes nor

@@ -10,7 +10,8 @@ const headerMap = {
   additionalProperties: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
 };
 const problemResponse = (description: string) => ({ description, content: { 'application/problem+json': { schema: ref('Problem') } } });
-const errorResponses = (statuses: readonly number[]) => {
+/** Problem+json responses for the given statuses, described as this API answers them. */
+export const openApiErrorResponses = (statuses: readonly number[]) => {
   const descriptions: Record<number, string> = {
     400: 'Invalid JSON, wrong field types or values.',
     401: 'Missing, malformed, unknown or revoked token (with WWW-Authenticate: Bearer).',
@@ -53,10 +54,15 @@ const csvOr = (schema: object) => ({ 'application/json': { schema }, 'text/csv':
  * @example
  * createOpenApiDocument({ basePath: '', limits: DEFAULT_LIMITS }).openapi; // '3.1.0'
  */
-export function createOpenApiDocument(options: { basePath: string; limits: ApiLimits }): Record<string, unknown> {
+export function createOpenApiDocument(options: {
+  basePath: string;
+  limits: ApiLimits;
+  /** Operations of routes added beside the built-in ones (admin, dashboard), by path and lower-case method. */
+  extraPaths?: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+}): Record<string, unknown> {
   const { limits } = options;
   const agentType = { type: 'string', enum: [...AGENT_TYPES, ...Object.keys(AGENT_TYPE_ALIASES)] };
-  return {
+  const document = {
     openapi: '3.1.0',
     info: {
       title: 'agentwarden',
@@ -74,7 +80,7 @@ export function createOpenApiDocument(options: { basePath: string; limits: ApiLi
           requestBody: jsonBody(oneOrMany('IdentificationRequest')),
           responses: {
             '200': { description: 'One result per input item; an object for an object, an array for an array.', content: { 'application/json': { schema: oneOrMany('Identification') } } },
-            ...errorResponses(AUTH_ERRORS),
+            ...openApiErrorResponses(AUTH_ERRORS),
           },
         },
       },
@@ -84,7 +90,7 @@ export function createOpenApiDocument(options: { basePath: string; limits: ApiLi
           requestBody: jsonBody(oneOrMany('VerificationRequest')),
           responses: {
             '200': { description: 'One verification per input item.', content: { 'application/json': { schema: oneOrMany('Verification') } } },
-            ...errorResponses(AUTH_ERRORS),
+            ...openApiErrorResponses(AUTH_ERRORS),
           },
         },
       },
@@ -100,7 +106,7 @@ export function createOpenApiDocument(options: { basePath: string; limits: ApiLi
               content: { 'text/plain': { schema: { type: 'string' } } },
             },
             '304': { description: 'Unchanged since the ETag given in If-None-Match.', headers: { ETag: { schema: { type: 'string' } } } },
-            ...errorResponses(AUTH_ERRORS),
+            ...openApiErrorResponses(AUTH_ERRORS),
           },
         },
       },
@@ -114,14 +120,14 @@ export function createOpenApiDocument(options: { basePath: string; limits: ApiLi
             FORMAT_PARAMETER,
             ...READ_PARAMETERS,
           ],
-          responses: { '200': { description: 'One page.', content: csvOr(ref('VisitPage')) }, ...errorResponses(READ_ERRORS) },
+          responses: { '200': { description: 'One page.', content: csvOr(ref('VisitPage')) }, ...openApiErrorResponses(READ_ERRORS) },
         },
         post: {
           summary: 'Record visits; invalid items are rejected by index, valid ones are stored durably before the answer.',
           requestBody: jsonBody(oneOrMany('Visit')),
           responses: {
             '202': { description: 'Accepted visits are stored.', content: { 'application/json': { schema: ref('VisitsAccepted') } } },
-            ...errorResponses(AUTH_ERRORS),
+            ...openApiErrorResponses(AUTH_ERRORS),
           },
         },
       },
@@ -136,7 +142,7 @@ export function createOpenApiDocument(options: { basePath: string; limits: ApiLi
             ...FILTER_PARAMETERS,
             ...READ_PARAMETERS,
           ],
-          responses: { '200': { description: 'An endless event stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...errorResponses(READ_ERRORS) },
+          responses: { '200': { description: 'An endless event stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...openApiErrorResponses(READ_ERRORS) },
         },
       },
       '/stats': {
@@ -151,7 +157,7 @@ export function createOpenApiDocument(options: { basePath: string; limits: ApiLi
             FORMAT_PARAMETER,
             ...READ_PARAMETERS,
           ],
-          responses: { '200': { description: 'The counts.', content: csvOr(ref('Stats')) }, ...errorResponses(READ_ERRORS) },
+          responses: { '200': { description: 'The counts.', content: csvOr(ref('Stats')) }, ...openApiErrorResponses(READ_ERRORS) },
         },
       },
       '/stats/top-paths': {
@@ -164,14 +170,14 @@ export function createOpenApiDocument(options: { basePath: string; limits: ApiLi
             FORMAT_PARAMETER,
             ...READ_PARAMETERS,
           ],
-          responses: { '200': { description: 'The rows, most visited first.', content: csvOr(ref('TopPaths')) }, ...errorResponses(READ_ERRORS) },
+          responses: { '200': { description: 'The rows, most visited first.', content: csvOr(ref('TopPaths')) }, ...openApiErrorResponses(READ_ERRORS) },
         },
       },
       '/robots-violations': {
         get: {
           summary: "Visits by catalog agents to paths their type is disallowed from by the project's saved robots rules (RFC 9309 matching), with the deciding rule.",
           parameters: [...RANGE_PARAMETERS, queryParameter('limit', 'Rows: 1 to 10,000 (default 1,000).', { type: 'integer', minimum: 1, maximum: 10000 }), FORMAT_PARAMETER, ...READ_PARAMETERS],
-          responses: { '200': { description: 'The violations, most visited first.', content: csvOr(ref('RobotsViolations')) }, ...errorResponses(READ_ERRORS) },
+          responses: { '200': { description: 'The violations, most visited first.', content: csvOr(ref('RobotsViolations')) }, ...openApiErrorResponses(READ_ERRORS) },
         },
       },
       '/test-visits': {
@@ -179,27 +185,27 @@ export function createOpenApiDocument(options: { basePath: string; limits: ApiLi
           summary: "Records one visit of agentwarden's own test agent through the visit pipeline; it shows on /visits and the stream.",
           parameters: READ_PARAMETERS,
           requestBody: { required: false, content: { 'application/json': { schema: { type: 'object', properties: { request_path: { type: 'string', minLength: 1 } } } } } },
-          responses: { '202': { description: 'The stored visit.', content: { 'application/json': { schema: ref('StoredVisit') } } }, ...errorResponses(READ_ERRORS) },
+          responses: { '202': { description: 'The stored visit.', content: { 'application/json': { schema: ref('StoredVisit') } } }, ...openApiErrorResponses(READ_ERRORS) },
         },
       },
       '/project-settings': {
         get: {
           summary: "The project's saved robots rules and client-IP rule.",
           parameters: READ_PARAMETERS,
-          responses: { '200': { description: 'The settings (defaults when none were saved).', content: { 'application/json': { schema: ref('ProjectSettings') } } }, ...errorResponses(READ_ERRORS) },
+          responses: { '200': { description: 'The settings (defaults when none were saved).', content: { 'application/json': { schema: ref('ProjectSettings') } } }, ...openApiErrorResponses(READ_ERRORS) },
         },
         put: {
           summary: 'Saves settings: an absent member keeps its value, robots null clears the rules. Visits use a new client-IP rule from the next request on.',
           parameters: READ_PARAMETERS,
           requestBody: jsonBody(ref('ProjectSettingsUpdate')),
-          responses: { '200': { description: 'The saved settings.', content: { 'application/json': { schema: ref('ProjectSettings') } } }, ...errorResponses([...READ_ERRORS, 413, 415]) },
+          responses: { '200': { description: 'The saved settings.', content: { 'application/json': { schema: ref('ProjectSettings') } } }, ...openApiErrorResponses([...READ_ERRORS, 413, 415]) },
         },
       },
       '/openapi.json': {
         get: {
           summary: 'This document.',
           security: [],
-          responses: { '200': { description: 'The OpenAPI document.', content: { 'application/json': { schema: { type: 'object', required: ['openapi', 'paths'] } } } }, ...errorResponses([405]) },
+          responses: { '200': { description: 'The OpenAPI document.', content: { 'application/json': { schema: { type: 'object', required: ['openapi', 'paths'] } } } }, ...openApiErrorResponses([405]) },
         },
       },
       '/healthz': {
@@ -208,13 +214,16 @@ export function createOpenApiDocument(options: { basePath: string; limits: ApiLi
           security: [],
           responses: {
             '200': { description: 'The server is up.', content: { 'application/json': { schema: { type: 'object', required: ['status'], properties: { status: { const: 'ok' } } } } } },
-            ...errorResponses([405]),
+            ...openApiErrorResponses([405]),
           },
         },
       },
     },
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'A project access token: aw_ followed by 43 base64url characters.' } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'A project access token: aw_ followed by 43 base64url characters.' },
+        adminSession: { type: 'apiKey', in: 'cookie', name: 'aw_session', description: 'The dashboard admin session; state-changing requests also send X-CSRF-Token.' },
+      },
       schemas: {
         IdentificationRequest: {
           type: 'object',
@@ -479,4 +488,7 @@ export function createOpenApiDocument(options: { basePath: string; limits: ApiLi
       },
     },
   };
+  const paths = document.paths as Record<string, Record<string, unknown>>;
+  for (const [path, operations] of Object.entries(options.extraPaths ?? {})) paths[path] = { ...paths[path], ...operations };
+  return document;
 }

@@ -27,6 +27,8 @@ export interface Route {
   /** JSON body endpoints answer 415 to other media types and 413 past the body limit. */
   readonly json: boolean;
   readonly run: (context: RouteContext) => Promise<ApiResponse> | ApiResponse;
+  /** Its OpenAPI 3.1 operation object, listed in GET /openapi.json; routes without one are not part of the API (static pages). */
+  readonly openApi?: Readonly<Record<string, unknown>>;
 }
 
 /** Paths (relative to the base path) to methods to routes. */

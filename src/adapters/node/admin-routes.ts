@@ -1,6 +1,6 @@
 // The dashboard's admin API: log in and out, read the session's CSRF token, list and create
 // projects, rotate and revoke their access tokens. Mounted into createApiHandler as a route table.
-import { problem, type ApiRequest, type ApiResponse, type FieldError, type Route, type RouteTable } from '../../index.js';
+import { headerValue, openApiErrorResponses, parseJsonBody, problem, type ApiRequest, type ApiResponse, type FieldError, type Route, type RouteTable } from '../../index.js';
 import { ADMIN_SESSION_COOKIE, type AdminStore } from './admin-store.js';
 import type { SqliteStore } from './sqlite-store.js';
 
@@ -23,15 +23,64 @@ export interface AdminRoutesOptions {
 
 const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
 
+// OpenAPI operations of the admin routes (GET /openapi.json lists them with the rest of the API).
+const ADMIN = [{ adminSession: [] }];
+const object = (required: string[], properties: Record<string, object>) => ({ type: 'object', required, properties });
+const jsonContent = (schema: object) => ({ 'application/json': { schema } });
+const CSRF = { name: 'x-csrf-token', in: 'header', required: true, description: 'The session\'s CSRF token (from login or GET /admin/session).', schema: { type: 'string' } };
+const SESSION = object(['csrf_token', 'expires'], { csrf_token: { type: 'string' }, expires: { type: ['string', 'null'], format: 'date-time' } });
+const TOKEN_INFO = object(['id', 'prefix', 'created', 'revoked'], { id: { type: 'string' }, prefix: { type: 'string' }, created: { type: 'string' }, revoked: { type: ['string', 'null'] } });
+const PROJECT_INFO = object(['id', 'name', 'created', 'tokens'], { id: { type: 'string' }, name: { type: 'string' }, created: { type: 'string' }, tokens: { type: 'array', items: TOKEN_INFO } });
+const ISSUED_TOKEN = object(['project', 'token', 'token_id'], { project: { type: 'string' }, token: { type: 'string', description: 'Shown only in this response.' }, token_id: { type: 'string' } });
+const DOCS = {
+  login: {
+    summary: 'Logs in with the admin secret; sets the HttpOnly session cookie.',
+    security: [],
+    requestBody: { required: true, content: jsonContent(object(['secret'], { secret: { type: 'string' } })) },
+    responses: { '200': { description: 'Logged in.', content: jsonContent(SESSION) }, ...openApiErrorResponses([400, 401, 403, 405, 413, 415, 429, 500]) },
+  },
+  logout: { summary: 'Ends the session.', security: ADMIN, parameters: [CSRF], responses: { '204': { description: 'Logged out; the cookie is cleared.' }, ...openApiErrorResponses([401, 403, 405, 500]) } },
+  session: { summary: 'The session\'s CSRF token and expiry.', security: ADMIN, responses: { '200': { description: 'The session.', content: jsonContent(SESSION) }, ...openApiErrorResponses([401, 405, 500]) } },
+  listProjects: {
+    summary: 'Every project with its tokens (never the tokens themselves).',
+    security: ADMIN,
+    responses: { '200': { description: 'The projects.', content: jsonContent(object(['projects'], { projects: { type: 'array', items: PROJECT_INFO } })) }, ...openApiErrorResponses([401, 405, 500]) },
+  },
+  createProject: {
+    summary: 'Creates a project; its first access token is in this response only.',
+    security: ADMIN,
+    parameters: [CSRF],
+    requestBody: { required: true, content: jsonContent(object(['name'], { name: { type: 'string', maxLength: 200 } })) },
+    responses: {
+      '201': { description: 'Created.', content: jsonContent(object(['id', 'name', 'token', 'token_id'], { id: { type: 'string' }, name: { type: 'string' }, token: { type: 'string' }, token_id: { type: ['string', 'null'] } })) },
+      ...openApiErrorResponses([400, 401, 403, 405, 413, 415, 500]),
+    },
+  },
+  issueToken: {
+    summary: 'Issues a new token for a project, revoking the others unless revoke_others is false (rotation).',
+    security: ADMIN,
+    parameters: [CSRF],
+    requestBody: { required: true, content: jsonContent(object(['project'], { project: { type: 'string' }, revoke_others: { type: 'boolean', default: true } })) },
+    responses: { '201': { description: 'The new token, shown only here.', content: jsonContent(ISSUED_TOKEN) }, ...openApiErrorResponses([400, 401, 403, 404, 405, 413, 415, 500]) },
+  },
+  revokeToken: {
+    summary: 'Revokes one token by id; it gets 401 from the next request on.',
+    security: ADMIN,
+    parameters: [CSRF],
+    requestBody: { required: true, content: jsonContent(object(['token_id'], { token_id: { type: 'string' } })) },
+    responses: {
+      '200': { description: 'Revoked.', content: jsonContent(object(['token_id', 'revoked'], { token_id: { type: 'string' }, revoked: { const: true } })) },
+      ...openApiErrorResponses([400, 401, 403, 404, 405, 413, 415, 500]),
+    },
+  },
+} as const;
+
 function json(status: number, value: unknown, headers: Record<string, string> = {}): ApiResponse {
   return { status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(value) };
 }
 
-/** One request header by lower-case name; names may come in any case (ApiRequest). */
 function header(request: ApiRequest, name: string): string | undefined {
-  const key = name in request.headers ? name : Object.keys(request.headers).find((k) => k.toLowerCase() === name);
-  const value = key === undefined ? undefined : request.headers[key];
-  return typeof value === 'string' ? value : value?.[0];
+  return headerValue(request.headers, name);
 }
 
 /** Whether the browser reached us over https, directly or through a proxy that says so (RFC 7239 §5.4, X-Forwarded-Proto). */
@@ -42,12 +91,10 @@ function overHttps(request: ApiRequest): boolean {
 
 /** The JSON object body, or a problem naming what is wrong with it. */
 function objectBody(request: ApiRequest): { ok: true; value: Record<string, unknown> } | { ok: false; response: ApiResponse } {
-  let value: unknown;
-  try {
-    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(request.body ?? new Uint8Array()));
-  } catch {
-    return { ok: false, response: problem('invalid-json', 'The body is not valid UTF-8 JSON.') };
-  }
+  // Depth 8 is ample for these flat bodies.
+  const parsed = parseJsonBody(request.body, 8);
+  if (!parsed.ok) return { ok: false, response: problem(parsed.reason === 'too-deep' ? 'payload-too-large' : 'invalid-json', parsed.message) };
+  const value = parsed.value;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { ok: false, response: problem('validation-failed', 'The body must be a JSON object.', { errors: [{ pointer: '', code: 'type', message: 'must be an object' }] }) };
   }
@@ -86,6 +133,7 @@ export function createAdminRoutes(options: AdminRoutesOptions): RouteTable {
 
   const login: Route = {
     auth: 'none',
+    openApi: DOCS.login,
     // A JSON body cannot be sent cross-site without a CORS preflight we never grant, so a forged
     // login form cannot post here (login CSRF); the Origin check below is the second lock.
     json: true,
@@ -125,6 +173,7 @@ export function createAdminRoutes(options: AdminRoutesOptions): RouteTable {
       POST: {
         auth: 'admin',
         json: false,
+        openApi: DOCS.logout,
         run({ request, admin: session }) {
           if (session !== undefined) admin.logout(session.id);
           return { status: 204, headers: { 'cache-control': 'no-store', 'set-cookie': cookie(request, '', 0) } };
@@ -135,6 +184,7 @@ export function createAdminRoutes(options: AdminRoutesOptions): RouteTable {
       GET: {
         auth: 'admin',
         json: false,
+        openApi: DOCS.session,
         async run({ request, admin: session }) {
           const found = await admin.authenticate(request);
           return json(200, { csrf_token: session!.csrfToken, expires: found === undefined ? null : new Date(found.expires).toISOString() });
@@ -145,6 +195,7 @@ export function createAdminRoutes(options: AdminRoutesOptions): RouteTable {
       GET: {
         auth: 'admin',
         json: false,
+        openApi: DOCS.listProjects,
         run() {
           return json(200, { projects: projects.listProjects() });
         },
@@ -152,6 +203,7 @@ export function createAdminRoutes(options: AdminRoutesOptions): RouteTable {
       POST: {
         auth: 'admin',
         json: true,
+        openApi: DOCS.createProject,
         run({ request }) {
           const body = objectBody(request);
           if (!body.ok) return body.response;
@@ -167,6 +219,7 @@ export function createAdminRoutes(options: AdminRoutesOptions): RouteTable {
       POST: {
         auth: 'admin',
         json: true,
+        openApi: DOCS.issueToken,
         run({ request }) {
           const body = objectBody(request);
           if (!body.ok) return body.response;
@@ -186,6 +239,7 @@ export function createAdminRoutes(options: AdminRoutesOptions): RouteTable {
       POST: {
         auth: 'admin',
         json: true,
+        openApi: DOCS.revokeToken,
         run({ request }) {
           const body = objectBody(request);
           if (!body.ok) return body.response;

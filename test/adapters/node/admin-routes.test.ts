@@ -11,6 +11,7 @@ import { createWebRoutes } from '../../../src/adapters/node/web-routes.js';
 import { hashTokenNode, openSqliteStore, type SqliteStore } from '../../../src/adapters/node/index.js';
 import { createApiHandler, createEngine, createMemoryVisitStore, type ApiHandler, type ApiRequest } from '../../../src/index.js';
 import { TEST_CATALOG } from '../../server/helpers.js';
+import { checkSchema } from '../../server/schema-check.js';
 
 let dir: string;
 let store: SqliteStore;
@@ -166,6 +167,43 @@ describe('admin routes', () => {
     const preview = await call('POST', `/robots-txts?project=${project.id}`, { body, headers: { cookie, 'x-csrf-token': csrf } });
     expect(preview.status).toBe(200);
     expect(preview.body).toContain('User-agent: GPTBot\nDisallow: /');
+  });
+});
+
+describe('admin routes in the OpenAPI document', () => {
+  it('are listed, and real admin responses match their documented schemas', async () => {
+    const doc = (await call('GET', '/openapi.json')).json;
+    for (const [path, method] of [
+      ['/admin/login', 'post'],
+      ['/admin/logout', 'post'],
+      ['/admin/session', 'get'],
+      ['/admin/projects', 'get'],
+      ['/admin/projects', 'post'],
+      ['/admin/tokens', 'post'],
+      ['/admin/token-revocations', 'post'],
+    ] as const) {
+      expect(doc.paths[path]?.[method], `${method} ${path}`).toBeDefined();
+    }
+    expect(doc.components.securitySchemes.adminSession).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'aw_session' });
+    // The dashboard's static pages are not API operations.
+    expect(doc.paths['/ui/']).toBeUndefined();
+
+    const session = await login();
+    const headers = { cookie: session.cookie, 'x-csrf-token': session.csrf };
+    const check = (path: string, method: string, response: { status: number; json: unknown }) => {
+      const schema = doc.paths[path][method].responses[String(response.status)].content['application/json'].schema;
+      expect(checkSchema(response.json, schema, doc), `${method} ${path} ${response.status}`).toEqual([]);
+    };
+    check('/admin/session', 'get', await call('GET', '/admin/session', { headers }));
+    const created = await call('POST', '/admin/projects', { body: { name: 'docs.example' }, headers });
+    check('/admin/projects', 'post', created);
+    check('/admin/projects', 'get', await call('GET', '/admin/projects', { headers }));
+    const issued = await call('POST', '/admin/tokens', { body: { project: created.json.id, revoke_others: false }, headers });
+    check('/admin/tokens', 'post', issued);
+    check('/admin/token-revocations', 'post', await call('POST', '/admin/token-revocations', { body: { token_id: issued.json.token_id }, headers }));
+    const wrong = await call('POST', '/admin/projects', { body: { name: 7 }, headers });
+    expect(wrong.status).toBe(400);
+    expect(doc.paths['/admin/projects'].post.responses['400']).toBeDefined();
   });
 });
 
