@@ -50,8 +50,10 @@ export function createVisitEnricher(options: VisitEnricherOptions): VisitEnriche
       const headers = normalizeHeaders(visit.request_headers);
       // Referral classes describe humans arriving from AI answers; an agent's Referer is not a referral.
       const referral = known ? undefined : classifyReferral(visit.request_path, headers.get('referer'));
-      return {
-        ...visit,
+      // Object.assign, not `{ ...visit, received, ... }`: on Node 20, a spread followed by more
+      // fields takes V8's slow path, 5-12 us per visit (more than the rest of enrichment, see
+      // bench/visits.mjs); Object.assign copies the same own fields in 0.3 us.
+      return Object.assign({}, visit, {
         received,
         time: Number.isFinite(created) && created <= received + MAX_CLOCK_SKEW_MS ? created : received,
         agent_id: known ? identification.agent_id : null,
@@ -59,7 +61,7 @@ export function createVisitEnricher(options: VisitEnricherOptions): VisitEnriche
         result: identification.result,
         client_ip: clientIp(headers) ?? null,
         referral: referral ?? null,
-      };
+      });
     });
   };
 }

@@ -44,6 +44,8 @@ export function createMemoryVisitStore(): MemoryVisitStore {
       return stored;
     },
     async timeline(query) {
+      // TimelineQuery: 1 to 1,000 visits a page.
+      if (!Number.isSafeInteger(query.limit) || query.limit < 1 || query.limit > 1000) throw new VisitQueryError('limit', 'limit must be an integer from 1 to 1000');
       const list = byProject.get(query.projectId) ?? [];
       const before = query.before === undefined ? Infinity : parseCursor('before', query.before);
       const after = query.after === undefined ? 0 : parseCursor('after', query.after);
@@ -65,8 +67,10 @@ export function createMemoryVisitStore(): MemoryVisitStore {
     async stats(query) {
       validateStatsQuery(query);
       const cells = new Map<string, { bucket: number; key: string | null; count: number }>();
+      // `from` is floored to the interval (StatsQuery): the first bucket is always whole.
+      const from = bucketStart(query.from, query.interval);
       for (const visit of byProject.get(query.projectId) ?? []) {
-        if (visit.time < query.from || visit.time >= query.to || !matchesFilter(visit, query.filter)) continue;
+        if (visit.time < from || visit.time >= query.to || !matchesFilter(visit, query.filter)) continue;
         const bucket = bucketStart(visit.time, query.interval);
         const key = dimensionKey(visit, query.by);
         const id = `${bucket}\u0000${key ?? '\u0001'}`;

@@ -59,9 +59,10 @@ function classifyHost(host: string): ReferralClass | undefined {
 }
 
 function utmSource(path: string): string | undefined {
+  // RFC 3986 §3.5: the fragment ends the query, and a '?' inside a fragment starts nothing.
+  const hash = path.indexOf('#');
   const query = path.indexOf('?');
-  if (query === -1) return undefined;
-  const hash = path.indexOf('#', query);
+  if (query === -1 || (hash !== -1 && hash < query)) return undefined;
   try {
     return new URLSearchParams(path.slice(query + 1, hash === -1 ? undefined : hash)).get('utm_source') ?? undefined;
   } catch {

@@ -69,19 +69,19 @@ describe('openSqliteStore', () => {
     expect(server.findByTokenHash(hashTokenNode(next))).toBeUndefined();
   });
 
-  it('appends visits per project and reads them back', async () => {
+  it('appends visits per project and reads them back, enriched columns included', async () => {
     const store = openSqliteStore({ dataDir: dir(), synchronous: 'full' });
     cleanups.push(() => store.close());
     const a = store.createProject('a');
     const b = store.createProject('b');
-    await store.append(a.id, [{ request_path: '/x', request_method: 'GET', request_headers: { 'user-agent': ['a', 'b'] }, response_status_code: 404, created: '2026-01-01T00:00:00.000Z' }]);
-    await store.append(b.id, [{ request_path: '/y', request_method: 'POST', request_headers: {} }]);
+    const enriched = { received: 1_767_225_600_500, time: 1_767_225_600_000, agent_id: null, agent_type: null, result: 'unknown_agent', client_ip: '203.0.113.9', referral: 'chatgpt' } as const;
+    await store.append(a.id, [{ request_path: '/x', request_method: 'GET', request_headers: { 'user-agent': 'a, b' }, response_status_code: 404, created: '2026-01-01T00:00:00.000Z', ...enriched }]);
+    await store.append(b.id, [{ request_path: '/y', request_method: 'POST', request_headers: {}, ...enriched }]);
     expect(store.listVisits(a.id)).toEqual([
-      { project_id: a.id, received: expect.any(String), request_path: '/x', request_method: 'GET', request_headers: { 'user-agent': ['a', 'b'] }, response_status_code: 404, created: '2026-01-01T00:00:00.000Z' },
+      { id: expect.any(String), project_id: a.id, request_path: '/x', request_method: 'GET', request_headers: { 'user-agent': 'a, b' }, response_status_code: 404, created: '2026-01-01T00:00:00.000Z', ...enriched },
     ]);
     expect(store.countVisits(b.id)).toBe(1);
     expect(store.countVisits()).toBe(2);
-    await expect(store.append('prj_missing', [{ request_path: '/', request_method: 'GET', request_headers: {} }])).rejects.toThrow();
   });
 
   it('throws at creation for bad options, naming them', () => {

@@ -4,7 +4,9 @@ import * as nodeCrypto from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { generateId, generateToken, type CreatedProject, type EnrichedVisit, type Project, type ProjectLookup, type StoredVisit, type TokenRecord, type Visit, type VisitStore } from '../../index.js';
+import { generateId, generateToken, type CreatedProject, type Project, type ProjectLookup, type StoredVisit, type TokenRecord, type VisitStore } from '../../index.js';
+import { openSqliteVisitStore, type SqliteVisitStore } from './sqlite-visit-store.js';
+import type { ProjectSettings, ProjectSettingsStore } from '../../index.js';
 
 /** One token as listed: never the token itself, only its id, its first characters and its state. */
 export interface TokenInfo {
@@ -21,14 +23,11 @@ export interface ProjectInfo extends Project {
   readonly tokens: readonly TokenInfo[];
 }
 
-/** A visit as read back from the store. */
-export interface StoredVisitRow extends Visit {
-  readonly project_id: string;
-  readonly received: string;
-}
+/** A visit as read back from the store (its enriched columns included). */
+export type StoredVisitRow = StoredVisit;
 
 /** The SQLite store: the API's project lookup and visit store, plus project administration. */
-export interface SqliteStore extends ProjectLookup, VisitStore {
+export interface SqliteStore extends ProjectLookup, VisitStore, ProjectSettingsStore {
   readonly file: string;
   /** Synchronous here: the live token with this hash, if any. */
   findByTokenHash(tokenHash: string): TokenRecord | undefined;
@@ -41,6 +40,12 @@ export interface SqliteStore extends ProjectLookup, VisitStore {
   /** Visits of a project, oldest first. */
   listVisits(projectId: string, options?: { limit?: number }): StoredVisitRow[];
   countVisits(projectId?: string): number;
+  /** Synchronous here: the project's saved settings, if any. */
+  getProjectSettings(projectId: string): ProjectSettings | undefined;
+  /** Saves a project's settings (validated by the caller, `parseProjectSettings`). */
+  putProjectSettings(projectId: string, settings: ProjectSettings): void;
+  /** The visit store itself: retention, group-commit counters. */
+  readonly visits: SqliteVisitStore;
   /** Checkpoints the WAL into the main file and closes the database. */
   close(): void;
 }
@@ -62,6 +67,13 @@ export interface SqliteStoreOptions {
    * (`agentwarden project revoke-token` while the server runs) applies within this time.
    */
   readonly tokenCacheMs?: number;
+  /**
+   * Days raw visits are kept, deleted at open and hourly (default 0: forever, so a CLI command
+   * never prunes; `agentwarden serve` passes 90). Hour and day rollups are kept forever.
+   */
+  readonly retentionDays?: number;
+  /** Visits allowed to wait for the next group commit before appends answer busy (default 100,000). */
+  readonly maxPendingVisits?: number;
 }
 
 // crypto.hash (Node >= 20.12) is a one-shot digest without a Hash object per call.
@@ -102,22 +114,17 @@ const MIGRATIONS: readonly string[] = [
      response_duration_in_milliseconds REAL
    );
    CREATE INDEX visits_project ON visits(project_id, id);`,
+  // 2: per-project settings (robots rules, client-IP rule) as one JSON document per project. No
+  // foreign key: with --store clickhouse the projects live in ClickHouse and their settings here.
+  `CREATE TABLE project_settings (
+     project_id TEXT PRIMARY KEY,
+     settings TEXT NOT NULL,
+     updated TEXT NOT NULL
+   );`,
 ];
 
 /** The schema version this code writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
-
-interface VisitRow {
-  project_id: string;
-  received: string;
-  created: string | null;
-  request_path: string;
-  request_method: string;
-  request_headers: string;
-  response_status_code: number | null;
-  response_headers: string | null;
-  response_duration_in_milliseconds: number | null;
-}
 
 /**
  * Opens (creating and migrating as needed) the store in a data directory.
@@ -153,6 +160,16 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
       db.pragma(`user_version = ${version + 1}`);
     }).immediate();
   }
+  // Visits, their rollups and retention live in their own module with their own schema versions.
+  let visitStore: SqliteVisitStore;
+  try {
+    // No retention unless asked: a CLI command opening the file beside a running server must not
+    // delete what the server's own --retention-days keeps.
+    visitStore = openSqliteVisitStore(db, { clock, retentionDays: options.retentionDays ?? 0, maxPendingVisits: options.maxPendingVisits });
+  } catch (error) {
+    db.close();
+    throw error;
+  }
 
   const now = () => new Date(clock.now()).toISOString();
   const findToken = db.prepare<[string], { hash: string; id: string; name: string }>(
@@ -166,21 +183,20 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const projectById = db.prepare<[string], { id: string; name: string }>('SELECT id, name FROM projects WHERE id = ?');
   const allProjects = db.prepare<[], { id: string; name: string; created: string }>('SELECT id, name, created FROM projects ORDER BY created, id');
   const tokensOf = db.prepare<[string], TokenInfo>('SELECT id, prefix, created, revoked FROM tokens WHERE project_id = ? ORDER BY created, id');
-  const insertVisit = db.prepare(
-    `INSERT INTO visits (project_id, received, created, request_path, request_method, request_headers,
-       response_status_code, response_headers, response_duration_in_milliseconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  const settingsOf = db.prepare<[string], { settings: string }>('SELECT settings FROM project_settings WHERE project_id = ?');
+  const upsertSettings = db.prepare(
+    'INSERT INTO project_settings (project_id, settings, updated) VALUES (?, ?, ?) ON CONFLICT (project_id) DO UPDATE SET settings = excluded.settings, updated = excluded.updated',
   );
-  const visitsOf = db.prepare<[string, number], VisitRow>('SELECT * FROM visits WHERE project_id = ? ORDER BY id LIMIT ?');
-  const countAll = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM visits');
-  const countOf = db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM visits WHERE project_id = ?');
 
   // Hash -> live token, so the hot path skips a query per request. Only hits are cached (a flood of
   // wrong tokens cannot fill it), it is bounded, and every write through this store clears it.
   const tokenCache = new Map<string, { record: TokenRecord; until: number }>();
+  let tokensVersion = 0;
   const TOKEN_CACHE_MAX = 10_000;
 
   const issue = (projectId: string, revokeOthers: boolean) => {
     tokenCache.clear();
+    tokensVersion++;
     const token = generateToken();
     const tokenId = generateId('tok');
     const created = now();
@@ -188,24 +204,6 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     insertToken.run(tokenId, projectId, hashTokenNode(token), token.slice(0, 7), created);
     return { tokenId, token };
   };
-  const appendVisits = db.transaction((projectId: string, visits: readonly EnrichedVisit[]): StoredVisit[] => {
-    const stored: StoredVisit[] = [];
-    for (const v of visits) {
-      const { lastInsertRowid } = insertVisit.run(
-        projectId,
-        new Date(v.received).toISOString(),
-        v.created ?? null,
-        v.request_path,
-        v.request_method,
-        JSON.stringify(v.request_headers),
-        v.response_status_code ?? null,
-        v.response_headers === undefined ? null : JSON.stringify(v.response_headers),
-        v.response_duration_in_milliseconds ?? null,
-      );
-      stored.push({ ...v, id: String(lastInsertRowid), project_id: projectId });
-    }
-    return stored;
-  });
 
   return {
     file,
@@ -243,36 +241,32 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
         return issue(projectId, issueOptions.revokeOthers === true);
       }).immediate();
     },
+    tokensVersion: () => tokensVersion,
+    getProjectSettings(projectId) {
+      const row = settingsOf.get(projectId);
+      return row === undefined ? undefined : (JSON.parse(row.settings) as ProjectSettings);
+    },
+    putProjectSettings(projectId, settings) {
+      upsertSettings.run(projectId, JSON.stringify(settings), now());
+    },
     revokeToken(which) {
       tokenCache.clear();
+      tokensVersion++;
       const result = 'tokenId' in which ? revokeById.run(now(), which.tokenId) : revokeByHash.run(now(), hashTokenNode(which.token));
       return result.changes > 0;
     },
-    // better-sqlite3 is synchronous: when this resolves the transaction is committed to the WAL.
-    async append(projectId, visits) {
-      return appendVisits.immediate(projectId, visits);
-    },
-    listVisits(projectId, listOptions = {}) {
-      return visitsOf.all(projectId, listOptions.limit ?? -1).map((row) => {
-        const visit: Record<string, unknown> = {
-          project_id: row.project_id,
-          received: row.received,
-          request_path: row.request_path,
-          request_method: row.request_method,
-          request_headers: JSON.parse(row.request_headers),
-        };
-        if (row.created !== null) visit['created'] = row.created;
-        if (row.response_status_code !== null) visit['response_status_code'] = row.response_status_code;
-        if (row.response_headers !== null) visit['response_headers'] = JSON.parse(row.response_headers);
-        if (row.response_duration_in_milliseconds !== null) visit['response_duration_in_milliseconds'] = row.response_duration_in_milliseconds;
-        return visit as unknown as StoredVisitRow;
-      });
-    },
-    countVisits(projectId) {
-      return (projectId === undefined ? countAll.get() : countOf.get(projectId))!.n;
-    },
+    append: (projectId, batch) => visitStore.append(projectId, batch),
+    timeline: (query) => visitStore.timeline(query),
+    stats: (query) => visitStore.stats(query),
+    pathCounts: (query) => visitStore.pathCounts(query),
+    subscribe: (projectId, listener) => visitStore.subscribe(projectId, listener),
+    listVisits: (projectId, listOptions = {}) => visitStore.list(projectId, listOptions.limit),
+    countVisits: (projectId) => visitStore.count(projectId),
+    visits: visitStore,
     close() {
       if (!db.open) return;
+      // Commits appends still queued for the group commit before the database goes away.
+      visitStore.close();
       db.pragma('wal_checkpoint(TRUNCATE)');
       db.close();
     },

@@ -1,5 +1,7 @@
 // `agentwarden project ...`: create projects, list them, rotate and revoke their access tokens in
-// the data directory's SQLite store. Tokens are printed once, at creation, and stored only hashed.
+// the data directory's SQLite store (or ClickHouse, --store clickhouse). Tokens are printed once, at
+// creation, and stored only hashed.
+import { openClickHouseVisitStore } from '../../clickhouse/index.js';
 import { openSqliteStore } from '../sqlite-store.js';
 import type { Command } from './command.js';
 import { parseFlags, type FlagSpec } from './flags.js';
@@ -11,6 +13,9 @@ const FLAGS: Record<string, FlagSpec> = {
   'keep-old': { kind: 'boolean' },
   'token-id': { kind: 'string' },
   token: { kind: 'string' },
+  store: { kind: 'string', env: 'AGENTWARDEN_STORE' },
+  'clickhouse-url': { kind: 'string', env: 'AGENTWARDEN_CLICKHOUSE_URL' },
+  'clickhouse-database': { kind: 'string', env: 'AGENTWARDEN_CLICKHOUSE_DATABASE' },
 };
 
 const USAGE = [
@@ -26,6 +31,8 @@ const USAGE = [
   '',
   'Options:',
   '  --data-dir DIR   data directory (env AGENTWARDEN_DATA_DIR, default ./data-dir)',
+  '  --store sqlite|clickhouse, --clickhouse-url URL, --clickhouse-database NAME',
+  '                   where the projects live, as for "agentwarden serve" (same environment variables)',
 ].join('\n');
 
 export const projectCommand: Command = {
@@ -42,42 +49,49 @@ export const projectCommand: Command = {
     const [sub, ...extra] = parsed.positionals;
     if (extra.length > 0) return fail(`unexpected argument ${JSON.stringify(extra[0])}`);
     const v = parsed.values;
-    const open = () => openSqliteStore({ dataDir: v['data-dir'] ?? './data-dir' });
+    const storeKind = v['store'] ?? 'sqlite';
+    if (storeKind !== 'sqlite' && storeKind !== 'clickhouse') return fail(`--store must be sqlite or clickhouse, got ${JSON.stringify(storeKind)}`);
+    if (storeKind === 'clickhouse' && v['clickhouse-url'] === undefined) return fail('--store clickhouse needs --clickhouse-url (or AGENTWARDEN_CLICKHOUSE_URL)');
+    // Both stores have the same project methods; ClickHouse's return promises, hence the awaits below.
+    const open = async () =>
+      storeKind === 'clickhouse'
+        ? openClickHouseVisitStore({ url: v['clickhouse-url']!, database: v['clickhouse-database'] ?? 'agentwarden' })
+        : openSqliteStore({ dataDir: v['data-dir'] ?? './data-dir' });
     const print = (value: unknown) => io.stdout.write(`${JSON.stringify(value)}\n`);
     switch (sub) {
       case 'create': {
         if (v['name'] === undefined || v['name'].trim() === '') return fail('create needs --name NAME');
-        const store = open();
+        const store = await open();
         try {
-          print(store.createProject(v['name']));
+          print(await store.createProject(v['name']));
         } finally {
-          store.close();
+          await store.close();
         }
         return 0;
       }
       case 'list': {
-        const store = open();
+        const store = await open();
         try {
-          print(store.listProjects());
+          print(await store.listProjects());
         } finally {
-          store.close();
+          await store.close();
         }
         return 0;
       }
       case 'rotate-token': {
         const projectId = v['project'];
         if (projectId === undefined) return fail('rotate-token needs --project ID');
-        const store = open();
+        const store = await open();
         try {
-          const project = store.listProjects().find((p) => p.id === projectId);
+          const project = (await store.listProjects()).find((p) => p.id === projectId);
           if (project === undefined) {
             io.stderr.write(`agentwarden project: no project ${JSON.stringify(projectId)}\n`);
             return 1;
           }
-          const { tokenId, token } = store.issueToken(projectId, { revokeOthers: v['keep-old'] !== 'true' });
+          const { tokenId, token } = await store.issueToken(projectId, { revokeOthers: v['keep-old'] !== 'true' });
           print({ id: project.id, name: project.name, token, token_id: tokenId });
         } finally {
-          store.close();
+          await store.close();
         }
         return 0;
       }
@@ -85,14 +99,14 @@ export const projectCommand: Command = {
         const tokenId = v['token-id'];
         const token = v['token'];
         if ((tokenId === undefined) === (token === undefined)) return fail('revoke-token needs exactly one of --token-id ID or --token TOKEN');
-        const store = open();
+        const store = await open();
         try {
-          const revoked = store.revokeToken(tokenId !== undefined ? { tokenId } : { token: token! });
+          const revoked = await store.revokeToken(tokenId !== undefined ? { tokenId } : { token: token! });
           print({ revoked });
           if (!revoked) io.stderr.write('agentwarden project: no live token matched\n');
           return revoked ? 0 : 1;
         } finally {
-          store.close();
+          await store.close();
         }
       }
       default:

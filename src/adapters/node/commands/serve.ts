@@ -1,11 +1,15 @@
 // `agentwarden serve`: the reference server. Opens the SQLite store in the data directory, creates
 // a first project on an empty one, serves the API on node:http and shuts down gracefully.
 import { readFileSync } from 'node:fs';
+import { openClickHouseVisitStore, type ClickHouseVisitStore } from '../../clickhouse/index.js';
 import { createApiHandler, createClientIpRule, createEngine } from '../../../index.js';
+import { createAdminRoutes } from '../admin-routes.js';
+import { openAdminStore } from '../admin-store.js';
 import { createJsonLog } from '../json-log.js';
 import { startNodeServer } from '../server.js';
 import { hashTokenNode, openSqliteStore } from '../sqlite-store.js';
 import { createNodeVerifiers, type NodeVerifierMethod } from '../verifiers.js';
+import { createWebRoutes, DASHBOARD_PATH, findWebDirectory } from '../web-routes.js';
 import type { Command } from './command.js';
 import { integerFlag, parseFlags, type FlagSpec } from './flags.js';
 
@@ -25,6 +29,11 @@ const FLAGS: Record<string, FlagSpec> = {
   'dns-servers': { kind: 'string', env: 'AGENTWARDEN_DNS_SERVERS' },
   'client-ip-headers': { kind: 'string', env: 'AGENTWARDEN_CLIENT_IP_HEADERS' },
   'trusted-proxies': { kind: 'string', env: 'AGENTWARDEN_TRUSTED_PROXIES' },
+  'retention-days': { kind: 'string', env: 'AGENTWARDEN_RETENTION_DAYS' },
+  store: { kind: 'string', env: 'AGENTWARDEN_STORE' },
+  'clickhouse-url': { kind: 'string', env: 'AGENTWARDEN_CLICKHOUSE_URL' },
+  'clickhouse-database': { kind: 'string', env: 'AGENTWARDEN_CLICKHOUSE_DATABASE' },
+  'secure-cookies': { kind: 'boolean', env: 'AGENTWARDEN_SECURE_COOKIES' },
 };
 
 const USAGE = [
@@ -32,6 +41,8 @@ const USAGE = [
   '',
   'Serves the Known Agents compatible REST API (POST /agent-identifications, /agent-verifications,',
   '/robots-txts, /visits; GET /openapi.json, /healthz) with projects, tokens and visits in SQLite.',
+  'Read APIs (token or admin session): GET /visits, /visits/stream (Server-Sent Events), /stats,',
+  '/stats/top-paths, /robots-violations (CSV with format=csv); GET/PUT /project-settings; POST /test-visits.',
   'On first start with an empty data directory it creates a project and prints its token once.',
   '',
   'Options (each also read from the environment variable shown):',
@@ -56,6 +67,17 @@ const USAGE = [
   '                                                     x-real-ip, x-forwarded-for, forwarded)',
   '  --trusted-proxies N    AGENTWARDEN_TRUSTED_PROXIES  X-Forwarded-For hops appended by the site\'s own proxies',
   '                                                     beyond the first, or a comma-separated CIDR list (default 0)',
+  '  --retention-days N     AGENTWARDEN_RETENTION_DAYS  days raw visits are kept in SQLite; hourly and daily',
+  '                                                     counts are kept forever; 0 keeps everything (default 90)',
+  '  --store sqlite|clickhouse  AGENTWARDEN_STORE       where projects, tokens and visits live (default sqlite);',
+  '                                                     clickhouse lets several servers share one database',
+  '  --clickhouse-url URL   AGENTWARDEN_CLICKHOUSE_URL  ClickHouse HTTP interface, e.g. http://user:pass@host:8123',
+  '  --clickhouse-database NAME  AGENTWARDEN_CLICKHOUSE_DATABASE  database, created when missing (default agentwarden)',
+  '  --secure-cookies       AGENTWARDEN_SECURE_COOKIES  always mark the admin session cookie Secure (behind a TLS',
+  '                                                     proxy that sends no X-Forwarded-Proto)',
+  '',
+  'Dashboard: /ui/ (also reached from /). On first start the admin login secret is printed once;',
+  '"agentwarden admin reset-password" replaces it.',
   '',
   'SIGTERM or SIGINT: stop accepting, finish in-flight requests, close the store, exit 0.',
 ].join('\n');
@@ -82,8 +104,13 @@ export const serveCommand: Command = {
     if (typeof burst === 'string') return fail(burst);
     const logMode = v['log'] ?? 'json';
     if (logMode !== 'json' && logMode !== 'off') return fail(`--log must be json or off, got ${JSON.stringify(logMode)}`);
+    const retentionDays = integerFlag('retention-days', v['retention-days'], 90, 0, 1e6);
+    if (typeof retentionDays === 'string') return fail(retentionDays);
     const synchronous = v['synchronous'] ?? 'normal';
     if (synchronous !== 'normal' && synchronous !== 'full') return fail(`--synchronous must be normal or full, got ${JSON.stringify(synchronous)}`);
+    const storeKind = v['store'] ?? 'sqlite';
+    if (storeKind !== 'sqlite' && storeKind !== 'clickhouse') return fail(`--store must be sqlite or clickhouse, got ${JSON.stringify(storeKind)}`);
+    if (storeKind === 'clickhouse' && v['clickhouse-url'] === undefined) return fail('--store clickhouse needs --clickhouse-url (or AGENTWARDEN_CLICKHOUSE_URL)');
 
     let catalog: unknown;
     if (v['catalog'] !== undefined) {
@@ -96,6 +123,8 @@ export const serveCommand: Command = {
     const list = (value: string | undefined) => value?.split(',').map((item) => item.trim()).filter((item) => item !== '');
     const methods = list(v['verifiers']);
     let engine: ReturnType<typeof createEngine>;
+    // The same rule picks the address for IP verification and the one stored with each visit.
+    let clientIpRule: ReturnType<typeof createClientIpRule>;
     try {
       const proxies = list(v['trusted-proxies']);
       const trustedProxies = proxies === undefined ? undefined : proxies.length === 1 && /^\d+$/.test(proxies[0]!) ? Number(proxies[0]) : proxies;
@@ -103,7 +132,7 @@ export const serveCommand: Command = {
       // Built before the store opens, so a bad catalog or option fails fast without touching the data directory.
       engine = createEngine({
         ...(catalog === undefined ? {} : { catalog }),
-        clientIp: createClientIpRule({ ...(headers === undefined ? {} : { headers }), ...(trustedProxies === undefined ? {} : { trustedProxies }) }),
+        clientIp: (clientIpRule = createClientIpRule({ ...(headers === undefined ? {} : { headers }), ...(trustedProxies === undefined ? {} : { trustedProxies }) })),
         verifiers: methods?.length === 1 && methods[0] === 'none' ? [] : createNodeVerifiers({ methods: methods as NodeVerifierMethod[] | undefined, dnsServers: list(v['dns-servers']) }),
       });
     } catch (error) {
@@ -112,20 +141,47 @@ export const serveCommand: Command = {
 
     const jsonLog = logMode === 'off' ? undefined : createJsonLog(io.stdout);
     const log = jsonLog?.write;
-    const store = openSqliteStore({ dataDir: v['data-dir'] ?? './data-dir', synchronous });
+    // With --store clickhouse, projects, tokens and visits live in ClickHouse, shared by every
+    // server; the data directory keeps only this server's admin sessions.
+    let clickhouse: ClickHouseVisitStore | undefined;
+    if (storeKind === 'clickhouse') {
+      try {
+        clickhouse = await openClickHouseVisitStore({
+          url: v['clickhouse-url']!,
+          database: v['clickhouse-database'] ?? 'agentwarden',
+          ...((retentionDays as number) > 0 ? { retentionDays: retentionDays as number } : {}),
+        });
+      } catch (error) {
+        if (error instanceof TypeError || error instanceof RangeError) return fail(error.message);
+        io.stderr.write(`agentwarden serve: cannot open ClickHouse at ${new URL(v['clickhouse-url']!).origin}: ${(error as Error).message}\n`);
+        return 1;
+      }
+    }
+    const store = openSqliteStore({ dataDir: v['data-dir'] ?? './data-dir', synchronous, retentionDays });
+    const admin = openAdminStore({ dataDir: v['data-dir'] ?? './data-dir', findProject: (id) => store.listProjects().find((p) => p.id === id) });
     try {
-      if (store.listProjects().length === 0) {
-        const created = store.createProject('default');
+      const adminSecret = await admin.ensureSecret();
+      if (adminSecret !== undefined) io.stdout.write(`agentwarden admin login secret, shown only now: ${adminSecret}\n`);
+      const webDir = findWebDirectory();
+      if (webDir === undefined) io.stderr.write('agentwarden serve: the dashboard is not built (run "npm run build"); serving the API only\n');
+      const adminRoutes = createAdminRoutes({ admin, projects: store, cookiePath: `${(v['base-path'] ?? '/').replace(/\/+$/, '')}/`, secureCookies: v['secure-cookies'] === 'true' });
+      if (clickhouse !== undefined ? (await clickhouse.listProjects()).length === 0 : store.listProjects().length === 0) {
+        const created = clickhouse !== undefined ? await clickhouse.createProject('default') : store.createProject('default');
         io.stdout.write(`agentwarden created project "${created.name}" (${created.id}); its access token, shown only now: ${created.token}\n`);
       }
       const handler = createApiHandler({
         engine,
-        projects: store,
-        visits: store,
+        projects: clickhouse ?? store,
+        visits: clickhouse ?? store,
         basePath: v['base-path'] ?? '/',
         limits: { maxBodyBytes: maxBodyBytes as number, maxItems: maxItems as number },
         rateLimit: rate === 0 ? false : { ratePerSecond: rate as number, burst },
         hashToken: hashTokenNode,
+        // With --store clickhouse, settings are shared by every server like projects and tokens.
+        settings: clickhouse ?? store,
+        clientIp: clientIpRule,
+        admin,
+        routes: [...(clickhouse === undefined ? [adminRoutes] : []), ...(webDir === undefined ? [] : [createWebRoutes({ dir: webDir, basePath: v['base-path'] ?? '/' })])],
         onError(error, request) {
           // Internals go here, never into the response; the request is named by method and path only.
           io.stderr.write(
@@ -135,6 +191,8 @@ export const serveCommand: Command = {
       });
       const server = await startNodeServer({ handler, host: v['host'] ?? '127.0.0.1', port: port as number, maxBodyBytes: maxBodyBytes as number, log, accessLog: jsonLog?.writeLine });
       const base = (v['base-path'] ?? '/').replace(/\/+$/, '');
+      // Before the listening line, which tools (and tests) wait for as the sign that all is printed.
+      if (webDir !== undefined) io.stdout.write(`agentwarden dashboard: ${server.url}${base}${DASHBOARD_PATH}\n`);
       io.stdout.write(`agentwarden listening on ${server.url}${base}\n`);
       const signal = await new Promise<string>((resolve) => {
         const stop = (name: string) => {
@@ -150,7 +208,9 @@ export const serveCommand: Command = {
       log?.({ time: new Date().toISOString(), level: 'info', msg: 'stopped' });
       return 0;
     } finally {
+      admin.close();
       store.close();
+      await clickhouse?.close();
       jsonLog?.flush();
     }
   },

@@ -1,0 +1,165 @@
+// SQLite visit store: append throughput in-process, then stats/pathCounts latency over 1,000,000
+// visits (30 days) appended in batches of 100. Run `npx tsup --silent && node bench/visits-stats.mjs`
+// (VISITS=200000 for a quicker run). Prints ms per query (wall and CPU): the median of several runs.
+// COMPARE_MEMORY=1 also loads the in-memory reference store and checks SQLite answers the same.
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { createMemoryVisitStore } from '../dist/index.js';
+import { openSqliteVisitStore } from '../dist/node.js';
+import { median } from './harness.mjs';
+
+const TOTAL = Number(process.env.VISITS ?? 1_000_000);
+const BATCH = 100;
+const DAYS = 30;
+const DAY = 86_400_000;
+const END = Date.UTC(2026, 10, 1);
+const START = END - DAYS * DAY;
+
+// mulberry32: the same data set on every run.
+function random(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const next = random(42);
+// Skewed choice: low indexes much more frequent, as real traffic is (a few agents and pages dominate).
+const skewed = (n) => Math.floor(n * next() ** 2.5);
+
+const TYPES = ['AI Data Scraper', 'AI Search Crawler', 'AI Assistant', 'Search Engine Crawler', 'SEO Crawler', 'Fetcher', 'Scraper', 'Archiver'];
+const AGENTS = Array.from({ length: 60 }, (_, i) => ({ id: `agent-${i}`, type: TYPES[i % TYPES.length] }));
+const RESULTS = ['verified', 'not_verifiable', 'verification_failed'];
+const REFERRALS = ['chatgpt', 'perplexity', 'gemini', 'claude', 'copilot'];
+const PATHS = Array.from({ length: 400 }, (_, i) => (i === 0 ? '/' : `/section-${i % 20}/page-${i}`));
+
+// The i-th visit: times advance through the 30 days as live traffic arrives (a few seconds of jitter).
+function visit(i) {
+  const human = next() < 0.4;
+  const agent = human ? undefined : AGENTS[skewed(AGENTS.length)];
+  const time = Math.max(START, Math.min(END - 1, START + Math.floor((i / TOTAL) * DAYS * DAY + (next() - 0.5) * 10_000)));
+  const path = PATHS[skewed(PATHS.length)] + (next() < 0.1 ? `?page=${1 + skewed(5)}` : '');
+  return {
+    request_path: path,
+    request_method: 'GET',
+    request_headers: { 'user-agent': human ? 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) Chrome/131.0.0.0' : `Mozilla/5.0 (compatible; ${agent.id}/1.0)`, accept: '*/*' },
+    response_status_code: 200,
+    response_duration_in_milliseconds: Math.floor(next() * 50),
+    received: time + 500,
+    time,
+    agent_id: agent?.id ?? null,
+    agent_type: agent?.type ?? null,
+    result: human ? 'unknown_agent' : RESULTS[skewed(3)],
+    client_ip: `203.0.113.${Math.floor(next() * 255)}`,
+    referral: human && next() < 0.2 ? REFERRALS[skewed(REFERRALS.length)] : null,
+  };
+}
+
+// BENCH_DB=/path/file.db keeps the database, and a second run skips the appends (query tuning).
+const dir = process.env.BENCH_DB === undefined ? mkdtempSync(join(tmpdir(), 'agentwarden-bench-visits-')) : undefined;
+const file = process.env.BENCH_DB ?? join(dir, 'visits.db');
+const reuse = process.env.BENCH_DB !== undefined && existsSync(file);
+const db = new Database(file);
+db.pragma('journal_mode = WAL');
+db.pragma('synchronous = NORMAL');
+const store = openSqliteVisitStore(db, { retentionDays: 0, retentionIntervalMs: 0 });
+const project = 'prj_bench';
+
+try {
+  console.log(`SQLite visit store: ${TOTAL.toLocaleString('en')} visits over ${DAYS} days, batches of ${BATCH}`);
+  const batchAt = (i) => Array.from({ length: Math.min(BATCH, TOTAL - i) }, (_, j) => visit(i + j));
+
+  if (!reuse) {
+    // Append: one batch at a time (each its own transaction), as a single client would. Building
+    // the batch is outside the timing.
+    let ms = 0;
+    let cpu = 0;
+    for (let i = 0; i < TOTAL; i += BATCH) {
+      const batch = batchAt(i);
+      const c = process.cpuUsage();
+      const t = performance.now();
+      await store.append(project, batch);
+      ms += performance.now() - t;
+      const used = process.cpuUsage(c);
+      cpu += (used.user + used.system) / 1000;
+    }
+    console.log(
+      `append, one batch in flight: ${Math.round(TOTAL / (ms / 1000)).toLocaleString('en')} visits/s wall, ${Math.round(TOTAL / (cpu / 1000)).toLocaleString('en')} visits/s of CPU (${store.commits().toLocaleString('en')} transactions, ${(ms / 1000).toFixed(1)} s)`,
+    );
+    console.log(`database: ${(statSync(file).size / 1e6).toFixed(0)} MB + WAL ${(statSync(`${file}-wal`).size / 1e6).toFixed(0)} MB`);
+
+    // Append with group commit: 20 batches of 100 arriving in one turn share a transaction.
+    const extra = Array.from({ length: Math.min(1000, Math.ceil(TOTAL / BATCH)) }, (_, b) => batchAt(b * BATCH));
+    const commitsBefore = store.commits();
+    const t0 = performance.now();
+    for (let i = 0; i < extra.length; i += 20) await Promise.all(extra.slice(i, i + 20).map((batch) => store.append('prj_bench_group', batch)));
+    ms = performance.now() - t0;
+    const extraCount = extra.reduce((n, b) => n + b.length, 0);
+    console.log(`append, 20 batches in flight (group commit): ${Math.round(extraCount / (ms / 1000)).toLocaleString('en')} visits/s (${(store.commits() - commitsBefore).toLocaleString('en')} transactions for ${extra.length} appends)`);
+
+    db.pragma('wal_checkpoint(TRUNCATE)');
+  }
+
+  // Wall time, and CPU time of this process (what the query costs, whatever else the machine runs).
+  const time = async (fn, runs = 7) => {
+    await fn();
+    const wall = [];
+    const cpu = [];
+    for (let i = 0; i < runs; i++) {
+      const c = process.cpuUsage();
+      const s = performance.now();
+      await fn();
+      wall.push(performance.now() - s);
+      const used = process.cpuUsage(c);
+      cpu.push((used.user + used.system) / 1000);
+    }
+    return { wall: median(wall), cpu: median(cpu) };
+  };
+  const rows = [];
+  const measure = async (label, fn) => {
+    const result = await fn();
+    const { wall, cpu } = await time(fn);
+    rows.push({ query: label, 'wall ms': wall.toFixed(1), 'cpu ms': cpu.toFixed(1), visits: result.total ?? result.length });
+  };
+  for (const by of ['agent', 'agent_type', 'result', 'referral', 'path']) {
+    for (const interval of ['hour', 'day']) {
+      await measure(`stats by ${by}, ${interval}, 30 days`, () => store.stats({ projectId: project, from: START, to: END, interval, by }));
+    }
+  }
+  const now = END - 3 * 3_600_000 - 17_123; // an unaligned "now": raw rows answer the last seconds
+  await measure('stats by agent, hour, 30 days to an unaligned now', () => store.stats({ projectId: project, from: now - DAYS * DAY, to: now, interval: 'hour', by: 'agent' }));
+  await measure('stats by agent, minute, last 24 h', () => store.stats({ projectId: project, from: now - DAY, to: now, interval: 'minute', by: 'agent' }));
+  await measure('stats by path, minute, last 24 h (raw rows)', () => store.stats({ projectId: project, from: now - DAY, to: now, interval: 'minute', by: 'path' }));
+  await measure('stats by agent_type, day, 30 days, filter agent_id', () => store.stats({ projectId: project, from: START, to: END, interval: 'day', by: 'agent_type', filter: { agent_id: 'agent-1' } }));
+  await measure('stats by agent, hour, 30 days, filter path', () => store.stats({ projectId: project, from: START, to: END, interval: 'hour', by: 'agent', filter: { path: '/' } }));
+  await measure('pathCounts, 30 days, agents only', () => store.pathCounts({ projectId: project, from: START, to: END, agentsOnly: true }));
+  await measure('timeline, newest 100', () => store.timeline({ projectId: project, limit: 100 }));
+  await measure('timeline, 100 of agent-5', () => store.timeline({ projectId: project, limit: 100, filter: { agent_id: 'agent-5' } }));
+  console.table(rows);
+
+  // The in-memory reference store on the same visits: every answer must be the same.
+  if (process.env.COMPARE_MEMORY === '1') {
+    const memory = createMemoryVisitStore();
+    await memory.append(project, store.list(project));
+    const queries = [];
+    for (const by of ['agent', 'agent_type', 'result', 'referral', 'path']) {
+      for (const interval of ['hour', 'day']) queries.push({ projectId: project, from: START, to: END, interval, by }, { projectId: project, from: now - 2 * DAY, to: now, interval, by, limit: 3 });
+      queries.push({ projectId: project, from: now - DAY, to: now, interval: 'minute', by, filter: { agent_type: 'Fetcher' } });
+    }
+    let same = 0;
+    for (const query of queries) if (JSON.stringify(await memory.stats(query)) === JSON.stringify(await store.stats(query))) same++;
+    const paths = { projectId: project, from: START + 5_000, to: now, agentsOnly: true };
+    const pathsSame = JSON.stringify(await memory.pathCounts(paths)) === JSON.stringify(await store.pathCounts(paths));
+    console.log(`in-memory store agrees on ${same} of ${queries.length} stats queries; pathCounts equal: ${pathsSame}`);
+    console.log(`in-memory store, stats by path, hour, 30 days: ${(await time(() => memory.stats(queries[20]), 3)).wall.toFixed(1)} ms`);
+  }
+} finally {
+  store.close();
+  db.close();
+  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+}

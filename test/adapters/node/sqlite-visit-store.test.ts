@@ -1,0 +1,265 @@
+// The SQLite visit store: the shared contract suite on a real file, then what only it promises —
+// group commit, backpressure, retention with rollups that outlive raw rows, reopening, and the
+// migration of the first schema's visits table.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { serveCommand } from '../../../src/adapters/node/commands/serve.js';
+import { openSqliteStore } from '../../../src/adapters/node/sqlite-store.js';
+import { openSqliteVisitStore, VISIT_SCHEMA_VERSION, type SqliteVisitStoreOptions } from '../../../src/adapters/node/sqlite-visit-store.js';
+import { VisitStoreUnavailableError, type StatsQuery } from '../../../src/index.js';
+import { captureIo } from '../../helpers/cli-io.js';
+import { BASE, describeVisitStore, makeVisit } from '../../visits/store-suite.js';
+
+const DAY = 86_400_000;
+const HOUR = 3_600_000;
+
+function tempDir(): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'agentwarden-visits-'));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+// The product path: the project store composes the visit store on its own database.
+describeVisitStore('sqlite', async () => {
+  const { dir, cleanup } = tempDir();
+  const store = openSqliteStore({ dataDir: dir });
+  return {
+    store,
+    close: async () => {
+      store.close();
+      cleanup();
+    },
+  };
+});
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const cleanup of cleanups.splice(0).reverse()) cleanup();
+});
+
+/** A visit store on a fresh WAL database of its own. */
+function openFresh(options: SqliteVisitStoreOptions = {}, dir = tempDir()) {
+  cleanups.push(dir.cleanup);
+  const db = new Database(join(dir.dir, 'visits.db'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  const store = openSqliteVisitStore(db, { retentionDays: 0, ...options });
+  cleanups.push(() => {
+    store.close();
+    db.close();
+  });
+  return { db, store, dir };
+}
+
+describe('openSqliteVisitStore', () => {
+  it('writes appends of one event-loop turn in one transaction, resolving each after the commit', async () => {
+    const { store } = openFresh();
+    const before = store.commits();
+    const appends = Array.from({ length: 200 }, (_, i) => store.append(`prj_${i % 3}`, Array.from({ length: 5 }, (_, j) => makeVisit({ request_path: `/${i}/${j}` }))));
+    expect(store.pending()).toBe(1000);
+    const results = await Promise.all(appends);
+    expect(store.commits() - before).toBe(1);
+    expect(store.pending()).toBe(0);
+    expect(store.count()).toBe(1000);
+    const ids = results.flat().map((v) => Number(v.id));
+    expect(new Set(ids).size).toBe(1000);
+    // Ids follow append order, so each project's timeline is in the order its appends were made.
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    expect(store.list('prj_1').map((v) => v.request_path)).toEqual(results.flatMap((batch, i) => (i % 3 === 1 ? batch.map((v) => v.request_path) : [])));
+
+    // Appends of later turns get transactions of their own.
+    await store.append('prj_0', [makeVisit()]);
+    await store.append('prj_0', [makeVisit()]);
+    expect(store.commits() - before).toBe(3);
+  });
+
+  it('rejects with VisitStoreUnavailableError("busy") past maxPendingVisits, storing nothing of the refused batch', async () => {
+    const { store } = openFresh({ maxPendingVisits: 10 });
+    const first = store.append('prj_a', Array.from({ length: 8 }, (_, i) => makeVisit({ request_path: `/ok/${i}` })));
+    const refused = store.append('prj_a', Array.from({ length: 5 }, (_, i) => makeVisit({ request_path: `/refused/${i}` })));
+    const error = await refused.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(VisitStoreUnavailableError);
+    expect((error as VisitStoreUnavailableError).reason).toBe('busy');
+    expect((error as VisitStoreUnavailableError).retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    // What fits still joins the waiting batch.
+    const fits = store.append('prj_a', [makeVisit({ request_path: '/fits' }), makeVisit({ request_path: '/fits' })]);
+    expect(await first).toHaveLength(8);
+    expect(await fits).toHaveLength(2);
+    expect(store.list('prj_a').map((v) => v.request_path).filter((path) => path.startsWith('/refused'))).toEqual([]);
+    expect(store.count()).toBe(10);
+    // Once written, the queue takes visits again; a batch larger than the bound alone is taken whole.
+    expect(await store.append('prj_a', Array.from({ length: 25 }, () => makeVisit()))).toHaveLength(25);
+  });
+
+  it('answers unavailable when another writer holds the database, and recovers after', async () => {
+    const { db, store, dir } = openFresh();
+    db.pragma('busy_timeout = 0');
+    const other = new Database(join(dir.dir, 'visits.db'));
+    other.exec('BEGIN IMMEDIATE');
+    const error = await store.append('prj_a', [makeVisit()]).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    other.exec('ROLLBACK');
+    other.close();
+    expect(error).toBeInstanceOf(VisitStoreUnavailableError);
+    expect((error as VisitStoreUnavailableError).reason).toBe('unavailable');
+    expect(store.count()).toBe(0);
+    expect(await store.append('prj_a', [makeVisit()])).toHaveLength(1);
+  });
+
+  it('deletes raw visits past retentionDays in chunks while hour and day rollups keep answering', async () => {
+    let now = BASE + 3 * DAY;
+    const { store } = openFresh({ retentionDays: 30, retentionIntervalMs: 0, clock: { now: () => now } });
+    const old = Array.from({ length: 5000 }, (_, i) =>
+      makeVisit({ time: BASE + (i % 48) * HOUR + i, agent_id: i % 2 === 0 ? 'gptbot' : null, agent_type: i % 2 === 0 ? 'AI Data Scraper' : null, request_path: `/old/${i % 7}` }),
+    );
+    const recent = Array.from({ length: 30 }, (_, i) => makeVisit({ time: BASE + 35 * DAY + i, request_path: '/recent' }));
+    await store.append('prj_r', old);
+    await store.append('prj_r', recent);
+    await store.append('prj_other', [makeVisit({ time: BASE })]);
+    const queries: StatsQuery[] = [
+      { projectId: 'prj_r', from: BASE, to: BASE + 2 * DAY, interval: 'day', by: 'agent' },
+      { projectId: 'prj_r', from: BASE, to: BASE + 2 * DAY, interval: 'hour', by: 'path' },
+      { projectId: 'prj_r', from: BASE + 3 * HOUR, to: BASE + 20 * HOUR, interval: 'hour', by: 'agent_type', filter: { path: '/old/3' } },
+    ];
+    const answers = await Promise.all(queries.map((q) => store.stats(q)));
+    const paths = await store.pathCounts({ projectId: 'prj_r', from: BASE, to: BASE + 2 * DAY, agentsOnly: true });
+    expect(answers[0]!.total).toBe(5000);
+
+    // Nothing is 30 days old yet; 40 days after BASE the first two days' visits are.
+    expect(await store.applyRetention()).toEqual({ visits: 0, rollupRows: 0 });
+    now = BASE + 40 * DAY;
+    const pass = await store.applyRetention();
+    expect(pass.visits).toBe(5001);
+    expect(pass.rollupRows).toBeGreaterThan(0);
+    expect(store.count('prj_r')).toBe(30);
+    expect(store.count('prj_other')).toBe(0);
+    expect((await store.timeline({ projectId: 'prj_r', limit: 1000 })).map((v) => v.request_path)).toEqual(Array(30).fill('/recent'));
+    for (const [i, query] of queries.entries()) expect(await store.stats(query)).toEqual(answers[i]);
+    expect(await store.pathCounts({ projectId: 'prj_r', from: BASE, to: BASE + 2 * DAY, agentsOnly: true })).toEqual(paths);
+    // The minute rollup goes with the raw rows: minute stats of a pruned range are empty.
+    expect((await store.stats({ projectId: 'prj_r', from: BASE, to: BASE + DAY, interval: 'minute', by: 'agent' })).total).toBe(0);
+  });
+
+  it('keeps everything across close and reopen, committing appends still queued at close', async () => {
+    const dir = tempDir();
+    cleanups.push(dir.cleanup);
+    const first = openSqliteStore({ dataDir: dir.dir });
+    const stored = await first.append('prj_a', [makeVisit({ request_path: '/a', agent_id: 'gptbot', agent_type: 'AI Data Scraper', result: 'verified' })]);
+    const queued = first.append('prj_a', [makeVisit({ request_path: '/queued', time: BASE + HOUR })]);
+    first.close();
+    const late = await queued;
+    const query: StatsQuery = { projectId: 'prj_a', from: BASE, to: BASE + DAY, interval: 'hour', by: 'agent' };
+    const again = openSqliteStore({ dataDir: dir.dir });
+    cleanups.push(() => again.close());
+    expect(await again.timeline({ projectId: 'prj_a', limit: 10 })).toEqual([...late, ...stored]);
+    expect((await again.stats(query)).total).toBe(2);
+    await expect(first.append('prj_a', [makeVisit()])).rejects.toBeInstanceOf(VisitStoreUnavailableError);
+    // Ids keep growing after a reopen: cursors issued before stay valid.
+    const next = await again.append('prj_a', [makeVisit()]);
+    expect(Number(next[0]!.id)).toBeGreaterThan(Number(late[0]!.id));
+  });
+
+  it('migrates the first schema\u2019s visits table, keeping its rows, ids and counts', async () => {
+    const dir = tempDir();
+    cleanups.push(dir.cleanup);
+    const db = new Database(join(dir.dir, 'agentwarden.db'));
+    // The project store's migration 1 as it shipped, with rows written by that version.
+    db.exec(`CREATE TABLE projects (id TEXT PRIMARY KEY, name TEXT NOT NULL, created TEXT NOT NULL);
+      CREATE TABLE tokens (id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id), hash TEXT NOT NULL UNIQUE, prefix TEXT NOT NULL, created TEXT NOT NULL, revoked TEXT);
+      CREATE INDEX tokens_project ON tokens(project_id);
+      CREATE TABLE visits (id INTEGER PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id), received TEXT NOT NULL, created TEXT,
+        request_path TEXT NOT NULL, request_method TEXT NOT NULL, request_headers TEXT NOT NULL, response_status_code INTEGER,
+        response_headers TEXT, response_duration_in_milliseconds REAL);
+      CREATE INDEX visits_project ON visits(project_id, id);
+      PRAGMA user_version = 1;`);
+    db.prepare("INSERT INTO projects VALUES ('prj_old', 'old', '2026-03-01T00:00:00.000Z')").run();
+    const insert = db.prepare('INSERT INTO visits VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
+    insert.run(3, 'prj_old', '2026-03-01T10:00:01.000Z', '2026-03-01T09:59:00.000Z', '/docs?x=1', 'GET', JSON.stringify({ 'user-agent': ['a', 'b'] }), 200, JSON.stringify({ 'content-type': 'text/html' }), 12.5);
+    insert.run(7, 'prj_old', '2026-03-01T11:00:00.000Z', null, '/', 'POST', '{}', null, null, null);
+    db.close();
+
+    const store = openSqliteStore({ dataDir: dir.dir });
+    cleanups.push(() => store.close());
+    expect(await store.timeline({ projectId: 'prj_old', limit: 10 })).toEqual([
+      { id: '7', project_id: 'prj_old', request_path: '/', request_method: 'POST', request_headers: {}, received: Date.parse('2026-03-01T11:00:00.000Z'), time: Date.parse('2026-03-01T11:00:00.000Z'), agent_id: null, agent_type: null, result: 'unknown_agent', client_ip: null, referral: null },
+      {
+        id: '3',
+        project_id: 'prj_old',
+        request_path: '/docs?x=1',
+        request_method: 'GET',
+        request_headers: { 'user-agent': 'a, b' },
+        response_status_code: 200,
+        response_headers: { 'content-type': 'text/html' },
+        response_duration_in_milliseconds: 12.5,
+        created: '2026-03-01T09:59:00.000Z',
+        received: Date.parse('2026-03-01T10:00:01.000Z'),
+        time: Date.parse('2026-03-01T09:59:00.000Z'),
+        agent_id: null,
+        agent_type: null,
+        result: 'unknown_agent',
+        client_ip: null,
+        referral: null,
+      },
+    ]);
+    const stats = await store.stats({ projectId: 'prj_old', from: BASE, to: BASE + DAY, interval: 'hour', by: 'path' });
+    expect(stats.series).toEqual([
+      { key: '/', total: 1 },
+      { key: '/docs', total: 1 },
+    ]);
+    expect(stats.buckets[9]!.counts).toEqual([0, 1]);
+    const [next] = await store.append('prj_old', [makeVisit()]);
+    expect(Number(next!.id)).toBe(8);
+    store.close();
+    const check = new Database(join(dir.dir, 'agentwarden.db'), { readonly: true });
+    expect(check.prepare("SELECT version FROM schema_versions WHERE component = 'visits'").pluck().get()).toBe(VISIT_SCHEMA_VERSION);
+    expect(check.prepare("SELECT count(*) FROM sqlite_schema WHERE name = 'visits_v1'").pluck().get()).toBe(0);
+    check.close();
+  });
+
+  it('refuses a database with a newer visit schema, and bad options by name', () => {
+    const { db } = openFresh();
+    db.prepare("UPDATE schema_versions SET version = ? WHERE component = 'visits'").run(VISIT_SCHEMA_VERSION + 1);
+    expect(() => openSqliteVisitStore(db)).toThrow(RangeError);
+    db.prepare("UPDATE schema_versions SET version = ? WHERE component = 'visits'").run(VISIT_SCHEMA_VERSION);
+    expect(() => openSqliteVisitStore(db, { retentionDays: -1 })).toThrow(/retentionDays/);
+    expect(() => openSqliteVisitStore(db, { maxPendingVisits: 0 })).toThrow(/maxPendingVisits/);
+    expect(() => openSqliteVisitStore(db, { aggregateRetentionDays: 1.5 })).toThrow(/aggregateRetentionDays/);
+    expect(() => openSqliteVisitStore({} as never)).toThrow(TypeError);
+  });
+
+  it('is what openSqliteStore serves, with retentionDays passed through (and no retention unless asked)', async () => {
+    const dir = tempDir();
+    cleanups.push(dir.cleanup);
+    const now = BASE + 40 * DAY;
+    const keeper = openSqliteStore({ dataDir: dir.dir, clock: { now: () => now } });
+    await keeper.append('prj_a', [makeVisit({ time: BASE }), makeVisit({ time: now - DAY })]);
+    expect(await keeper.visits.applyRetention()).toEqual({ visits: 0, rollupRows: 0 });
+    keeper.close();
+    const pruning = openSqliteStore({ dataDir: dir.dir, clock: { now: () => now }, retentionDays: 30 });
+    cleanups.push(() => pruning.close());
+    expect((await pruning.visits.applyRetention()).visits).toBe(1);
+    expect(pruning.countVisits('prj_a')).toBe(1);
+  });
+});
+
+describe('agentwarden serve --retention-days', () => {
+  it('refuses a value that is not a whole number of days, before touching the data directory', async () => {
+    for (const [args, env] of [
+      [['--retention-days', 'ninety'], {}],
+      [['--retention-days', '-1'], {}],
+      [[], { AGENTWARDEN_RETENTION_DAYS: '1.5' }],
+    ] as const) {
+      const io = captureIo('', { ...env });
+      expect(await serveCommand.run([...args, '--data-dir', join(tmpdir(), 'agentwarden-never-created')], io)).toBe(2);
+      expect(io.err()).toMatch(/--retention-days must be an integer/);
+    }
+    expect(serveCommand.usage).toMatch(/--retention-days N +AGENTWARDEN_RETENTION_DAYS/);
+  });
+});
