@@ -61,6 +61,25 @@ export interface ApiHandlerOptions {
 }
 
 
+/** What a route's function receives; a class so the per-request object is cheap and the query parsed only when read. */
+class Context implements RouteContext {
+  #query: URLSearchParams | undefined;
+  constructor(
+    readonly request: ApiRequest,
+    readonly path: string,
+    private readonly queryAt: number,
+    readonly project: Project | undefined,
+    readonly admin: AdminSession | undefined,
+  ) {}
+  get query(): URLSearchParams {
+    return (this.#query ??= parseQuery(this.request.path, this.queryAt));
+  }
+}
+
+function parseQuery(path: string, queryAt: number): URLSearchParams {
+  return new URLSearchParams(queryAt === -1 ? '' : path.slice(queryAt + 1));
+}
+
 const TOKEN_CACHE_MS = 1000;
 const TOKEN_CACHE_MAX = 10_000;
 
@@ -280,17 +299,24 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
   let cachedVersion = projects.tokensVersion?.();
   const now = options.clock === undefined ? () => Date.now() : () => options.clock!.now();
 
-  const authenticate = async (request: ApiRequest): Promise<{ ok: true; project: Project; key: string } | { ok: false; response: ApiResponse }> => {
-    const bearer = readBearer(request.headers);
-    if (!bearer.ok) return { ok: false, response: unauthorized(bearer.reason, bearer.header) };
+  /** The cached answer for a token seen valid within the last second, without a promise; undefined to ask the store. */
+  const cachedToken = (request: ApiRequest): { ok: true; project: Project; key: string } | undefined => {
     const version = projects.tokensVersion?.();
     if (version !== cachedVersion) {
       tokenCache.clear();
       cachedVersion = version;
+      return undefined;
     }
-    const time = now();
+    const bearer = readBearer(request.headers);
+    if (!bearer.ok) return undefined;
     const cached = tokenCache.get(bearer.token);
-    if (cached !== undefined && cached.until > time) return { ok: true, project: cached.project, key: cached.key };
+    return cached !== undefined && cached.until > now() ? { ok: true, project: cached.project, key: cached.key } : undefined;
+  };
+
+  const authenticate = async (request: ApiRequest): Promise<{ ok: true; project: Project; key: string } | { ok: false; response: ApiResponse }> => {
+    const bearer = readBearer(request.headers);
+    if (!bearer.ok) return { ok: false, response: unauthorized(bearer.reason, bearer.header) };
+    const time = now();
     const hash = await hashToken(bearer.token);
     const record = await projects.findByTokenHash(hash);
     if (record === undefined || !constantTimeEqual(record.tokenHash, hash)) {
@@ -334,20 +360,17 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
     }
     const route = match.route;
     const queryAt = request.path.indexOf('?');
-    let parsedQuery: URLSearchParams | undefined;
-    // Parsed on first use: the hot POST routes never read the query string.
-    const queryOf = () => (parsedQuery ??= new URLSearchParams(queryAt === -1 ? '' : request.path.slice(queryAt + 1)));
     let project: Project | undefined;
     let session: AdminSession | undefined;
     // token-or-admin: a request with an Authorization header is a token request, whatever cookies it carries.
     const useAdmin = route.auth === 'admin' || (route.auth === 'token-or-admin' && headerValue(request.headers, 'authorization') === undefined && admin !== undefined);
     if (useAdmin) {
-      const auth = await authenticateAdmin(request, queryOf(), route.auth === 'token-or-admin');
+      const auth = await authenticateAdmin(request, parseQuery(request.path, queryAt), route.auth === 'token-or-admin');
       if (!auth.ok) return auth.response;
       session = auth.session;
       project = auth.project;
     } else if (route.auth !== 'none') {
-      const auth = await authenticate(request);
+      const auth = cachedToken(request) ?? (await authenticate(request));
       if (!auth.ok) return auth.response;
       project = auth.project;
       const decision = limiter?.take(auth.key);
@@ -375,16 +398,7 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
       }
     }
     const path = (queryAt === -1 ? request.path : request.path.slice(0, queryAt)).slice(router.basePath.length);
-    const context: RouteContext = {
-      request,
-      path,
-      get query() {
-        return queryOf();
-      },
-      project,
-      admin: session,
-    };
-    const response = await route.run(context);
+    const response = await route.run(new Context(request, path, queryAt, project, session));
     return project !== undefined && response.projectId === undefined ? { ...response, projectId: project.id } : response;
   };
 
