@@ -1,0 +1,441 @@
+// The ClickHouse visit store: visits, projects, tokens and project settings in one ClickHouse database
+// shared by any number of agentwarden servers, with acknowledged batched inserts and a live tail across servers.
+import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
+import {
+  bucketStart,
+  buildStatsResult,
+  createVisitFanout,
+  INTERVAL_MS,
+  pathWithoutQuery,
+  validateStatsQuery,
+  VisitQueryError,
+  VisitStoreUnavailableError,
+  type CreatedProject,
+  type EnrichedVisit,
+  type PathCount,
+  type Project,
+  type ProjectLookup,
+  type ProjectSettings,
+  type ProjectSettingsStore,
+  type StatsCell,
+  type StoredVisit,
+  type TokenRecord,
+  type VisitFilter,
+  type VisitListener,
+  type VisitStore,
+} from '../../index.js';
+import { createInsertQueue } from './insert-queue.js';
+import { createLiveTail } from './live-tail.js';
+import { createProjectTables, type ClickHouseProjectInfo } from './project-tables.js';
+import { MIGRATIONS, MIGRATIONS_TABLE, quoteDatabase, SCHEMA_VERSION } from './schema.js';
+import { sqlString, sqlUInt } from './sql.js';
+import { unavailableError } from './unavailable.js';
+import { createVisitIdGenerator, isVisitId, visitIdFloor, visitIdTime } from './visit-id.js';
+
+/** The ClickHouse store: visits, project lookup, settings and administration, shared by servers. */
+export interface ClickHouseVisitStore extends VisitStore, ProjectLookup, ProjectSettingsStore {
+  readonly url: string;
+  readonly database: string;
+  findByTokenHash(tokenHash: string): Promise<TokenRecord | undefined>;
+  /** Changes when a token is issued or revoked through this store (the API then drops its token cache). */
+  tokensVersion(): number;
+  findProject(projectId: string): Promise<Project | undefined>;
+  createProject(name: string): Promise<CreatedProject>;
+  listProjects(): Promise<ClickHouseProjectInfo[]>;
+  /** Issues a new token; `revokeOthers` revokes every live token of the project first (rotation). */
+  issueToken(projectId: string, options?: { revokeOthers?: boolean }): Promise<{ tokenId: string; token: string }>;
+  /** Revokes a token by id or by its clear text; true when a live token was revoked. */
+  revokeToken(which: { tokenId: string } | { token: string }): Promise<boolean>;
+  getProjectSettings(projectId: string): Promise<ProjectSettings | undefined>;
+  putProjectSettings(projectId: string, settings: ProjectSettings): Promise<void>;
+  countVisits(projectId?: string): Promise<number>;
+  /** Drops the months of raw visits that lie wholly before the retention period; resolves to the months dropped. */
+  enforceRetention(): Promise<readonly string[]>;
+  /** Waits for inserts in flight, stops the live tail and retention timers, and closes connections. */
+  close(): Promise<void>;
+}
+
+/** Options of `openClickHouseVisitStore`. */
+export interface ClickHouseVisitStoreOptions {
+  /** The HTTP interface, e.g. `http://127.0.0.1:8123` (credentials in the URL are used). */
+  readonly url: string;
+  /** Database for agentwarden's tables, created when missing (default `agentwarden`). */
+  readonly database?: string;
+  /** Milliseconds since the epoch: visit ids, token times, retention. */
+  readonly clock?: { now(): number };
+  /** How often the live tail asks ClickHouse for other servers' visits (default 250 ms). */
+  readonly pollMs?: number;
+  /**
+   * How far back each poll looks (default 5,000 ms): a visit another server stamped this long
+   * before it became readable (insert latency, clock skew between servers) still reaches subscribers.
+   */
+  readonly tailWindowMs?: number;
+  /** Rows per INSERT at most; concurrent appends wait and go in one INSERT (default 10,000). */
+  readonly maxBatchRows?: number;
+  /**
+   * INSERTs in flight at once (default 1). An INSERT costs about the same whatever its size (it
+   * writes a part per table), so under load one at a time, carrying every waiting visit, gives the
+   * most visits per second (measured: 1 > 2 > 4); more overlap lowers latency only when idle.
+   */
+  readonly maxConcurrentInserts?: number;
+  /** Rows waiting for an INSERT beyond which appends are refused as busy (default 100,000). */
+  readonly maxQueuedRows?: number;
+  /** Seconds a client is told to wait when ClickHouse is unreachable (default 2). */
+  readonly retryAfterSeconds?: number;
+  /** Per-request timeout towards ClickHouse in ms (default 10,000). */
+  readonly requestTimeoutMs?: number;
+  /** How long a token lookup is trusted without asking ClickHouse again (default 1,000 ms). */
+  readonly tokenCacheMs?: number;
+  /**
+   * Keep raw visits at least this many days: months that end before that are dropped (checked at
+   * open and hourly); the per-minute counts stay, so stats of old ranges still answer (but for
+   * paths). ClickHouse 18.16 has no TTL, so retention works by whole monthly partitions.
+   */
+  readonly retentionDays?: number;
+}
+
+interface VisitRow {
+  project_id: string;
+  id: string;
+  received: number;
+  time: number;
+  path: string;
+  request_path: string;
+  agent_id: string;
+  agent_type: string;
+  result: string;
+  referral: string;
+  visit: string;
+}
+
+// TimelineQuery: a page holds 1 to 1,000 visits.
+const TIMELINE_MAX = 1000;
+// Timeline windows, widest last: an hour, a day, a month, everything.
+const TIMELINE_WINDOWS_MS = [3_600_000, 86_400_000, 31 * 86_400_000, Infinity];
+
+function positiveInteger(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${name} must be an integer >= 1, got ${String(value)}`);
+  return value;
+}
+
+/** `time >= from AND time < to` over whole milliseconds, for any finite from/to. */
+function timeRange(column: string, from: number, to: number): string {
+  const low = Math.max(0, Math.ceil(from));
+  const high = Math.max(0, Math.ceil(to));
+  return `${column} >= ${sqlUInt(low)} AND ${column} < ${sqlUInt(high)}`;
+}
+
+/** The primary-key bound of visits with `time >= from` (their ids are no earlier than their time). */
+function idFrom(from: number): string {
+  return `id >= ${sqlString(visitIdFloor(Math.max(0, Math.ceil(from))))}`;
+}
+
+/** The WHERE terms of a visit filter, on visits or visit_counts ('' stands for none). */
+function filterTerms(filter: VisitFilter | undefined, withPath = true): string[] {
+  if (filter === undefined) return [];
+  const terms: string[] = [];
+  if (filter.agent_id !== undefined) terms.push(`agent_id = ${sqlString(filter.agent_id ?? '')}`);
+  if (filter.agent_type !== undefined) terms.push(`agent_type = ${sqlString(filter.agent_type ?? '')}`);
+  if (filter.result !== undefined) terms.push(`result = ${sqlString(filter.result)}`);
+  if (filter.referral !== undefined) terms.push(`referral = ${sqlString(filter.referral ?? '')}`);
+  if (withPath && filter.path !== undefined) terms.push(`path = ${sqlString(filter.path)}`);
+  return terms;
+}
+
+// The key of each stats dimension; '' is "none" for agent, type and referral (a path may be '').
+const DIMENSION_KEY = { agent: "nullIf(agent_id, '')", agent_type: "nullIf(agent_type, '')", result: 'result', path: 'path', referral: "nullIf(referral, '')" } as const;
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * Opens the store: creates the database and applies pending migrations, so it is ready when this
+ * resolves. Several servers may open the same database at once.
+ * @throws {TypeError|RangeError} for bad options; {RangeError} when the database has a newer schema;
+ *   the connection error when ClickHouse cannot be reached at open.
+ * @example
+ * const store = await openClickHouseVisitStore({ url: 'http://127.0.0.1:8123' });
+ * const { id, token } = await store.createProject('example.com');
+ */
+export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOptions): Promise<ClickHouseVisitStore> {
+  if (typeof options?.url !== 'string') throw new TypeError(`url must be a string, got ${typeof options?.url}`);
+  let parsedUrl: URL;
+  try {
+    parsedUrl = new URL(options.url);
+  } catch {
+    throw new RangeError(`url must be an http(s) URL, got ${JSON.stringify(options.url)}`);
+  }
+  if (parsedUrl.protocol !== 'http:' && parsedUrl.protocol !== 'https:') throw new RangeError(`url must be an http(s) URL, got ${JSON.stringify(options.url)}`);
+  const databaseName = options.database ?? 'agentwarden';
+  const db = quoteDatabase(databaseName);
+  const clock = options.clock ?? { now: () => Date.now() };
+  const pollMs = positiveInteger('pollMs', options.pollMs, 250);
+  const tailWindowMs = positiveInteger('tailWindowMs', options.tailWindowMs, 5000);
+  const maxBatchRows = positiveInteger('maxBatchRows', options.maxBatchRows, 10_000);
+  const maxQueuedRows = positiveInteger('maxQueuedRows', options.maxQueuedRows, 100_000);
+  const maxConcurrentInserts = positiveInteger('maxConcurrentInserts', options.maxConcurrentInserts, 1);
+  const retryAfterSeconds = positiveInteger('retryAfterSeconds', options.retryAfterSeconds, 2);
+  const requestTimeoutMs = positiveInteger('requestTimeoutMs', options.requestTimeoutMs, 10_000);
+  const tokenCacheMs = options.tokenCacheMs ?? 1000;
+  if (!Number.isSafeInteger(tokenCacheMs) || tokenCacheMs < 0) throw new RangeError(`tokenCacheMs must be an integer >= 0, got ${String(tokenCacheMs)}`);
+  const retentionDays = options.retentionDays === undefined ? undefined : positiveInteger('retentionDays', options.retentionDays, 1);
+
+  const client: ClickHouseClient = createClient({
+    url: parsedUrl.origin,
+    username: decodeURIComponent(parsedUrl.username) || 'default',
+    password: decodeURIComponent(parsedUrl.password),
+    request_timeout: requestTimeoutMs,
+    application: 'agentwarden',
+    // 18.16 knows none of the newer settings; the client sends none unless asked.
+    compression: { request: false, response: false },
+    log: { level: ClickHouseLogLevel.OFF },
+  });
+  const sql = (text: string) => text.replaceAll('{db}', db);
+  const rows = async <T>(query: string): Promise<T[]> => (await client.query({ query: sql(query), format: 'JSONEachRow' })).json<T>();
+  const command = async (query: string): Promise<void> => {
+    await client.command({ query: sql(query) });
+  };
+
+  try {
+    await migrate();
+  } catch (error) {
+    await client.close();
+    throw error;
+  }
+
+  async function migrate(): Promise<void> {
+    await command(`CREATE DATABASE IF NOT EXISTS {db}`);
+    await command(MIGRATIONS_TABLE);
+    const [applied] = await rows<{ version: number | string }>(`SELECT max(version) AS version FROM {db}.schema_migrations`);
+    const current = Number(applied?.version ?? 0);
+    if (current > SCHEMA_VERSION) throw new RangeError(`ClickHouse database ${databaseName} has schema version ${current}; this agentwarden knows up to ${SCHEMA_VERSION}`);
+    for (let version = current; version < SCHEMA_VERSION; version++) {
+      for (const statement of MIGRATIONS[version]!) await command(statement);
+      await client.insert({ table: `${db}.schema_migrations`, values: [{ version: version + 1, applied: new Date(clock.now()).toISOString() }], format: 'JSONEachRow' });
+    }
+  }
+
+  const generateVisitId = createVisitIdGenerator(clock);
+  // The newest id this server issued, so the first timeline window includes it even when the
+  // clock stands behind (ids borrow milliseconds when one holds more than 65,536 visits).
+  let lastIssued = 0;
+  // An id is never earlier than its visit's time or receipt, so `time >= from` implies
+  // `id >= visitIdFloor(from)`: raw reads of a time range start at that primary-key position.
+  const nextId = (visit: EnrichedVisit) => {
+    const id = generateVisitId(Math.max(visit.time, visit.received));
+    lastIssued = visitIdTime(id);
+    return id;
+  };
+  const newestIssued = () => lastIssued;
+  const fanout = createVisitFanout();
+  let closed = false;
+  const insertRows = async (table: string, values: readonly object[]): Promise<void> => {
+    await client.insert({ table: `${db}.${table}`, values: values as object[], format: 'JSONEachRow' });
+  };
+  // One INSERT in flight per server by default, carrying every visit that waited for it.
+  const inserts = createInsertQueue<VisitRow>({ insert: (values) => insertRows('visits', values), maxBatchRows, maxConcurrent: maxConcurrentInserts });
+
+  const toRow = (projectId: string, visit: EnrichedVisit, id: string): VisitRow => ({
+    project_id: projectId,
+    id,
+    received: Math.max(0, Math.floor(visit.received)),
+    time: Math.max(0, Math.floor(visit.time)),
+    path: pathWithoutQuery(visit.request_path),
+    request_path: visit.request_path,
+    agent_id: visit.agent_id ?? '',
+    agent_type: visit.agent_type ?? '',
+    result: visit.result,
+    referral: visit.referral ?? '',
+    visit: JSON.stringify(visit),
+  });
+  const fromRow = (row: { project_id: string; id: string; visit: string }): StoredVisit => ({ ...(JSON.parse(row.visit) as EnrichedVisit), id: row.id, project_id: row.project_id });
+  const inProjects = (projectIds: readonly string[]) => `project_id IN (${projectIds.map(sqlString).join(', ')})`;
+
+  const tail = createLiveTail({
+    clock,
+    pollMs,
+    windowMs: tailWindowMs,
+    readIds: (projectIds, floor) => rows(`SELECT project_id, id FROM {db}.visits WHERE ${inProjects(projectIds)} AND id >= ${sqlString(floor)} ORDER BY id`),
+    readVisits: async (projectIds, ids) =>
+      (await rows<{ project_id: string; id: string; visit: string }>(`SELECT project_id, id, visit FROM {db}.visits WHERE ${inProjects(projectIds)} AND id IN (${ids.map(sqlString).join(', ')}) ORDER BY id`)).map(fromRow),
+    publish: (projectId, visits) => fanout.publish(projectId, visits),
+  });
+  const projects = createProjectTables({ rows, insert: insertRows, clock, tokenCacheMs, retryAfterSeconds });
+
+  let retentionTimer: ReturnType<typeof setInterval> | undefined;
+  const enforceRetention = async (): Promise<readonly string[]> => {
+    if (retentionDays === undefined) return [];
+    const cutoff = new Date(clock.now() - retentionDays * 86_400_000);
+    // Months ending before the cutoff: partition ids (YYYYMM) below the cutoff's month.
+    const keepFrom = cutoff.getUTCFullYear() * 100 + cutoff.getUTCMonth() + 1;
+    const parts = await rows<{ partition: string }>(
+      `SELECT DISTINCT table, partition FROM system.parts WHERE database = ${sqlString(databaseName)} AND table = 'visits' AND active`,
+    );
+    const dropped: string[] = [];
+    for (const part of parts) {
+      if (!/^\d{6}$/.test(part.partition) || Number(part.partition) >= keepFrom) continue;
+      await command(`ALTER TABLE {db}.visits DROP PARTITION ${part.partition}`);
+      dropped.push(part.partition);
+    }
+    return dropped;
+  };
+  if (retentionDays !== undefined) {
+    await enforceRetention();
+    retentionTimer = setInterval(() => void enforceRetention().catch(() => {}), 3_600_000);
+    retentionTimer.unref?.();
+  }
+
+  const store: ClickHouseVisitStore = {
+    url: parsedUrl.origin,
+    database: databaseName,
+
+    append(projectId, visits) {
+      if (closed) return Promise.reject(new VisitStoreUnavailableError('unavailable', retryAfterSeconds, 'the ClickHouse store is closed'));
+      if (visits.length === 0) return Promise.resolve([]);
+      if (inserts.queued() + visits.length > maxQueuedRows) {
+        return Promise.reject(new VisitStoreUnavailableError('busy', 1, `${inserts.queued()} visits are waiting for ClickHouse already`));
+      }
+      const stored: StoredVisit[] = [];
+      const batch: VisitRow[] = [];
+      for (const visit of visits) {
+        const id = nextId(visit);
+        stored.push({ ...visit, id, project_id: projectId });
+        batch.push(toRow(projectId, visit, id));
+      }
+      // Claimed before the INSERT is sent, so the live tail never delivers these a second time.
+      const ids = stored.map((visit) => visit.id);
+      const tailed = tail.watched(projectId);
+      if (tailed) tail.claim(projectId, ids);
+      return inserts.enqueue(batch).then(
+        () => {
+          fanout.publish(projectId, stored);
+          return stored;
+        },
+        (error: unknown) => {
+          if (tailed) tail.unclaim(ids);
+          throw unavailableError(error, retryAfterSeconds, 'insert') ?? new VisitStoreUnavailableError('unavailable', retryAfterSeconds, `ClickHouse refused the insert: ${(error as Error).message}`, { cause: error });
+        },
+      );
+    },
+
+    async timeline(query) {
+      const limit = query.limit;
+      if (!Number.isSafeInteger(limit) || limit < 1 || limit > TIMELINE_MAX) throw new VisitQueryError('limit', `limit must be an integer from 1 to ${TIMELINE_MAX}`);
+      if (query.before !== undefined && !isVisitId(query.before)) throw new VisitQueryError('before', `${JSON.stringify(query.before)} is not a visit id from this store`);
+      if (query.after !== undefined && !isVisitId(query.after)) throw new VisitQueryError('after', `${JSON.stringify(query.after)} is not a visit id from this store`);
+      const where = [`project_id = ${sqlString(query.projectId)}`, ...filterTerms(query.filter)];
+      if (query.before !== undefined) where.push(`id < ${sqlString(query.before)}`);
+      if (query.after !== undefined) where.push(`id > ${sqlString(query.after)}`);
+      const ascending = query.after !== undefined;
+      try {
+        // ClickHouse 18.16 sorts every matching row for ORDER BY ... LIMIT, so look in a growing
+        // window of ids next to the cursor first (a primary-key range): ids are time-ordered, so
+        // when a window holds `limit` matches, no row outside it can come before them.
+        let ids: { id: string }[] = [];
+        for (const span of TIMELINE_WINDOWS_MS) {
+          const window = [...where];
+          if (span !== Infinity) {
+            if (ascending) window.push(`id < ${sqlString(visitIdFloor(visitIdTime(query.after!) + span))}`);
+            else window.push(`id >= ${sqlString(visitIdFloor((query.before === undefined ? Math.max(clock.now(), newestIssued()) : visitIdTime(query.before)) - span))}`);
+          }
+          // Ids first (a narrow column), then only the chosen rows' visits.
+          ids = await rows<{ id: string }>(`SELECT id FROM {db}.visits WHERE ${window.join(' AND ')} ORDER BY id ${ascending ? 'ASC' : 'DESC'} LIMIT ${limit}`);
+          if (ids.length >= limit) break;
+        }
+        if (ids.length === 0) return [];
+        const found = await rows<{ project_id: string; id: string; visit: string }>(
+          `SELECT project_id, id, visit FROM {db}.visits WHERE project_id = ${sqlString(query.projectId)} AND id IN (${ids.map((r) => sqlString(r.id)).join(', ')})`,
+        );
+        const byId = new Map(found.map((row) => [row.id, row]));
+        return ids.flatMap(({ id }) => {
+          const row = byId.get(id);
+          return row === undefined ? [] : [fromRow(row)];
+        });
+      } catch (error) {
+        throw unavailableError(error, retryAfterSeconds, 'timeline') ?? error;
+      }
+    },
+
+    async stats(query) {
+      validateStatsQuery(query);
+      const width = INTERVAL_MS[query.interval];
+      // `from` is floored to the interval (StatsQuery), so the range starts on a whole minute.
+      const from = bucketStart(query.from, query.interval);
+      // Whole minutes without a path: the pre-aggregated counts answer exactly, reading a few rows
+      // per minute instead of every visit. Anything else counts visits one by one.
+      const aggregated = query.by !== 'path' && query.filter?.path === undefined && query.to % 60_000 === 0;
+      const statement = aggregated
+        ? `SELECT intDiv(minute, ${width}) * ${width} AS bucket, ${DIMENSION_KEY[query.by]} AS key, sum(visits) AS count
+           FROM {db}.visit_counts WHERE ${[`project_id = ${sqlString(query.projectId)}`, timeRange('minute', from, query.to), ...filterTerms(query.filter, false)].join(' AND ')}
+           GROUP BY bucket, key`
+        : `SELECT intDiv(time, ${width}) * ${width} AS bucket, ${DIMENSION_KEY[query.by]} AS key, count() AS count
+           FROM {db}.visits WHERE ${[`project_id = ${sqlString(query.projectId)}`, idFrom(from), timeRange('time', from, query.to), ...filterTerms(query.filter)].join(' AND ')}
+           GROUP BY bucket, key`;
+      try {
+        const cells = await rows<{ bucket: string; key: string | null; count: string }>(statement);
+        return buildStatsResult(
+          query,
+          cells.map((cell): StatsCell => ({ bucket: Number(cell.bucket), key: cell.key, count: Number(cell.count) })),
+        );
+      } catch (error) {
+        throw unavailableError(error, retryAfterSeconds, 'stats') ?? error;
+      }
+    },
+
+    async pathCounts(query) {
+      const limit = query.limit ?? 1000;
+      const where = [`project_id = ${sqlString(query.projectId)}`, idFrom(query.from), timeRange('time', query.from, query.to), ...filterTerms(query.filter)];
+      if (query.agentsOnly === true) where.push("agent_id != ''");
+      try {
+        // Aliases differ from column names: ClickHouse resolves an alias in WHERE before a column.
+        const found = await rows<{ agent: string | null; any_type: string | null; request_path: string; visits: string; last_time: string }>(
+          `SELECT nullIf(agent_id, '') AS agent, nullIf(any(agent_type), '') AS any_type, request_path, count() AS visits, max(time) AS last_time
+           FROM {db}.visits WHERE ${where.join(' AND ')}
+           GROUP BY agent_id, request_path
+           ORDER BY visits DESC, agent_id ASC, request_path ASC
+           LIMIT ${sqlUInt(Math.max(0, Math.floor(limit)))}`,
+        );
+        return found
+          .map((row): PathCount => ({ agent_id: row.agent, agent_type: row.any_type as PathCount['agent_type'], path: row.request_path, count: Number(row.visits), last: Number(row.last_time) }))
+          .sort((a, b) => b.count - a.count || compareText(a.agent_id ?? '', b.agent_id ?? '') || compareText(a.path, b.path));
+      } catch (error) {
+        throw unavailableError(error, retryAfterSeconds, 'path counts') ?? error;
+      }
+    },
+
+    subscribe(projectId: string, listener: VisitListener) {
+      const unsubscribe = fanout.subscribe(projectId, listener);
+      const release = tail.watch(projectId);
+      return () => {
+        unsubscribe();
+        release();
+      };
+    },
+
+    findByTokenHash: projects.findByTokenHash,
+    tokensVersion: projects.tokensVersion,
+    findProject: projects.findProject,
+    createProject: projects.createProject,
+    listProjects: projects.listProjects,
+    issueToken: projects.issueToken,
+    revokeToken: projects.revokeToken,
+    getProjectSettings: projects.getProjectSettings,
+    putProjectSettings: projects.putProjectSettings,
+    async countVisits(projectId) {
+      const [row] = await rows<{ n: string }>(`SELECT count() AS n FROM {db}.visits${projectId === undefined ? '' : ` WHERE project_id = ${sqlString(projectId)}`}`);
+      return Number(row?.n ?? 0);
+    },
+    enforceRetention,
+    async close() {
+      if (closed) return;
+      closed = true;
+      tail.close();
+      if (retentionTimer !== undefined) clearInterval(retentionTimer);
+      await inserts.drained();
+      await client.close();
+    },
+  };
+  return store;
+}

@@ -1,0 +1,70 @@
+// Group commit for ClickHouse INSERTs: appends that arrive while an INSERT is in flight wait and go
+// together in the next one, so many small requests make few, large parts.
+
+/** A queue of row batches, each settled when the INSERT that carried it is acknowledged. */
+export interface InsertQueue<Row> {
+  /** Resolves once ClickHouse acknowledged an INSERT holding `rows`; rejects with its error. */
+  enqueue(rows: readonly Row[]): Promise<void>;
+  /** Rows waiting for an INSERT (not yet sent). */
+  queued(): number;
+  /** Resolves when nothing is waiting or in flight. */
+  drained(): Promise<void>;
+}
+
+interface Waiting<Row> {
+  readonly rows: readonly Row[];
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/**
+ * Creates an insert queue over `insert`. At most `maxConcurrent` INSERTs are in flight; each takes
+ * every waiting batch up to `maxBatchRows` rows (a larger single batch goes alone).
+ * @example
+ * const queue = createInsertQueue({ insert: (rows) => client.insert({ table, values: rows, format: 'JSONEachRow' }).then(() => {}), maxBatchRows: 10_000, maxConcurrent: 1 });
+ * await queue.enqueue([row]);
+ */
+export function createInsertQueue<Row>(options: { insert(rows: readonly Row[]): Promise<void>; maxBatchRows: number; maxConcurrent: number }): InsertQueue<Row> {
+  const waiting: Waiting<Row>[] = [];
+  let queuedRows = 0;
+  let inFlight = 0;
+  const idle: (() => void)[] = [];
+
+  const pump = (): void => {
+    while (inFlight < options.maxConcurrent && waiting.length > 0) {
+      const batch: Waiting<Row>[] = [];
+      let count = 0;
+      while (waiting.length > 0 && (batch.length === 0 || count + waiting[0]!.rows.length <= options.maxBatchRows)) {
+        const next = waiting.shift()!;
+        batch.push(next);
+        count += next.rows.length;
+      }
+      queuedRows -= count;
+      inFlight++;
+      const rows = batch.length === 1 ? batch[0]!.rows : batch.flatMap((item) => item.rows);
+      options
+        .insert(rows)
+        .then(
+          () => batch.forEach((item) => item.resolve()),
+          (error: unknown) => batch.forEach((item) => item.reject(error)),
+        )
+        .finally(() => {
+          inFlight--;
+          pump();
+          if (inFlight === 0 && waiting.length === 0) idle.splice(0).forEach((resolve) => resolve());
+        });
+    }
+  };
+
+  return {
+    enqueue(rows) {
+      return new Promise<void>((resolve, reject) => {
+        waiting.push({ rows, resolve, reject });
+        queuedRows += rows.length;
+        pump();
+      });
+    },
+    queued: () => queuedRows,
+    drained: () => (inFlight === 0 && waiting.length === 0 ? Promise.resolve() : new Promise<void>((resolve) => idle.push(resolve))),
+  };
+}

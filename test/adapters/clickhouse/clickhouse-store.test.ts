@@ -1,0 +1,296 @@
+// The ClickHouse visit store against a real ClickHouse server on loopback: the same answers as the
+// in-memory reference store, ids across servers, the live tail across stores, shared tokens,
+// outage behaviour and retention.
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openClickHouseVisitStore, type ClickHouseVisitStore } from '../../../src/adapters/clickhouse/index.js';
+import { createMemoryVisitStore, VisitQueryError, VisitStoreUnavailableError, type EnrichedVisit, type StatsDimension, type StatsInterval, type StoredVisit } from '../../../src/index.js';
+import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from '../../helpers/clickhouse.js';
+import { describeVisitStore } from '../../visits/store-suite.js';
+import { sqlString } from '../../../src/adapters/clickhouse/sql.js';
+
+const available = clickhouseAvailable();
+
+if (available) {
+  // The shared VisitStore contract, against its own ClickHouse server and database.
+  let suiteServer: ClickHouseServer | undefined;
+  describeVisitStore('clickhouse', async () => {
+    suiteServer = await startClickHouse();
+    const store = await openClickHouseVisitStore({ url: suiteServer.url, database: 'aw_suite' });
+    return {
+      store,
+      async close() {
+        await store.close();
+        await suiteServer?.destroy();
+      },
+    };
+  });
+}
+const T0 = Date.UTC(2026, 10, 20, 10, 0, 0);
+
+function visit(overrides: Partial<EnrichedVisit> = {}): EnrichedVisit {
+  return {
+    request_path: '/',
+    request_method: 'GET',
+    request_headers: { 'user-agent': 'GPTBot/1.2' },
+    received: T0,
+    time: T0,
+    agent_id: 'gptbot',
+    agent_type: 'AI Data Scraper',
+    result: 'not_verifiable',
+    client_ip: '192.0.2.1',
+    referral: null,
+    ...overrides,
+  };
+}
+
+const AGENTS = [
+  { agent_id: 'gptbot', agent_type: 'AI Data Scraper', result: 'verified' },
+  { agent_id: 'gptbot', agent_type: 'AI Data Scraper', result: 'verification_failed' },
+  { agent_id: 'googlebot', agent_type: 'Search Engine Crawler', result: 'not_verifiable' },
+  { agent_id: null, agent_type: null, result: 'unknown_agent' },
+] as const;
+
+const arbitraryVisit = fc
+  .record({
+    agent: fc.constantFrom(...AGENTS),
+    path: fc.constantFrom('/', '/a', '/a?x=1', "/it's\\odd", '/b#f', '/ünï'),
+    referral: fc.constantFrom(null, 'chatgpt', 'perplexity'),
+    // Mostly a few instants (many visits share a minute, as real traffic does), sometimes anywhere.
+    offset: fc.oneof(fc.constantFrom(0, 1, 59_999, 60_000, 3_600_000, 86_400_000 - 1), fc.integer({ min: -3_600_000, max: 3 * 86_400_000 })),
+  })
+  .map(({ agent, path, referral, offset }) =>
+    visit({ ...agent, request_path: path, referral: agent.agent_id === null ? (referral as EnrichedVisit['referral']) : null, time: T0 + offset, received: T0 + offset }),
+  );
+
+describe.runIf(available)('ClickHouse visit store', () => {
+  let server: ClickHouseServer;
+  let store: ClickHouseVisitStore;
+  let other: ClickHouseVisitStore;
+  let project = 0;
+  const nextProject = () => `prj_test${++project}`;
+
+  beforeAll(async () => {
+    server = await startClickHouse();
+    store = await openClickHouseVisitStore({ url: server.url, database: 'aw_store', pollMs: 100 });
+    // A second store over the same database: another agentwarden server.
+    other = await openClickHouseVisitStore({ url: server.url, database: 'aw_store', pollMs: 100 });
+  });
+  afterAll(async () => {
+    await store?.close();
+    await other?.close();
+    await server?.destroy();
+  });
+
+  it('creates the schema on open and opens an existing one again', async () => {
+    const tables = (await server.query("SELECT name FROM system.tables WHERE database = 'aw_store' ORDER BY name FORMAT TSV")).trim().split('\n');
+    expect(tables).toEqual(expect.arrayContaining(['projects', 'schema_migrations', 'token_revocations', 'tokens', 'visit_counts', 'visits']));
+    const engine = (await server.query("SELECT engine, partition_key, sorting_key FROM system.tables WHERE database = 'aw_store' AND name = 'visits' FORMAT TSV")).trim();
+    expect(engine).toBe('MergeTree\ttoYYYYMM(toDateTime(intDiv(received, 1000)))\tproject_id, id');
+    expect((await server.query('SELECT count() FROM aw_store.schema_migrations')).trim()).toBe('1');
+  });
+
+  it('quotes any string so ClickHouse reads back exactly that string', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.string({ unit: 'binary', maxLength: 40 }), async (value) => {
+        const answer = await server.query(`SELECT ${sqlString(value)} AS v FORMAT JSONEachRow`);
+        expect(JSON.parse(answer).v).toBe(value);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('rejects bad options at creation, naming them', async () => {
+    await expect(openClickHouseVisitStore({ url: 'ftp://x' })).rejects.toThrow(RangeError);
+    await expect(openClickHouseVisitStore({ url: server.url, database: 'a-b; DROP' })).rejects.toThrow(/database must be/);
+    await expect(openClickHouseVisitStore({ url: server.url, pollMs: 0 })).rejects.toThrow(/pollMs/);
+  });
+
+  it('stores visits exactly as given and returns them newest first, with cursors both ways', async () => {
+    const id = nextProject();
+    const odd = visit({ request_path: "/q?a='1'&b=\\x00\n", request_headers: { 'user-agent': "x'y\\z", 'x-emoji': '🦀 ünï' }, is_blocked: true, acp_response_body: { a: [1, { b: null }] } });
+    const first = await store.append(id, [visit({ request_path: '/1' }), odd]);
+    const second = await store.append(id, [visit({ request_path: '/3' })]);
+    const all = [...first, ...second];
+    expect(new Set(all.map((v) => v.id)).size).toBe(3);
+    expect([...all.map((v) => v.id)].sort()).toEqual(all.map((v) => v.id));
+    const page = await store.timeline({ projectId: id, limit: 10 });
+    expect(page).toEqual([...all].reverse());
+    expect(page[1]).toEqual({ ...odd, id: first[1]!.id, project_id: id });
+    expect(await store.timeline({ projectId: id, limit: 1, before: second[0]!.id })).toEqual([first[1]]);
+    expect(await store.timeline({ projectId: id, limit: 10, after: first[0]!.id })).toEqual([first[1], second[0]]);
+    expect(await store.timeline({ projectId: id, limit: 10, filter: { path: '/q' } })).toEqual([first[1]]);
+    await expect(store.timeline({ projectId: id, limit: 1, before: "1' OR 1=1" })).rejects.toThrow(VisitQueryError);
+    expect(await store.timeline({ projectId: 'prj_none', limit: 10 })).toEqual([]);
+  });
+
+  it('answers stats, path counts and the timeline exactly as the memory store does', async () => {
+    const intervals: StatsInterval[] = ['minute', 'hour', 'day'];
+    const dimensions: StatsDimension[] = ['agent', 'agent_type', 'result', 'path', 'referral'];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(arbitraryVisit, { minLength: 1, maxLength: 20 }), { minLength: 1, maxLength: 4 }),
+        fc.constantFrom(...intervals),
+        fc.constantFrom(...dimensions),
+        fc.integer({ min: -7_200_000, max: 86_400_000 }),
+        fc.integer({ min: 1, max: 4 * 86_400_000 }),
+        fc.option(fc.constantFrom({ agent_id: null }, { agent_id: 'gptbot' }, { result: 'verified' as const }, { path: '/a' }, { referral: null }, { agent_type: 'AI Data Scraper' as const }), { nil: undefined }),
+        fc.integer({ min: 1, max: 5 }),
+        async (batches, interval, by, fromOffset, span, filter, limit) => {
+          const id = nextProject();
+          const memory = createMemoryVisitStore();
+          for (const batch of batches) {
+            await memory.append(id, batch);
+            await store.append(id, batch);
+          }
+          // Whole minutes (the pre-aggregated path) and arbitrary milliseconds (the raw path).
+          for (const from of [T0 + fromOffset, Math.floor((T0 + fromOffset) / 60_000) * 60_000]) {
+            const to = span % 2 === 0 ? Math.ceil((from + span) / 60_000) * 60_000 : from + span;
+            const query = { projectId: id, from, to, interval: interval === 'minute' && span > 86_400_000 ? ('hour' as const) : interval, by, limit, ...(filter === undefined ? {} : { filter }) };
+            expect(await store.stats(query)).toEqual(await memory.stats(query));
+            const paths = { projectId: id, from, to, limit: limit * 2, agentsOnly: limit % 2 === 0, ...(filter === undefined ? {} : { filter }) };
+            expect(await store.pathCounts(paths)).toEqual(await memory.pathCounts(paths));
+          }
+          const strip = (visits: readonly StoredVisit[]) => visits.map(({ id: _id, ...rest }) => rest);
+          expect(strip(await store.timeline({ projectId: id, limit: 7, ...(filter === undefined ? {} : { filter }) }))).toEqual(
+            strip(await memory.timeline({ projectId: id, limit: 7, ...(filter === undefined ? {} : { filter }) })),
+          );
+        },
+      ),
+      { numRuns: 15 },
+    );
+  });
+
+  it('pages through a timeline whose visits lie hours, days and months apart (the id windows widen)', async () => {
+    const id = nextProject();
+    let now = T0 - 90 * 86_400_000;
+    const clocked = await openClickHouseVisitStore({ url: server.url, database: 'aw_store', clock: { now: () => now } });
+    try {
+      const stored: StoredVisit[] = [];
+      for (const step of [0, 40 * 86_400_000, 48 * 86_400_000, 49 * 86_400_000, 90 * 86_400_000 - 7_200_000, 90 * 86_400_000 - 60_000, 90 * 86_400_000]) {
+        now = T0 - 90 * 86_400_000 + step;
+        stored.push(...(await clocked.append(id, [visit({ request_path: `/${step}`, time: now, received: now })])));
+      }
+      const newest = [...stored].reverse();
+      expect(await clocked.timeline({ projectId: id, limit: 3 })).toEqual(newest.slice(0, 3));
+      expect(await clocked.timeline({ projectId: id, limit: 100 })).toEqual(newest);
+      expect(await clocked.timeline({ projectId: id, limit: 2, before: newest[2]!.id })).toEqual(newest.slice(3, 5));
+      expect(await clocked.timeline({ projectId: id, limit: 3, after: stored[0]!.id })).toEqual(stored.slice(1, 4));
+      expect(await clocked.timeline({ projectId: id, limit: 100, after: stored[0]!.id, before: stored[6]!.id })).toEqual(stored.slice(1, 6));
+      // A server whose clock is days ahead widens its windows until it finds them.
+      expect(await store.timeline({ projectId: id, limit: 1 })).toEqual(newest.slice(0, 1));
+    } finally {
+      await clocked.close();
+    }
+  });
+
+  it('gives ids that are unique and time-ordered across two servers', async () => {
+    const id = nextProject();
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? store : other).append(id, [visit(), visit()])));
+    const ids = results.flat().map((v) => v.id);
+    expect(new Set(ids).size).toBe(40);
+    const page = await other.timeline({ projectId: id, limit: 100 });
+    expect(page.map((v) => v.id)).toEqual([...ids].sort().reverse());
+  });
+
+  it('delivers visits appended through another server to subscribers, once each', async () => {
+    const id = nextProject();
+    const received: StoredVisit[] = [];
+    const unsubscribe = store.subscribe(id, (visits) => received.push(...visits));
+    try {
+      // Right after subscribing (before any poll), append through both servers.
+      const local = await store.append(id, [visit({ request_path: '/local' })]);
+      expect(received).toEqual(local);
+      const remote = await other.append(id, [visit({ request_path: '/remote1' }), visit({ request_path: '/remote2' })]);
+      const started = Date.now();
+      while (received.length < 3 && Date.now() - started < 2000) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(Date.now() - started).toBeLessThan(2000);
+      expect(received).toEqual([...local, ...remote]);
+      // Several more polls later: nothing arrives twice.
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expect(received.map((v) => v.id)).toEqual([...local, ...remote].map((v) => v.id));
+    } finally {
+      unsubscribe();
+    }
+  });
+
+  it('does not replay visits stored before a subscription', async () => {
+    const id = nextProject();
+    await other.append(id, [visit({ request_path: '/before' })]);
+    const received: StoredVisit[] = [];
+    const unsubscribe = store.subscribe(id, (visits) => received.push(...visits));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    unsubscribe();
+    expect(received).toEqual([]);
+  });
+
+  it('shares projects and tokens: issued on one server, accepted and revoked on the other', async () => {
+    const created = await store.createProject('shared.example');
+    const hash = (await import('node:crypto')).createHash('sha256').update(created.token).digest('hex');
+    expect(await other.findByTokenHash(hash)).toEqual({ project: { id: created.id, name: 'shared.example' }, tokenHash: hash });
+    expect((await other.listProjects()).find((p) => p.id === created.id)?.tokens).toHaveLength(1);
+    const rotated = await other.issueToken(created.id, { revokeOthers: true });
+    expect(await other.findByTokenHash(hash)).toBeUndefined();
+    // The first server trusted the old token for at most tokenCacheMs (1 s).
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect(await store.findByTokenHash(hash)).toBeUndefined();
+    expect(await other.revokeToken({ token: rotated.token })).toBe(true);
+    expect(await other.revokeToken({ token: rotated.token })).toBe(false);
+    await expect(store.issueToken('prj_missing')).rejects.toThrow(RangeError);
+    const listed = (await store.listProjects()).find((p) => p.id === created.id)!;
+    expect(listed.tokens.map((t) => t.revoked !== null)).toEqual([true, true]);
+  });
+
+  it('drops whole months of raw visits older than the retention period and keeps the counts', async () => {
+    const id = nextProject();
+    const old = Date.UTC(2024, 0, 15);
+    const recent = Date.UTC(2026, 7, 1);
+    await store.append(id, [visit({ received: old, time: old }), visit({ received: recent, time: recent }), visit({ received: T0, time: T0 })]);
+    // Opening with retention drops at once: 90 days before T0 is in August 2026, so January 2024 goes, August stays.
+    const retained = await openClickHouseVisitStore({ url: server.url, database: 'aw_store', retentionDays: 90, clock: { now: () => T0 } });
+    try {
+      const from = Date.UTC(2024, 0, 1);
+      expect((await store.timeline({ projectId: id, limit: 10 })).map((v) => v.time)).toEqual([T0, recent]);
+      // Per-minute counts are kept: stats of whole minutes still see the old visit; raw (path) stats do not.
+      expect((await store.stats({ projectId: id, from, to: T0 + 60_000, interval: 'day', by: 'agent' })).total).toBe(3);
+      expect((await store.stats({ projectId: id, from, to: T0 + 60_000, interval: 'day', by: 'path' })).total).toBe(2);
+      expect(await retained.enforceRetention()).toEqual([]);
+    } finally {
+      await retained.close();
+    }
+  });
+});
+
+describe.runIf(available)('ClickHouse visit store when ClickHouse goes away', () => {
+  let server: ClickHouseServer;
+  beforeAll(async () => {
+    server = await startClickHouse();
+  });
+  afterAll(async () => {
+    await server?.destroy();
+  });
+
+  it('refuses appends with VisitStoreUnavailableError while ClickHouse is down, keeps tokens it knew, and recovers', async () => {
+    const store = await openClickHouseVisitStore({ url: server.url, database: 'aw_outage', retryAfterSeconds: 3, requestTimeoutMs: 2000 });
+    try {
+      const created = await store.createProject('outage.example');
+      const hash = (await import('node:crypto')).createHash('sha256').update(created.token).digest('hex');
+      expect(await store.findByTokenHash(hash)).toBeDefined();
+      const before = await store.append(created.id, [visit()]);
+      await server.stop('SIGKILL');
+      const error = await store.append(created.id, [visit()]).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(VisitStoreUnavailableError);
+      expect(error).toMatchObject({ reason: 'unavailable', retryAfterSeconds: 3 });
+      await expect(store.timeline({ projectId: created.id, limit: 1 })).rejects.toBeInstanceOf(VisitStoreUnavailableError);
+      // A token seen before ClickHouse went away still authenticates (stale on error).
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      expect((await store.findByTokenHash(hash))?.project.id).toBe(created.id);
+      await server.start();
+      const after = await store.append(created.id, [visit()]);
+      const page = await store.timeline({ projectId: created.id, limit: 10 });
+      expect(page.map((v) => v.id)).toEqual([after[0]!.id, before[0]!.id]);
+    } finally {
+      await store.close();
+    }
+  });
+});

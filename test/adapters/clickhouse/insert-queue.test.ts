@@ -1,0 +1,73 @@
+// Group commit of the ClickHouse store: appends waiting behind an INSERT in flight share the next
+// one, each settles with the INSERT that carried it, and nothing resolves before its INSERT does.
+import { describe, expect, it } from 'vitest';
+import { createInsertQueue } from '../../../src/adapters/clickhouse/insert-queue.js';
+
+function fakeInsert() {
+  const calls: { rows: readonly number[]; resolve: () => void; reject: (error: Error) => void }[] = [];
+  const insert = (rows: readonly number[]) => new Promise<void>((resolve, reject) => calls.push({ rows, resolve, reject }));
+  return { calls, insert };
+}
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+describe('insert queue', () => {
+  it('sends the first batch at once and every batch that waited behind it in one INSERT', async () => {
+    const { calls, insert } = fakeInsert();
+    const queue = createInsertQueue({ insert, maxBatchRows: 100, maxConcurrent: 1 });
+    const settled: string[] = [];
+    const first = queue.enqueue([1]).then(() => settled.push('first'));
+    const second = queue.enqueue([2, 3]).then(() => settled.push('second'));
+    const third = queue.enqueue([4]).then(() => settled.push('third'));
+    expect(calls.map((c) => c.rows)).toEqual([[1]]);
+    expect(queue.queued()).toBe(3);
+    await tick();
+    expect(settled).toEqual([]);
+    calls[0]!.resolve();
+    await first;
+    await tick();
+    expect(settled).toEqual(['first']);
+    expect(calls.map((c) => c.rows)).toEqual([[1], [2, 3, 4]]);
+    calls[1]!.resolve();
+    await Promise.all([second, third]);
+    expect(settled).toEqual(['first', 'second', 'third']);
+    await queue.drained();
+  });
+
+  it('rejects every batch of a failed INSERT with its error, and goes on with the next', async () => {
+    const { calls, insert } = fakeInsert();
+    const queue = createInsertQueue({ insert, maxBatchRows: 100, maxConcurrent: 1 });
+    const first = queue.enqueue([1]);
+    const second = queue.enqueue([2]);
+    const third = queue.enqueue([3]);
+    calls[0]!.resolve();
+    await first;
+    await tick();
+    const down = new Error('ECONNREFUSED');
+    calls[1]!.reject(down);
+    await expect(second).rejects.toBe(down);
+    await expect(third).rejects.toBe(down);
+    const later = queue.enqueue([4]);
+    calls[2]!.resolve();
+    await expect(later).resolves.toBeUndefined();
+  });
+
+  it('keeps an INSERT within maxBatchRows (a larger single batch goes alone) and honours maxConcurrent', async () => {
+    const { calls, insert } = fakeInsert();
+    const queue = createInsertQueue({ insert, maxBatchRows: 3, maxConcurrent: 2 });
+    const all = [queue.enqueue([1, 2, 3, 4]), queue.enqueue([5]), queue.enqueue([6, 7]), queue.enqueue([8]), queue.enqueue([9])];
+    // Two in flight at once; the rest wait.
+    expect(calls.map((c) => c.rows)).toEqual([[1, 2, 3, 4], [5]]);
+    calls[0]!.resolve();
+    await tick();
+    expect(calls.map((c) => c.rows)).toEqual([[1, 2, 3, 4], [5], [6, 7, 8]]);
+    calls[1]!.resolve();
+    await tick();
+    expect(calls.map((c) => c.rows)).toEqual([[1, 2, 3, 4], [5], [6, 7, 8], [9]]);
+    calls[2]!.resolve();
+    calls[3]!.resolve();
+    await Promise.all(all);
+    expect(queue.queued()).toBe(0);
+    await queue.drained();
+  });
+});

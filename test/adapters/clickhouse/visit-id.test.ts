@@ -1,0 +1,66 @@
+// Visit ids of the ClickHouse store: fixed-width hex whose string order is issue order, unique
+// across generators (servers) without coordination, whatever the clock does.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createVisitIdGenerator, isVisitId, visitIdFloor, visitIdTime } from '../../../src/adapters/clickhouse/visit-id.js';
+import { sqlString, sqlUInt } from '../../../src/adapters/clickhouse/sql.js';
+
+describe('visit ids', () => {
+  it('strictly increase from one generator even when its clock stands still or steps back', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 2_000 }), { minLength: 2, maxLength: 200 }), (steps) => {
+        let now = 1_795_000_000_000;
+        const next = createVisitIdGenerator({ now: () => now });
+        const ids = steps.map((step, i) => {
+          now += i % 3 === 0 ? -step : step % 2; // back, still, or one ms ahead
+          return next();
+        });
+        for (const id of ids) expect(isVisitId(id)).toBe(true);
+        for (let i = 1; i < ids.length; i++) expect(ids[i]! > ids[i - 1]!).toBe(true);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('borrows the next millisecond after 65,536 ids in one, never repeating', () => {
+    const next = createVisitIdGenerator({ now: () => 1_000 });
+    const ids = Array.from({ length: 70_000 }, next);
+    expect(new Set(ids).size).toBe(70_000);
+    expect(visitIdTime(ids[65_535]!)).toBe(1_000);
+    expect(visitIdTime(ids[65_536]!)).toBe(1_001);
+    expect([...ids].sort()).toEqual(ids);
+  });
+
+  it('differ between two generators on the same clock, and interleave by time', () => {
+    let now = 5_000;
+    const a = createVisitIdGenerator({ now: () => now });
+    const b = createVisitIdGenerator({ now: () => now });
+    const first = [a(), b()];
+    now = 5_001;
+    const second = [b(), a()];
+    expect(new Set([...first, ...second]).size).toBe(4);
+    expect(Math.max(...first.map(visitIdTime))).toBeLessThan(Math.min(...second.map(visitIdTime)));
+    expect(second.every((id) => first.every((earlier) => id > earlier))).toBe(true);
+  });
+
+  it('have a floor per millisecond that every later id compares above', () => {
+    const next = createVisitIdGenerator({ now: () => 123_456 });
+    const id = next();
+    expect(id >= visitIdFloor(123_456)).toBe(true);
+    expect(id < visitIdFloor(123_457)).toBe(true);
+    expect(isVisitId("0' OR '1'='1")).toBe(false);
+  });
+});
+
+describe('SQL literals', () => {
+  it('escape quotes, backslashes and control characters', () => {
+    expect(sqlString("it's")).toBe("'it\\'s'");
+    expect(sqlString('a\\b')).toBe("'a\\\\b'");
+    expect(sqlString('\n\r\t\u0000\u001f')).toBe("'\\n\\r\\t\\x00\\x1f'");
+  });
+
+  it('refuse what is not a non-negative safe integer', () => {
+    expect(sqlUInt(42)).toBe('42');
+    for (const bad of [-1, 1.5, Number.NaN, Infinity, 2 ** 53]) expect(() => sqlUInt(bad)).toThrow(RangeError);
+  });
+});
