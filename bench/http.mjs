@@ -55,7 +55,7 @@ const BATCH = JSON.stringify(Array.from({ length: 100 }, (_, i) => item(i)));
 
 // Servers write their stdout (the access log) to a file, as in production: piping it into this
 // process would make the load generator pay for reading the logs.
-async function start(args, logFile) {
+export async function start(args, logFile) {
   const fd = openSync(logFile, 'w');
   const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', fd, 'inherit'] });
   closeSync(fd);
