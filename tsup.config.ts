@@ -1,9 +1,23 @@
 // Build: ESM + CJS + declarations for the core ("."), the node adapter ("./node"), the ClickHouse store ("./clickhouse"), the CLI binary and the dashboard.
+import { resolve } from 'node:path';
 import { defineConfig } from 'tsup';
+import type { Plugin } from 'esbuild';
+
+const CORE = resolve('src/index.js');
+
+// The adapters import the core as the package itself ("agentwarden"), not a bundled copy, so
+// their errors (VisitStoreUnavailableError) are the classes the core's API handler checks for
+// when an application imports both "agentwarden" and "agentwarden/node".
+const coreAsPackage: Plugin = {
+  name: 'core-as-package',
+  setup(build) {
+    build.onResolve({ filter: /\/index\.js$/ }, (args) => (resolve(args.resolveDir, args.path) === CORE ? { path: 'agentwarden', external: true } : undefined));
+  },
+};
 
 export default defineConfig([
   {
-    entry: { index: 'src/index.ts', node: 'src/adapters/node/index.ts' },
+    entry: { index: 'src/index.ts' },
     format: ['esm', 'cjs'],
     dts: true,
     sourcemap: true,
@@ -12,22 +26,13 @@ export default defineConfig([
     splitting: false,
   },
   {
-    // The ClickHouse store imports the core as the package itself ("agentwarden"), not a bundled
-    // copy, so its VisitStoreUnavailableError is the class the core's API handler checks for.
-    entry: { clickhouse: 'src/adapters/clickhouse/index.ts' },
+    entry: { node: 'src/adapters/node/index.ts', clickhouse: 'src/adapters/clickhouse/index.ts' },
     format: ['esm', 'cjs'],
     dts: true,
     sourcemap: true,
     target: 'node20',
     splitting: false,
-    esbuildPlugins: [
-      {
-        name: 'core-as-package',
-        setup(build) {
-          build.onResolve({ filter: /^\.\.\/\.\.\/index\.js$/ }, () => ({ path: 'agentwarden', external: true }));
-        },
-      },
-    ],
+    esbuildPlugins: [coreAsPackage],
   },
   {
     entry: { cli: 'src/adapters/node/cli.ts' },

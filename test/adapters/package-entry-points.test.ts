@@ -1,0 +1,56 @@
+// The published entry points as an application imports them: one copy of the core, so errors
+// thrown by an adapter's store are the classes the core's API handler recognises.
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { describe, expect, it } from 'vitest';
+
+const require = createRequire(import.meta.url);
+
+describe('package entry points (dist/, built by npm test before vitest)', () => {
+  it('exist', () => {
+    for (const file of ['index.js', 'index.cjs', 'node.js', 'node.cjs', 'clickhouse.js', 'clickhouse.cjs', 'cli.js', 'web/app.js']) {
+      expect(existsSync(new URL(`../../dist/${file}`, import.meta.url)), file).toBe(true);
+    }
+  });
+
+  it('agentwarden/node and agentwarden/clickhouse share the core with agentwarden (ESM and CJS)', async () => {
+    const core = await import('agentwarden');
+    const node = await import('agentwarden/node');
+    const clickhouse = await import('agentwarden/clickhouse');
+    expect(typeof node.openSqliteStore).toBe('function');
+    expect(typeof clickhouse.openClickHouseVisitStore).toBe('function');
+    const coreCjs = require('agentwarden');
+    const nodeCjs = require('agentwarden/node');
+    expect(typeof nodeCjs.openSqliteStore).toBe('function');
+    expect(coreCjs.VisitStoreUnavailableError).toBeDefined();
+    expect(core.VisitStoreUnavailableError).toBeDefined();
+  });
+
+  it('an SQLite store refusal is a VisitStoreUnavailableError of the core the application imports', async () => {
+    const { VisitStoreUnavailableError } = await import('agentwarden');
+    const { openSqliteVisitStore } = await import('agentwarden/node');
+    const Database = (await import('better-sqlite3')).default;
+    const db = new Database(':memory:');
+    const store = openSqliteVisitStore(db, { maxPendingVisits: 1 });
+    const visit = {
+      request_path: '/',
+      request_method: 'GET',
+      request_headers: {},
+      received: 0,
+      time: 0,
+      agent_id: null,
+      agent_type: null,
+      result: 'unknown_agent' as const,
+      client_ip: null,
+      referral: null,
+    };
+    const first = store.append('prj_1', [visit, visit]);
+    const refused = store.append('prj_1', [visit]).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    await first;
+    expect(await refused).toBeInstanceOf(VisitStoreUnavailableError);
+    db.close();
+  });
+});
