@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BROWSER_UA, CLI, GPTBOT_UA, spawnServe, tempDir, type ServeProcess } from './helpers.js';
+import { prng } from '../helpers/prng.js';
 
 const cleanups: (() => void | Promise<void>)[] = [];
 afterEach(async () => {
@@ -22,16 +23,6 @@ const BATCH = 25;
 
 // Seeded (mulberry32) so a failing run can be replayed with CRASH_SEED=<seed>.
 const SEED = Number(process.env['CRASH_SEED'] ?? Math.floor(Math.random() * 2 ** 31));
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** One POST /visits as the client saw it: its visits' markers and the status, or none when no response came. */
 interface Sent {

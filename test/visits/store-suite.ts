@@ -17,6 +17,7 @@ import {
   type VisitFilter,
   type VisitStore,
 } from '../../src/index.js';
+import { prng as random } from '../helpers/prng.js';
 
 /** A store under test and how to release it. */
 export interface OpenedStore {
@@ -49,17 +50,6 @@ export function makeVisit(over: Partial<EnrichedVisit> = {}): EnrichedVisit {
   };
 }
 
-// mulberry32: a tiny deterministic PRNG, so the data set is the same on every run and store.
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Group {
   readonly agent_id: string | null;
