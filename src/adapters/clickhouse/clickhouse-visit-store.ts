@@ -10,44 +10,26 @@ import {
   validateStatsQuery,
   VisitQueryError,
   VisitStoreUnavailableError,
-  type CreatedProject,
   type EnrichedVisit,
   type PathCount,
-  type Project,
-  type ProjectLookup,
-  type ProjectSettings,
-  type ProjectSettingsStore,
   type StatsCell,
   type StoredVisit,
-  type TokenRecord,
   type VisitFilter,
   type VisitListener,
   type VisitStore,
 } from '../../index.js';
 import { createInsertQueue } from './insert-queue.js';
 import { createLiveTail } from './live-tail.js';
-import { createProjectTables, type ClickHouseProjectInfo } from './project-tables.js';
+import { createProjectTables, type ProjectTables } from './project-tables.js';
 import { MIGRATIONS, MIGRATIONS_TABLE, quoteDatabase, SCHEMA_VERSION } from './schema.js';
 import { sqlString, sqlUInt } from './sql.js';
 import { unavailableError } from './unavailable.js';
 import { createVisitIdGenerator, isVisitId, visitIdFloor, visitIdTime } from './visit-id.js';
 
 /** The ClickHouse store: visits, project lookup, settings and administration, shared by servers. */
-export interface ClickHouseVisitStore extends VisitStore, ProjectLookup, ProjectSettingsStore {
+export interface ClickHouseVisitStore extends VisitStore, ProjectTables {
   readonly url: string;
   readonly database: string;
-  findByTokenHash(tokenHash: string): Promise<TokenRecord | undefined>;
-  /** Changes when a token is issued or revoked through this store (the API then drops its token cache). */
-  tokensVersion(): number;
-  findProject(projectId: string): Promise<Project | undefined>;
-  createProject(name: string): Promise<CreatedProject>;
-  listProjects(): Promise<ClickHouseProjectInfo[]>;
-  /** Issues a new token; `revokeOthers` revokes every live token of the project first (rotation). */
-  issueToken(projectId: string, options?: { revokeOthers?: boolean }): Promise<{ tokenId: string; token: string }>;
-  /** Revokes a token by id or by its clear text; true when a live token was revoked. */
-  revokeToken(which: { tokenId: string } | { token: string }): Promise<boolean>;
-  getProjectSettings(projectId: string): Promise<ProjectSettings | undefined>;
-  putProjectSettings(projectId: string, settings: ProjectSettings): Promise<void>;
   countVisits(projectId?: string): Promise<number>;
   /** Drops the months of raw visits that lie wholly before the retention period; resolves to the months dropped. */
   enforceRetention(): Promise<readonly string[]>;
