@@ -178,7 +178,8 @@ describe('durability', () => {
       }
     };
     const workers = Array.from({ length: 8 }, (_, w) => worker(w));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // SIGTERM once the load is real (some visits acknowledged), however slow the machine is.
+    for (let waited = 0; acknowledged.length <= 20 && waited < 10_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
     proc.child.kill('SIGTERM');
     stopped = true;
     await Promise.all(workers);
