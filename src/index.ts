@@ -78,6 +78,7 @@ export type {
   MemoryProjectSettingsStore,
   ParsedProjectSettings,
   ProjectClientIpRules,
+  ProjectClientIpRulesOptions,
   ProjectClientIpSettings,
   ProjectRobotsSettings,
   ProjectSettings,

@@ -14,7 +14,7 @@ import { parseJsonBody } from './json-body.js';
 import { resolveLimits, type ApiLimits } from './limits.js';
 import { createOpenApiDocument } from './openapi.js';
 import { pointerTo, problem, type FieldError } from './problem.js';
-import type { Project, ProjectLookup } from './projects.js';
+import type { Project, ProjectLookup, TokenRecord } from './projects.js';
 import { createRateLimiter, type RateLimiter } from './rate-limit.js';
 import { headerValue } from './request-headers.js';
 import { createRouter } from './router.js';
@@ -142,8 +142,9 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
   const settings = options.settings ?? createMemoryProjectSettingsStore();
   const defaultClientIp = options.clientIp ?? createClientIpRule();
   if (typeof defaultClientIp !== 'function') throw new TypeError(`clientIp must be a function of the headers, got ${String(defaultClientIp)}`);
-  // Each project may read the visitor address its own way (its proxies); compiled once per project.
-  const clientIpRules = createProjectClientIpRules(settings, defaultClientIp);
+  // Each project may read the visitor address its own way (its proxies); compiled once per project
+  // and read again every few seconds, so a rule saved through another server applies here too.
+  const clientIpRules = createProjectClientIpRules(settings, defaultClientIp, options.clock === undefined ? {} : { clock: options.clock });
   const enrichFor = async (projectId: string, parsed: readonly Visit[]) => {
     const rule = clientIpRules.ruleFor(projectId);
     return enrich(parsed, rule instanceof Promise ? await rule : rule);
@@ -318,7 +319,20 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
     if (!bearer.ok) return { ok: false, response: unauthorized(bearer.reason, bearer.header) };
     const time = now();
     const hash = await hashToken(bearer.token);
-    const record = await projects.findByTokenHash(hash);
+    let record: TokenRecord | undefined;
+    try {
+      record = await projects.findByTokenHash(hash);
+    } catch (error) {
+      if (!(error instanceof VisitStoreUnavailableError)) throw error;
+      // The store cannot say whether the token is valid: not a 401 (the client would drop a good
+      // token) but a 503 it retries, as for the append (DESIGN.md §6).
+      return {
+        ok: false,
+        response: problem('service-unavailable', `The project store cannot check tokens now (${error.reason}); retry after ${error.retryAfterSeconds} s.`, {
+          headers: { 'retry-after': String(error.retryAfterSeconds) },
+        }),
+      };
+    }
     if (record === undefined || !constantTimeEqual(record.tokenHash, hash)) {
       tokenCache.delete(bearer.token);
       return { ok: false, response: unauthorized('unknown-token') };

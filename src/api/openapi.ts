@@ -22,13 +22,13 @@ export const openApiErrorResponses = (statuses: readonly number[]) => {
     415: 'Content-Type is not JSON.',
     429: 'Rate limit exceeded (with Retry-After).',
     500: 'Unexpected error; details are logged, never returned.',
-    503: 'The visit store cannot answer now (with Retry-After); nothing was stored.',
+    503: 'A store (visits, or projects for the token check) cannot answer now (with Retry-After); nothing was stored.',
   };
   return Object.fromEntries(statuses.map((status) => [String(status), problemResponse(descriptions[status]!)]));
 };
 const jsonBody = (schema: object) => ({ required: true, content: { 'application/json': { schema } } });
 const oneOrMany = (name: string) => ({ oneOf: [ref(name), { type: 'array', items: ref(name) }] });
-const AUTH_ERRORS = [400, 401, 405, 413, 415, 429, 500] as const;
+const AUTH_ERRORS = [400, 401, 405, 413, 415, 429, 500, 503] as const;
 // The read routes: a project token, or an admin session naming the project with ?project=.
 const READ_ERRORS = [400, 401, 403, 404, 405, 429, 500, 503] as const;
 const queryParameter = (name: string, description: string, schema: object = { type: 'string' }) => ({ name, in: 'query', required: false, description, schema });

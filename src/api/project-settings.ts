@@ -163,46 +163,90 @@ export function projectClientIpRule(settings: ProjectSettings): ClientIpRule | u
   return createClientIpRule({ ...(headers === undefined ? {} : { headers }), ...(trusted_proxies === undefined ? {} : { trustedProxies: trusted_proxies }) });
 }
 
-/** Per-project client-IP rules, compiled once per project and dropped when its settings change. */
+/** Per-project client-IP rules, compiled once per project, refreshed every few seconds and dropped when its settings change. */
 export interface ProjectClientIpRules {
-  /** The project's rule, or `fallback` when it has none of its own; synchronous once compiled (the POST /visits hot path). */
+  /** The project's rule, or `fallback` when it has none of its own; synchronous while fresh (the POST /visits hot path). */
   ruleFor(projectId: string): ClientIpRule | Promise<ClientIpRule>;
   /** Forgets the compiled rule (after its settings were saved). */
   invalidate(projectId: string): void;
 }
 
+/** Options of `createProjectClientIpRules`. */
+export interface ProjectClientIpRulesOptions {
+  /** Projects whose rules are kept at once (default 10,000; past it the cache starts over). */
+  readonly maxProjects?: number;
+  /**
+   * How long a compiled rule is used before the settings are read again (default 5,000 ms), so a
+   * rule saved through another server sharing the settings store applies within that time.
+   */
+  readonly ttlMs?: number;
+  /** Milliseconds since the epoch (default `Date.now`). */
+  readonly clock?: { now(): number };
+}
+
 /**
- * Creates the per-project rule cache the visit pipeline reads on every POST /visits.
+ * Creates the per-project rule cache the visit pipeline reads on every POST /visits. A rule is
+ * read again once `ttlMs` old; when that read fails (the store is down), the old rule keeps
+ * serving and the read is retried after another `ttlMs`.
+ * @throws {RangeError} when `maxProjects` or `ttlMs` is not a positive integer.
  * @example
- * const rules = createProjectClientIpRules(settingsStore, createClientIpRule());
+ * const rules = createProjectClientIpRules(settingsStore, createClientIpRule(), { ttlMs: 5000 });
  * const rule = await rules.ruleFor('prj_1');
  */
-export function createProjectClientIpRules(store: ProjectSettingsStore, fallback: ClientIpRule, maxProjects = 10_000): ProjectClientIpRules {
-  const cache = new Map<string, ClientIpRule>();
+export function createProjectClientIpRules(store: ProjectSettingsStore, fallback: ClientIpRule, options: ProjectClientIpRulesOptions = {}): ProjectClientIpRules {
+  const maxProjects = options.maxProjects ?? 10_000;
+  const ttlMs = options.ttlMs ?? 5000;
+  if (!Number.isSafeInteger(maxProjects) || maxProjects < 1) throw new RangeError(`maxProjects must be a positive integer, got ${String(maxProjects)}`);
+  if (!Number.isSafeInteger(ttlMs) || ttlMs < 1) throw new RangeError(`ttlMs must be a positive integer, got ${String(ttlMs)}`);
+  const clock = options.clock ?? { now: () => Date.now() };
+  const cache = new Map<string, { readonly rule: ClientIpRule; readonly until: number }>();
+  // One read per project at a time: the visits arriving while it runs share it.
+  const loading = new Map<string, Promise<ClientIpRule>>();
   // Bumped by every invalidation, so a read that raced a save does not cache the old rule.
   let generation = 0;
-  const load = async (projectId: string): Promise<ClientIpRule> => {
-    const started = generation;
-    const settings = await store.getProjectSettings(projectId);
-    let rule = fallback;
-    if (settings !== undefined) {
-      try {
-        rule = projectClientIpRule(settings) ?? fallback;
-      } catch {
-        // Saved settings were validated; a rule that no longer compiles falls back rather than failing visits.
-        rule = fallback;
-      }
+  const compile = (settings: ProjectSettings | undefined): ClientIpRule => {
+    if (settings === undefined) return fallback;
+    try {
+      return projectClientIpRule(settings) ?? fallback;
+    } catch {
+      // Saved settings were validated; a rule that no longer compiles falls back rather than failing visits.
+      return fallback;
     }
-    if (started !== generation) return rule;
-    if (cache.size >= maxProjects) cache.clear();
-    cache.set(projectId, rule);
+  };
+  const remember = (projectId: string, rule: ClientIpRule) => {
+    if (cache.size >= maxProjects && !cache.has(projectId)) cache.clear();
+    cache.set(projectId, { rule, until: clock.now() + ttlMs });
+  };
+  const load = async (projectId: string, stale: ClientIpRule | undefined): Promise<ClientIpRule> => {
+    const started = generation;
+    let rule: ClientIpRule;
+    try {
+      rule = compile(await store.getProjectSettings(projectId));
+    } catch (error) {
+      if (stale === undefined) throw error;
+      // The store is down: the rule it last gave still describes the project's proxies.
+      if (started === generation) remember(projectId, stale);
+      return stale;
+    }
+    if (started === generation) remember(projectId, rule);
     return rule;
   };
   return {
-    ruleFor: (projectId) => cache.get(projectId) ?? load(projectId),
+    ruleFor(projectId) {
+      const cached = cache.get(projectId);
+      if (cached !== undefined && cached.until > clock.now()) return cached.rule;
+      const running = loading.get(projectId);
+      if (running !== undefined) return running;
+      const pending: Promise<ClientIpRule> = load(projectId, cached?.rule).finally(() => {
+        if (loading.get(projectId) === pending) loading.delete(projectId);
+      });
+      loading.set(projectId, pending);
+      return pending;
+    },
     invalidate(projectId) {
       generation++;
       cache.delete(projectId);
+      loading.delete(projectId);
     },
   };
 }

@@ -1,11 +1,37 @@
 // The dashboard's admin API: log in and out, read the session's CSRF token, list and create
 // projects, rotate and revoke their access tokens. Mounted into createApiHandler as a route table.
-import { headerValue, openApiErrorResponses, parseJsonBody, problem, type ApiRequest, type ApiResponse, type FieldError, type Route, type RouteTable } from '../../index.js';
+import {
+  headerValue,
+  openApiErrorResponses,
+  parseJsonBody,
+  problem,
+  type ApiRequest,
+  type ApiResponse,
+  type CreatedProject,
+  type FieldError,
+  type Project,
+  type Route,
+  type RouteTable,
+  VisitStoreUnavailableError,
+} from '../../index.js';
 import { ADMIN_SESSION_COOKIE, type AdminStore } from './admin-store.js';
-import type { SqliteStore } from './sqlite-store.js';
 
-/** What the admin routes need of the project store. */
-export type AdminProjectStore = Pick<SqliteStore, 'createProject' | 'listProjects' | 'issueToken' | 'revokeToken'>;
+/** A project as the admin routes list it: its tokens by id and prefix, never the tokens themselves. */
+export interface AdminProjectInfo extends Project {
+  readonly created: string;
+  readonly tokens: readonly { readonly id: string; readonly prefix: string; readonly created: string; readonly revoked: string | null }[];
+}
+
+/**
+ * What the admin routes need of the project store. Each method may answer at once (the SQLite
+ * store) or with a promise (the ClickHouse store, shared by several servers); the routes await both.
+ */
+export interface AdminProjectStore {
+  createProject(name: string): CreatedProject | Promise<CreatedProject>;
+  listProjects(): readonly AdminProjectInfo[] | Promise<readonly AdminProjectInfo[]>;
+  issueToken(projectId: string, options: { revokeOthers: boolean }): { tokenId: string; token: string } | Promise<{ tokenId: string; token: string }>;
+  revokeToken(which: { tokenId: string }): boolean | Promise<boolean>;
+}
 
 /** Options of `createAdminRoutes`. */
 export interface AdminRoutesOptions {
@@ -44,7 +70,7 @@ const DOCS = {
   listProjects: {
     summary: 'Every project with its tokens (never the tokens themselves).',
     security: ADMIN,
-    responses: { '200': { description: 'The projects.', content: jsonContent(object(['projects'], { projects: { type: 'array', items: PROJECT_INFO } })) }, ...openApiErrorResponses([401, 405, 500]) },
+    responses: { '200': { description: 'The projects.', content: jsonContent(object(['projects'], { projects: { type: 'array', items: PROJECT_INFO } })) }, ...openApiErrorResponses([401, 405, 500, 503]) },
   },
   createProject: {
     summary: 'Creates a project; its first access token is in this response only.',
@@ -53,7 +79,7 @@ const DOCS = {
     requestBody: { required: true, content: jsonContent(object(['name'], { name: { type: 'string', maxLength: 200 } })) },
     responses: {
       '201': { description: 'Created.', content: jsonContent(object(['id', 'name', 'token', 'token_id'], { id: { type: 'string' }, name: { type: 'string' }, token: { type: 'string' }, token_id: { type: ['string', 'null'] } })) },
-      ...openApiErrorResponses([400, 401, 403, 405, 413, 415, 500]),
+      ...openApiErrorResponses([400, 401, 403, 405, 413, 415, 500, 503]),
     },
   },
   issueToken: {
@@ -61,7 +87,7 @@ const DOCS = {
     security: ADMIN,
     parameters: [CSRF],
     requestBody: { required: true, content: jsonContent(object(['project'], { project: { type: 'string' }, revoke_others: { type: 'boolean', default: true } })) },
-    responses: { '201': { description: 'The new token, shown only here.', content: jsonContent(ISSUED_TOKEN) }, ...openApiErrorResponses([400, 401, 403, 404, 405, 413, 415, 500]) },
+    responses: { '201': { description: 'The new token, shown only here.', content: jsonContent(ISSUED_TOKEN) }, ...openApiErrorResponses([400, 401, 403, 404, 405, 413, 415, 500, 503]) },
   },
   revokeToken: {
     summary: 'Revokes one token by id; it gets 401 from the next request on.',
@@ -70,13 +96,30 @@ const DOCS = {
     requestBody: { required: true, content: jsonContent(object(['token_id'], { token_id: { type: 'string' } })) },
     responses: {
       '200': { description: 'Revoked.', content: jsonContent(object(['token_id', 'revoked'], { token_id: { type: 'string' }, revoked: { const: true } })) },
-      ...openApiErrorResponses([400, 401, 403, 404, 405, 413, 415, 500]),
+      ...openApiErrorResponses([400, 401, 403, 404, 405, 413, 415, 500, 503]),
     },
   },
 } as const;
 
 function json(status: number, value: unknown, headers: Record<string, string> = {}): ApiResponse {
   return { status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(value) };
+}
+
+/** The route, answering 503 with Retry-After while the project store cannot answer (ClickHouse down) rather than a bare 500. */
+function storeRoute(route: Route): Route {
+  return {
+    ...route,
+    async run(context) {
+      try {
+        return await route.run(context);
+      } catch (error) {
+        if (!(error instanceof VisitStoreUnavailableError)) throw error;
+        return problem('service-unavailable', `The project store cannot answer now (${error.reason}); retry after ${error.retryAfterSeconds} s.`, {
+          headers: { 'retry-after': String(error.retryAfterSeconds) },
+        });
+      }
+    },
+  };
 }
 
 function header(request: ApiRequest, name: string): string | undefined {
@@ -192,35 +235,35 @@ export function createAdminRoutes(options: AdminRoutesOptions): RouteTable {
       },
     },
     '/admin/projects': {
-      GET: {
+      GET: storeRoute({
         auth: 'admin',
         json: false,
         openApi: DOCS.listProjects,
-        run() {
-          return json(200, { projects: projects.listProjects() });
+        async run() {
+          return json(200, { projects: await projects.listProjects() });
         },
-      },
-      POST: {
+      }),
+      POST: storeRoute({
         auth: 'admin',
         json: true,
         openApi: DOCS.createProject,
-        run({ request }) {
+        async run({ request }) {
           const body = objectBody(request);
           if (!body.ok) return body.response;
           const name = stringField(body.value, 'name', 200);
           if (!name.ok) return name.response;
-          const created = projects.createProject(name.value.trim());
-          const tokenId = projects.listProjects().find((p) => p.id === created.id)?.tokens[0]?.id ?? null;
+          const created = await projects.createProject(name.value.trim());
+          const tokenId = (await projects.listProjects()).find((p) => p.id === created.id)?.tokens[0]?.id ?? null;
           return { ...json(201, { id: created.id, name: created.name, token: created.token, token_id: tokenId }), projectId: created.id };
         },
-      },
+      }),
     },
     '/admin/tokens': {
-      POST: {
+      POST: storeRoute({
         auth: 'admin',
         json: true,
         openApi: DOCS.issueToken,
-        run({ request }) {
+        async run({ request }) {
           const body = objectBody(request);
           if (!body.ok) return body.response;
           const projectId = stringField(body.value, 'project', 200);
@@ -229,26 +272,26 @@ export function createAdminRoutes(options: AdminRoutesOptions): RouteTable {
           if (typeof revokeOthers !== 'boolean') {
             return problem('validation-failed', 'The field "revoke_others" is invalid; see errors.', { errors: [{ pointer: '/revoke_others', code: 'type', message: 'revoke_others must be a boolean' }] });
           }
-          if (!projects.listProjects().some((p) => p.id === projectId.value)) return problem('not-found', `There is no project ${JSON.stringify(projectId.value)}.`);
-          const { tokenId, token } = projects.issueToken(projectId.value, { revokeOthers });
+          if (!(await projects.listProjects()).some((p) => p.id === projectId.value)) return problem('not-found', `There is no project ${JSON.stringify(projectId.value)}.`);
+          const { tokenId, token } = await projects.issueToken(projectId.value, { revokeOthers });
           return { ...json(201, { project: projectId.value, token, token_id: tokenId }), projectId: projectId.value };
         },
-      },
+      }),
     },
     '/admin/token-revocations': {
-      POST: {
+      POST: storeRoute({
         auth: 'admin',
         json: true,
         openApi: DOCS.revokeToken,
-        run({ request }) {
+        async run({ request }) {
           const body = objectBody(request);
           if (!body.ok) return body.response;
           const tokenId = stringField(body.value, 'token_id', 200);
           if (!tokenId.ok) return tokenId.response;
-          if (!projects.revokeToken({ tokenId: tokenId.value })) return problem('not-found', `There is no live token ${JSON.stringify(tokenId.value)}.`);
+          if (!(await projects.revokeToken({ tokenId: tokenId.value }))) return problem('not-found', `There is no live token ${JSON.stringify(tokenId.value)}.`);
           return json(200, { token_id: tokenId.value, revoked: true });
         },
-      },
+      }),
     },
   };
 }

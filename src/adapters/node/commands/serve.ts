@@ -1,10 +1,11 @@
-// `agentwarden serve`: the reference server. Opens the SQLite store in the data directory, creates
-// a first project on an empty one, serves the API on node:http and shuts down gracefully.
+// `agentwarden serve`: the reference server. Opens the store (SQLite in the data directory, or a
+// shared ClickHouse), creates a first project on an empty one, serves the API and the dashboard on
+// node:http and shuts down gracefully.
 import { readFileSync } from 'node:fs';
 import { openClickHouseVisitStore, type ClickHouseVisitStore } from '../../clickhouse/index.js';
-import { createApiHandler, createClientIpRule, createEngine } from '../../../index.js';
+import { createApiHandler, createClientIpRule, createEngine, type AdminAuthenticator } from '../../../index.js';
 import { createAdminRoutes } from '../admin-routes.js';
-import { openAdminStore } from '../admin-store.js';
+import { openAdminStore, type AdminStore } from '../admin-store.js';
 import { createJsonLog } from '../json-log.js';
 import { startNodeServer } from '../server.js';
 import { hashTokenNode, openSqliteStore } from '../sqlite-store.js';
@@ -13,7 +14,8 @@ import { createWebRoutes, DASHBOARD_PATH, findWebDirectory } from '../web-routes
 import type { Command } from './command.js';
 import { integerFlag, parseFlags, type FlagSpec } from './flags.js';
 
-const FLAGS: Record<string, FlagSpec> = {
+/** The flags of `agentwarden serve`, each with the environment variable it is also read from. */
+export const SERVE_FLAGS: Readonly<Record<string, FlagSpec>> = {
   host: { kind: 'string', env: 'AGENTWARDEN_HOST' },
   port: { kind: 'string', env: 'AGENTWARDEN_PORT' },
   'data-dir': { kind: 'string', env: 'AGENTWARDEN_DATA_DIR' },
@@ -40,15 +42,17 @@ const USAGE = [
   'Usage: agentwarden serve [options]',
   '',
   'Serves the Known Agents compatible REST API (POST /agent-identifications, /agent-verifications,',
-  '/robots-txts, /visits; GET /openapi.json, /healthz) with projects, tokens and visits in SQLite.',
+  '/robots-txts, /visits; GET /openapi.json, /healthz) with projects, tokens and visits in SQLite, or in',
+  'ClickHouse shared by several servers (--store clickhouse).',
   'Read APIs (token or admin session): GET /visits, /visits/stream (Server-Sent Events), /stats,',
   '/stats/top-paths, /robots-violations (CSV with format=csv); GET/PUT /project-settings; POST /test-visits.',
-  'On first start with an empty data directory it creates a project and prints its token once.',
+  'On first start with an empty store it creates a project and prints its token once.',
   '',
   'Options (each also read from the environment variable shown):',
   '  --host HOST            AGENTWARDEN_HOST            address to listen on (default 127.0.0.1)',
   '  --port PORT            AGENTWARDEN_PORT            port; 0 picks a free one (default 8080)',
-  '  --data-dir DIR         AGENTWARDEN_DATA_DIR        data directory (default ./data-dir)',
+  '  --data-dir DIR         AGENTWARDEN_DATA_DIR        data directory (default ./data-dir); with --store',
+  '                                                     clickhouse it holds only this server\'s admin sessions',
   '  --base-path PATH       AGENTWARDEN_BASE_PATH       prefix of every route (default /)',
   '  --rate-limit N         AGENTWARDEN_RATE_LIMIT      requests per second per token; 0 disables (default 1000)',
   '  --rate-burst N         AGENTWARDEN_RATE_BURST      bucket size per token (default 2 x rate limit)',
@@ -56,7 +60,7 @@ const USAGE = [
   '  --max-items N          AGENTWARDEN_MAX_ITEMS       largest array per request (default 1000)',
   '  --log json|off         AGENTWARDEN_LOG             one JSON line per request on stdout (default json)',
   '  --synchronous normal|full  AGENTWARDEN_SYNCHRONOUS  SQLite durability: normal survives a process',
-  '                                                     crash, full also power loss (default normal)',
+  '                                                     crash, full also power loss (default normal; --store sqlite)',
   '  --catalog FILE         AGENTWARDEN_CATALOG         agent catalog JSON (default: the bundled catalog)',
   '  --verifiers LIST       AGENTWARDEN_VERIFIERS       comma-separated: web-bot-auth, ip-ranges, reverse-dns,',
   '                                                     or none (default: all three, in that order)',
@@ -64,11 +68,14 @@ const USAGE = [
   '                                                     (default: the system resolver)',
   '  --client-ip-headers L  AGENTWARDEN_CLIENT_IP_HEADERS  request headers that carry the visitor address, in',
   '                                                     order (default: cf-connecting-ip, true-client-ip,',
-  '                                                     x-real-ip, x-forwarded-for, forwarded)',
+  '                                                     x-real-ip, x-forwarded-for, forwarded); a project\'s',
+  '                                                     settings (PUT /project-settings) may override both',
   '  --trusted-proxies N    AGENTWARDEN_TRUSTED_PROXIES  X-Forwarded-For hops appended by the site\'s own proxies',
   '                                                     beyond the first, or a comma-separated CIDR list (default 0)',
-  '  --retention-days N     AGENTWARDEN_RETENTION_DAYS  days raw visits are kept in SQLite; hourly and daily',
-  '                                                     counts are kept forever; 0 keeps everything (default 90)',
+  '  --retention-days N     AGENTWARDEN_RETENTION_DAYS  days raw visits are kept, 0 keeps everything (default 90);',
+  '                                                     SQLite keeps hourly and daily counts forever; ClickHouse',
+  '                                                     drops whole months once they end N days ago and keeps',
+  '                                                     per-minute counts forever',
   '  --store sqlite|clickhouse  AGENTWARDEN_STORE       where projects, tokens and visits live (default sqlite);',
   '                                                     clickhouse lets several servers share one database',
   '  --clickhouse-url URL   AGENTWARDEN_CLICKHOUSE_URL  ClickHouse HTTP interface, e.g. http://user:pass@host:8123',
@@ -76,22 +83,30 @@ const USAGE = [
   '  --secure-cookies       AGENTWARDEN_SECURE_COOKIES  always mark the admin session cookie Secure (behind a TLS',
   '                                                     proxy that sends no X-Forwarded-Proto)',
   '',
-  'Dashboard: /ui/ (also reached from /). On first start the admin login secret is printed once;',
-  '"agentwarden admin reset-password" replaces it.',
+  'Dashboard: /ui/ (also reached from /). The admin login secret and sessions are kept in the data',
+  'directory, so each server has its own: the secret is printed once when it is created, and',
+  '"agentwarden admin reset-password --data-dir DIR" replaces it.',
   '',
   'SIGTERM or SIGINT: stop accepting, finish in-flight requests, close the store, exit 0.',
 ].join('\n');
 
+/** The admin sessions of this server, finding the projects a session names (`?project=`) in ClickHouse when projects live there. */
+function adminAuthenticator(admin: AdminStore, clickhouse: ClickHouseVisitStore | undefined): AdminAuthenticator {
+  if (clickhouse === undefined) return admin;
+  return { authenticate: (request) => admin.authenticate(request), findProject: (projectId) => clickhouse.findProject(projectId) };
+}
+
+/** `agentwarden serve`: the reference server (API, dashboard, store). */
 export const serveCommand: Command = {
   name: 'serve',
-  summary: 'Run the REST API server (Known Agents compatible) with the embedded SQLite store',
+  summary: 'Run the REST API server (Known Agents compatible) and dashboard over SQLite or ClickHouse',
   usage: USAGE,
   async run(args, io) {
     const fail = (message: string) => {
       io.stderr.write(`agentwarden serve: ${message}\n\n${USAGE}\n`);
       return 2;
     };
-    const parsed = parseFlags(args, FLAGS, io.env);
+    const parsed = parseFlags(args, SERVE_FLAGS, io.env);
     if (typeof parsed === 'string') return fail(parsed);
     if (parsed.positionals.length > 0) return fail(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
     const v = parsed.values;
@@ -164,7 +179,8 @@ export const serveCommand: Command = {
       if (adminSecret !== undefined) io.stdout.write(`agentwarden admin login secret, shown only now: ${adminSecret}\n`);
       const webDir = findWebDirectory();
       if (webDir === undefined) io.stderr.write('agentwarden serve: the dashboard is not built (run "npm run build"); serving the API only\n');
-      const adminRoutes = createAdminRoutes({ admin, projects: store, cookiePath: `${(v['base-path'] ?? '/').replace(/\/+$/, '')}/`, secureCookies: v['secure-cookies'] === 'true' });
+      // Projects are administered where they live; the sessions stay in this server's data directory.
+      const adminRoutes = createAdminRoutes({ admin, projects: clickhouse ?? store, cookiePath: `${(v['base-path'] ?? '/').replace(/\/+$/, '')}/`, secureCookies: v['secure-cookies'] === 'true' });
       if (clickhouse !== undefined ? (await clickhouse.listProjects()).length === 0 : store.listProjects().length === 0) {
         const created = clickhouse !== undefined ? await clickhouse.createProject('default') : store.createProject('default');
         io.stdout.write(`agentwarden created project "${created.name}" (${created.id}); its access token, shown only now: ${created.token}\n`);
@@ -180,8 +196,8 @@ export const serveCommand: Command = {
         // With --store clickhouse, settings are shared by every server like projects and tokens.
         settings: clickhouse ?? store,
         clientIp: clientIpRule,
-        admin,
-        routes: [...(clickhouse === undefined ? [adminRoutes] : []), ...(webDir === undefined ? [] : [createWebRoutes({ dir: webDir, basePath: v['base-path'] ?? '/' })])],
+        admin: adminAuthenticator(admin, clickhouse),
+        routes: [adminRoutes, ...(webDir === undefined ? [] : [createWebRoutes({ dir: webDir, basePath: v['base-path'] ?? '/' })])],
         onError(error, request) {
           // Internals go here, never into the response; the request is named by method and path only.
           io.stderr.write(
