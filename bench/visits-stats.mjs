@@ -1,6 +1,6 @@
-// SQLite visit store: append throughput in-process, then stats/pathCounts latency over 1,000,000
-// visits (30 days) appended in batches of 100. Run `npx tsup --silent && node bench/visits-stats.mjs`
-// (VISITS=200000 for a quicker run). Prints ms per query (wall and CPU): the median of several runs.
+// SQLite visit store: append throughput in-process (the rollup pass folding them every 1,000 ms),
+// then stats/pathCounts latency over 1,000,000 visits (30 days) appended in batches of 100. Run
+// `npx tsup --silent && node bench/visits-stats.mjs` (VISITS=200000 for a quicker run). Prints ms per query (wall and CPU): the median of several runs.
 // COMPARE_MEMORY=1 also loads the in-memory reference store and checks SQLite answers the same.
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -67,7 +67,9 @@ const reuse = process.env.BENCH_DB !== undefined && existsSync(file);
 const db = new Database(file);
 db.pragma('journal_mode = WAL');
 db.pragma('synchronous = NORMAL');
-const store = openSqliteVisitStore(db, { retentionDays: 0, retentionIntervalMs: 0 });
+// The rollup pass runs here every 1,000 ms of the append loop (as the store's own timer would), so
+// its cost is inside the append numbers.
+const store = openSqliteVisitStore(db, { retentionDays: 0, retentionIntervalMs: 0, rollupIntervalMs: 0 });
 const project = 'prj_bench';
 
 try {
@@ -79,17 +81,29 @@ try {
     // the batch is outside the timing.
     let ms = 0;
     let cpu = 0;
-    for (let i = 0; i < TOTAL; i += BATCH) {
-      const batch = batchAt(i);
+    let rollupMs = 0;
+    let sinceRollup = 0;
+    const timed = async (fn) => {
       const c = process.cpuUsage();
       const t = performance.now();
-      await store.append(project, batch);
-      ms += performance.now() - t;
+      await fn();
+      const wall = performance.now() - t;
+      ms += wall;
       const used = process.cpuUsage(c);
       cpu += (used.user + used.system) / 1000;
+      return wall;
+    };
+    for (let i = 0; i < TOTAL; i += BATCH) {
+      const batch = batchAt(i);
+      sinceRollup += await timed(() => store.append(project, batch));
+      if (sinceRollup >= 1000) {
+        rollupMs += await timed(() => store.rollUp());
+        sinceRollup = 0;
+      }
     }
+    rollupMs += await timed(() => store.rollUp());
     console.log(
-      `append, one batch in flight: ${Math.round(TOTAL / (ms / 1000)).toLocaleString('en')} visits/s wall, ${Math.round(TOTAL / (cpu / 1000)).toLocaleString('en')} visits/s of CPU (${store.commits().toLocaleString('en')} transactions, ${(ms / 1000).toFixed(1)} s)`,
+      `append, one batch in flight (rollup pass included): ${Math.round(TOTAL / (ms / 1000)).toLocaleString('en')} visits/s wall, ${Math.round(TOTAL / (cpu / 1000)).toLocaleString('en')} visits/s of CPU (${store.commits().toLocaleString('en')} transactions, ${(ms / 1000).toFixed(1)} s, of which rollup pass ${(rollupMs / 1000).toFixed(1)} s)`,
     );
     console.log(`database: ${(statSync(file).size / 1e6).toFixed(0)} MB + WAL ${(statSync(`${file}-wal`).size / 1e6).toFixed(0)} MB`);
 
@@ -97,10 +111,40 @@ try {
     const extra = Array.from({ length: Math.min(1000, Math.ceil(TOTAL / BATCH)) }, (_, b) => batchAt(b * BATCH));
     const commitsBefore = store.commits();
     const t0 = performance.now();
-    for (let i = 0; i < extra.length; i += 20) await Promise.all(extra.slice(i, i + 20).map((batch) => store.append('prj_bench_group', batch)));
+    let last = t0;
+    for (let i = 0; i < extra.length; i += 20) {
+      await Promise.all(extra.slice(i, i + 20).map((batch) => store.append('prj_bench_group', batch)));
+      if (performance.now() - last >= 1000) {
+        await store.rollUp();
+        last = performance.now();
+      }
+    }
+    await store.rollUp();
     ms = performance.now() - t0;
     const extraCount = extra.reduce((n, b) => n + b.length, 0);
     console.log(`append, 20 batches in flight (group commit): ${Math.round(extraCount / (ms / 1000)).toLocaleString('en')} visits/s (${(store.commits() - commitsBefore).toLocaleString('en')} transactions for ${extra.length} appends)`);
+
+    // Live traffic: times advance with the visits (50,000 a second), as at the ingestion goal, so
+    // the rollup pass folds many visits into each cell. Appends plus passes, CPU of this process.
+    const LIVE = Math.min(TOTAL, 200_000);
+    const live = Array.from({ length: LIVE / BATCH }, (_, b) => batchAt(b * BATCH).map((v, j) => ({ ...v, time: END + Math.floor((b * BATCH + j) / 50), received: END + Math.floor((b * BATCH + j) / 50) + 500 })));
+    for (const inFlight of [1, 20]) {
+      const c = process.cpuUsage();
+      const t = performance.now();
+      let last = t;
+      for (let i = 0; i < live.length; i += inFlight) {
+        await Promise.all(live.slice(i, i + inFlight).map((batch) => store.append(`prj_live_${inFlight}`, batch)));
+        if (performance.now() - last >= 1000) {
+          await store.rollUp();
+          last = performance.now();
+        }
+      }
+      await store.rollUp();
+      const used = process.cpuUsage(c);
+      console.log(
+        `append, live traffic, ${inFlight} batch${inFlight === 1 ? '' : 'es'} in flight (rollup pass included): ${Math.round(LIVE / ((performance.now() - t) / 1000)).toLocaleString('en')} visits/s wall, ${Math.round(LIVE / ((used.user + used.system) / 1e6)).toLocaleString('en')} visits/s of CPU`,
+      );
+    }
 
     db.pragma('wal_checkpoint(TRUNCATE)');
   }
@@ -140,12 +184,29 @@ try {
   await measure('pathCounts, 30 days, agents only', () => store.pathCounts({ projectId: project, from: START, to: END, agentsOnly: true }));
   await measure('timeline, newest 100', () => store.timeline({ projectId: project, limit: 100 }));
   await measure('timeline, 100 of agent-5', () => store.timeline({ projectId: project, limit: 100, filter: { agent_id: 'agent-5' } }));
+  await measure('timeline, 100 of agent-59 (0.4% of visits)', () => store.timeline({ projectId: project, limit: 100, filter: { agent_id: 'agent-59' } }));
+  await measure(`timeline, 100 of path ${PATHS[399]} (0.1%)`, () => store.timeline({ projectId: project, limit: 100, filter: { path: PATHS[399] } }));
+
+  // Stats while visits wait for the rollup pass: they are counted from raw rows past the watermark.
+  if (!reuse) {
+    const waiting = Array.from({ length: 200 }, (_, b) => batchAt(b * BATCH).map((v) => ({ ...v, time: v.time + (DAYS - 1) * DAY })));
+    for (const batch of waiting) await store.append(project, batch);
+    await measure('stats by agent, hour, 30 days, 20,000 visits not rolled up', () => store.stats({ projectId: project, from: START, to: END, interval: 'hour', by: 'agent' }));
+    await measure('stats by path, hour, 30 days, 20,000 visits not rolled up', () => store.stats({ projectId: project, from: START, to: END, interval: 'hour', by: 'path' }));
+    await measure('pathCounts, 30 days, 20,000 visits not rolled up', () => store.pathCounts({ projectId: project, from: START, to: END, agentsOnly: true }));
+    const c = process.cpuUsage();
+    const t = performance.now();
+    const folded = await store.rollUp();
+    const used = process.cpuUsage(c);
+    console.log(`rollup pass: ${folded.toLocaleString('en')} visits in ${(performance.now() - t).toFixed(0)} ms wall, ${((used.user + used.system) / 1000).toFixed(0)} ms CPU`);
+  }
   console.table(rows);
 
   // The in-memory reference store on the same visits: every answer must be the same.
   if (process.env.COMPARE_MEMORY === '1') {
     const memory = createMemoryVisitStore();
-    await memory.append(project, store.list(project));
+    const all = store.list(project);
+    for (let i = 0; i < all.length; i += 10_000) await memory.append(project, all.slice(i, i + 10_000));
     const queries = [];
     for (const by of ['agent', 'agent_type', 'result', 'referral', 'path']) {
       for (const interval of ['hour', 'day']) queries.push({ projectId: project, from: START, to: END, interval, by }, { projectId: project, from: now - 2 * DAY, to: now, interval, by, limit: 3 });

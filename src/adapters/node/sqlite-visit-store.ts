@@ -1,5 +1,5 @@
-// The embedded visit store (DESIGN.md §6): enriched visits in the node adapter's SQLite file, rollup
-// tables kept in the same transaction as the rows, group commit, a bounded backlog, raw-row retention.
+// The embedded visit store (DESIGN.md §6): enriched visits in the node adapter's SQLite file, group
+// commit of raw rows, rollup tables folded behind a watermark, a bounded backlog, raw-row retention.
 import type BetterSqlite3 from 'better-sqlite3';
 import {
   buildStatsResult,
@@ -13,9 +13,12 @@ import {
   type EnrichedVisit,
   type IdentificationResult,
   type PathCount,
+  type PathCountsQuery,
   type ReferralClass,
   type StatsCell,
   type StatsDimension,
+  type StatsQuery,
+  type StatsResult,
   type StoredVisit,
   type VisitFilter,
   type VisitStore,
@@ -40,6 +43,12 @@ export interface SqliteVisitStoreOptions {
   readonly maxPendingVisits?: number;
   /** How often retention runs, in ms (default one hour; 0: only at open and by `applyRetention()`). */
   readonly retentionIntervalMs?: number;
+  /**
+   * How often new visits are folded into the rollup tables, in ms (default 1,000; 0: only by
+   * `rollUp()` and before each retention pass, which also runs at open). Stats are exact either
+   * way: they count the rows not folded yet from the raw table, which costs more the more wait.
+   */
+  readonly rollupIntervalMs?: number;
   /** Milliseconds since the epoch: the retention cut-off. */
   readonly clock?: { now(): number };
 }
@@ -56,13 +65,18 @@ export interface SqliteVisitStore extends VisitStore {
   list(projectId: string, limit?: number): StoredVisit[];
   /** Raw visits stored, of one project or of all. */
   count(projectId?: string): number;
-  /** Deletes raw visits (and rollup rows) past retention now, in small chunks between which ingestion runs. */
+  /**
+   * Deletes raw visits (and rollup rows) past retention now, in small chunks between which
+   * ingestion runs; folds new visits into the rollups first, and never deletes a visit they lack.
+   */
   applyRetention(): Promise<RetentionResult>;
+  /** Folds every visit committed so far into the rollups, in chunks between which ingestion runs; resolves with how many. */
+  rollUp(): Promise<number>;
   /** Transactions committed by appends so far (group commit writes many appends in one). */
   commits(): number;
   /** Visits waiting for the next commit. */
   pending(): number;
-  /** Commits what is queued and stops the retention timer; the caller closes the database. */
+  /** Commits what is queued and stops the timers (rollups catch up at the next open); the caller closes the database. */
   close(): void;
 }
 
@@ -71,18 +85,17 @@ const HOUR_MS = INTERVAL_MS.hour;
 const MINUTE_MS = INTERVAL_MS.minute;
 // Rows deleted per retention statement: small enough that an append waits milliseconds, not seconds.
 const RETENTION_CHUNK = 2000;
+// Raw rows folded per rollup transaction, then appends get their turn: at 10-30 us a visit (many
+// distinct paths, or times spread over days) one transaction holds the event loop 100-300 ms. The
+// more rows one fold sees, the more of them share a cell: 20,000 cost half what 4 x 5,000 do.
+const ROLLUP_CHUNK = 10_000;
 // Rollup key columns hold '' for "no value" (a NULL in a primary key would never conflict, so
 // upserts would add a row per batch instead of counting); '' is never an agent id, type or referral.
 const NONE = '';
 
-// One small rollup per dimension and width answers the dashboard's unfiltered charts: a 30-day
-// hourly chart by agent reads (hours x agents) rows, not (hours x agent/type/result/referral).
-const BY_COLUMNS = ['agent_id', 'agent_type', 'result', 'referral', 'path'] as const;
+// Rollup key columns of the combined tables (one row per bucket and combination seen).
 const DIM_KEY = 'agent_id, agent_type, result, referral';
 
-// Timeline filters on agent and path, which can select one visit in a million, have indexes; type,
-// result and referral take few values, so walking visits_by_project finds a page of them quickly,
-// and each index left out saves a B-tree insert per visit.
 // Visit schema migrations, versioned apart from the project store's (schema_versions, component
 // 'visits'), so both can grow without renumbering each other. Append; never edit an applied one.
 const VISIT_MIGRATIONS: readonly string[] = [
@@ -140,27 +153,77 @@ const VISIT_MIGRATIONS: readonly string[] = [
    CREATE TABLE visit_agent_paths_day (project_id TEXT NOT NULL, bucket INTEGER NOT NULL, agent_id TEXT NOT NULL, agent_type TEXT NOT NULL, request_path TEXT NOT NULL,
      path TEXT NOT NULL, count INTEGER NOT NULL, last INTEGER NOT NULL,
      PRIMARY KEY (project_id, bucket, agent_id, agent_type, request_path)) WITHOUT ROWID;`,
+  // Appends write raw rows only; a background pass folds rows past the watermark into the rollups
+  // (exact: queries add the raw rows past it). Existing rollups are exact up to the last id, so
+  // they are kept and the watermark starts there. Path-filtered stats get a table keyed by path
+  // first (read in key order, not through an index); day tables the queries can do without (the
+  // combined day table is small) are dropped, as are the agent and path indexes on raw rows (a
+  // B-tree insert per visit each, for filtered timelines that walk the id index fast enough).
+  `CREATE TABLE visit_rollup_state (id INTEGER PRIMARY KEY CHECK (id = 1), watermark INTEGER NOT NULL);
+   INSERT INTO visit_rollup_state (id, watermark) SELECT 1, coalesce(max(id), 0) FROM visits;
+   CREATE TABLE visit_paths_hour (project_id TEXT NOT NULL, path TEXT NOT NULL, bucket INTEGER NOT NULL, agent_id TEXT NOT NULL, agent_type TEXT NOT NULL, result TEXT NOT NULL, referral TEXT NOT NULL, count INTEGER NOT NULL,
+     PRIMARY KEY (project_id, path, bucket, agent_id, agent_type, result, referral)) WITHOUT ROWID;
+   INSERT INTO visit_paths_hour SELECT project_id, path, bucket, agent_id, agent_type, result, referral, sum(count) FROM visit_agent_paths_hour
+     GROUP BY project_id, path, bucket, agent_id, agent_type, result, referral;
+   DROP INDEX visit_agent_paths_hour_by_path;
+   DROP TABLE visit_by_agent_id_day;
+   DROP TABLE visit_by_agent_type_day;
+   DROP TABLE visit_by_result_day;
+   DROP TABLE visit_by_referral_day;
+   DROP INDEX visits_by_agent;
+   DROP INDEX visits_by_path;`,
 ];
 
 /** The visit schema version this code writes (component 'visits' in schema_versions). */
 export const VISIT_SCHEMA_VERSION = VISIT_MIGRATIONS.length;
 
-// Which rollup serves which bucket width. Unfiltered stats read the dimension's own rollup (and
-// the combined minute rollup); filters on agent, type, result or referral the combined tables; a
-// path filter, or by path with other filters, the (agent, path) hour table; what no rollup covers
-// (sub-minute edges, minute-by-path) the raw rows.
+// Which rollup serves which bucket width. Unfiltered stats read the dimension's own hour rollup,
+// the combined day and minute ones; filters on agent, type, result or referral the combined
+// tables; a path filter the path-first table; by path with other filters the (agent, path) hour
+// table; what no rollup covers (sub-minute edges, minute-by-path) the raw rows.
 const DIM_TABLES = new Map([
   [DAY_MS, 'visit_dims_day'],
   [HOUR_MS, 'visit_dims_hour'],
   [MINUTE_MS, 'visit_dims_minute'],
 ]);
-const byTables = (column: (typeof BY_COLUMNS)[number]) =>
-  new Map([
-    [DAY_MS, `visit_by_${column}_day`],
-    [HOUR_MS, `visit_by_${column}_hour`],
-    ...(column === 'path' ? [] : [[MINUTE_MS, 'visit_dims_minute'] as const]),
-  ]);
+type ByColumn = 'agent_id' | 'agent_type' | 'result' | 'referral' | 'path';
+const byTables = (column: ByColumn) =>
+  new Map(
+    column === 'path'
+      ? [
+          [DAY_MS, 'visit_by_path_day'],
+          [HOUR_MS, 'visit_by_path_hour'],
+        ]
+      : [
+          [DAY_MS, 'visit_dims_day'],
+          [HOUR_MS, `visit_by_${column}_hour`],
+          [MINUTE_MS, 'visit_dims_minute'],
+        ],
+  );
 const AGENT_PATH_TABLES = new Map([[HOUR_MS, 'visit_agent_paths_hour']]);
+const PATH_TABLES = new Map([[HOUR_MS, 'visit_paths_hour']]);
+
+/** Columns a rollup is keyed by (besides project and bucket), as the pass derives them from a visit. */
+type RollupColumn = 'agent_id' | 'agent_type' | 'result' | 'referral' | 'path' | 'request_path';
+/** One rollup table: its bucket width, key columns, columns that follow from the key, and whether it keeps the latest time. */
+interface Rollup {
+  readonly table: string;
+  readonly width: number;
+  readonly key: readonly RollupColumn[];
+  readonly extra?: readonly RollupColumn[];
+  readonly last?: boolean;
+}
+const DIMS = ['agent_id', 'agent_type', 'result', 'referral'] as const;
+const ROLLUPS: readonly Rollup[] = [
+  { table: 'visit_dims_minute', width: MINUTE_MS, key: DIMS },
+  { table: 'visit_dims_hour', width: HOUR_MS, key: DIMS },
+  { table: 'visit_dims_day', width: DAY_MS, key: DIMS },
+  ...(['agent_id', 'agent_type', 'result', 'referral', 'path'] as const).map((column) => ({ table: `visit_by_${column}_hour`, width: HOUR_MS, key: [column] })),
+  { table: 'visit_by_path_day', width: DAY_MS, key: ['path'] },
+  { table: 'visit_paths_hour', width: HOUR_MS, key: ['path', ...DIMS] },
+  { table: 'visit_agent_paths_hour', width: HOUR_MS, key: [...DIMS, 'request_path'], extra: ['path'], last: true },
+  { table: 'visit_agent_paths_day', width: DAY_MS, key: ['agent_id', 'agent_type', 'request_path'], extra: ['path'], last: true },
+];
 const DIMENSION_COLUMN = { agent: 'agent_id', agent_type: 'agent_type', result: 'result', path: 'path', referral: 'referral' } as const;
 
 interface VisitRow {
@@ -253,19 +316,27 @@ function unavailable(error: unknown): unknown {
   return error;
 }
 
-/** Runs the visit schema migrations on `db`, moving rows of the first schema's `visits` table over. */
+/**
+ * Runs the visit schema migrations on `db` in one transaction, moving rows of the first schema's
+ * `visits` table over (they were never rolled up, so the rollups are then rebuilt from raw rows).
+ */
 function migrate(db: Database): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)');
   const versionOf = db.prepare<[], { version: number }>("SELECT version FROM schema_versions WHERE component = 'visits'");
-  const current = versionOf.get()?.version ?? 0;
-  if (current > VISIT_MIGRATIONS.length) {
-    throw new RangeError(`the database has visit schema version ${current}; this agentwarden knows up to ${VISIT_MIGRATIONS.length}`);
-  }
-  for (let version = current; version < VISIT_MIGRATIONS.length; version++) {
-    db.transaction(() => {
-      // Another process (the CLI beside a starting server) may have migrated while this one
-      // waited for the write lock: read the version again under the lock.
-      if ((versionOf.get()?.version ?? 0) > version) return;
+  const check = (current: number) => {
+    if (current > VISIT_MIGRATIONS.length) {
+      throw new RangeError(`the database has visit schema version ${current}; this agentwarden knows up to ${VISIT_MIGRATIONS.length}`);
+    }
+  };
+  check(versionOf.get()?.version ?? 0);
+  if ((versionOf.get()?.version ?? 0) === VISIT_MIGRATIONS.length) return;
+  db.transaction(() => {
+    // Another process (the CLI beside a starting server) may have migrated while this one waited
+    // for the write lock: read the version again under the lock.
+    const current = versionOf.get()?.version ?? 0;
+    check(current);
+    let rebuild = false;
+    for (let version = current; version < VISIT_MIGRATIONS.length; version++) {
       // The project store's first migration made a bare `visits` table (no enrichment columns): keep
       // its rows, moved into the new table below with their ids.
       const legacy = version === 0 && db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'visits'").get() !== undefined;
@@ -274,10 +345,12 @@ function migrate(db: Database): void {
       if (legacy) {
         copyLegacyVisits(db);
         db.exec('DROP TABLE visits_v1');
+        rebuild = true;
       }
-      db.prepare("INSERT INTO schema_versions (component, version) VALUES ('visits', ?) ON CONFLICT (component) DO UPDATE SET version = excluded.version").run(version + 1);
-    }).immediate();
-  }
+    }
+    if (rebuild) db.exec('UPDATE visit_rollup_state SET watermark = 0');
+    db.prepare("INSERT INTO schema_versions (component, version) VALUES ('visits', ?) ON CONFLICT (component) DO UPDATE SET version = excluded.version").run(VISIT_MIGRATIONS.length);
+  }).immediate();
 }
 
 interface LegacyRow {
@@ -337,89 +410,101 @@ function copyLegacyVisits(db: Database): void {
 // Visit fields with columns of their own; every other field is kept in `extras` (JSON).
 const COLUMN_FIELDS = new Set(['request_path', 'request_method', 'received', 'time', 'agent_id', 'agent_type', 'result', 'client_ip', 'referral', 'id', 'project_id']);
 
-/** Inserts visits and adds them to every rollup; runs inside the caller's transaction. */
+/** Inserts visits (raw rows only: the rollup pass counts them later); runs inside the caller's transaction. */
 function createWriter(db: Database) {
   const insert = db.prepare(
     `INSERT INTO visits (id, project_id, time, received, request_method, request_path, path, agent_id, agent_type, result, client_ip, referral, extras)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
-  const upsertDims = [...DIM_TABLES].map(([width, table]) => ({
-    width,
-    statement: db.prepare(
-      `INSERT INTO ${table} (project_id, bucket, ${DIM_KEY}, count) VALUES (?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (project_id, bucket, ${DIM_KEY}) DO UPDATE SET count = count + excluded.count`,
-    ),
-  }));
-  const upsertBy = BY_COLUMNS.flatMap((column, index) =>
-    [HOUR_MS, DAY_MS].map((width) => ({
-      width,
-      index,
-      statement: db.prepare(
-        `INSERT INTO visit_by_${column}_${width === HOUR_MS ? 'hour' : 'day'} (project_id, bucket, ${column}, count) VALUES (?, ?, ?, ?)
-         ON CONFLICT (project_id, bucket, ${column}) DO UPDATE SET count = count + excluded.count`,
-      ),
-    })),
-  );
-  const upsertAgentPathsDay = db.prepare(
-    `INSERT INTO visit_agent_paths_day (project_id, bucket, agent_id, agent_type, request_path, path, count, last) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (project_id, bucket, agent_id, agent_type, request_path) DO UPDATE SET count = count + excluded.count, last = max(last, excluded.last)`,
-  );
-  const upsertAgentPaths = db.prepare(
-    `INSERT INTO visit_agent_paths_hour (project_id, bucket, ${DIM_KEY}, request_path, path, count, last) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (project_id, bucket, ${DIM_KEY}, request_path) DO UPDATE SET count = count + excluded.count, last = max(last, excluded.last)`,
-  );
-
   return {
     /** Stores the visits (in order; `id` only when migrating) and returns their ids. */
     write(batch: readonly { projectId: string; visit: EnrichedVisit; id?: number }[]): number[] {
       const ids: number[] = [];
-      // Pre-aggregated so a batch of 1,000 visits costs one upsert per distinct rollup cell.
-      const cells = new Map<BetterSqlite3.Statement, Map<string, { params: unknown[]; count: number; last: number }>>();
-      const add = (statement: BetterSqlite3.Statement, params: unknown[], time: number) => {
-        let table = cells.get(statement);
-        if (table === undefined) cells.set(statement, (table = new Map()));
-        // Strings length-prefixed, so no two parameter lists share a key whatever a path holds.
-        let key = '';
-        for (const param of params) key += typeof param === 'string' ? `${param.length}:${param}|` : `${param as number}|`;
-        const cell = table.get(key);
-        if (cell === undefined) table.set(key, { params, count: 1, last: time });
-        else {
-          cell.count++;
-          if (time > cell.last) cell.last = time;
-        }
-      };
       for (const { projectId, visit, id } of batch) {
         const { request_path, request_method, received, time, agent_id, agent_type, result, client_ip, referral } = visit;
         // A loop, not rest/spread syntax: on Node 20 spreading a visit object costs microseconds.
         const extras: Record<string, unknown> = {};
         for (const field in visit) if (!COLUMN_FIELDS.has(field)) extras[field] = visit[field as keyof EnrichedVisit];
-        const path = pathWithoutQuery(request_path);
-        const row = insert.run(id ?? null, projectId, time, received, request_method, request_path, path, agent_id, agent_type, result, client_ip, referral, JSON.stringify(extras));
+        const row = insert.run(id ?? null, projectId, time, received, request_method, request_path, pathWithoutQuery(request_path), agent_id, agent_type, result, client_ip, referral, JSON.stringify(extras));
         ids.push(Number(row.lastInsertRowid));
-        const dims = [agent_id ?? NONE, agent_type ?? NONE, result, referral ?? NONE];
-        const keys = [...dims, path];
-        for (const { width, statement } of upsertDims) add(statement, [projectId, floorTo(time, width), ...dims], time);
-        for (const { width, index, statement } of upsertBy) add(statement, [projectId, floorTo(time, width), keys[index]], time);
-        add(upsertAgentPaths, [projectId, floorTo(time, HOUR_MS), ...dims, request_path, path], time);
-        add(upsertAgentPathsDay, [projectId, floorTo(time, DAY_MS), dims[0], dims[1], request_path, path], time);
-      }
-      for (const [statement, table] of cells) {
-        for (const { params, count, last } of table.values()) {
-          if (statement === upsertAgentPaths || statement === upsertAgentPathsDay) statement.run(...params, count, last);
-          else statement.run(...params, count);
-        }
       }
       return ids;
     },
   };
 }
 
-// The planner prefers a primary key that spares it a sort even when it must read every row of the
-// range; a path picks out a few percent of them, so its index is named outright.
-// Likewise the top keys of a chart by agent or path: ten seeks, not every (hour, key) row of the range.
-function source(table: string | undefined, filter: VisitFilter | undefined, someKeys = false): string {
-  if (table === undefined) return 'visits INDEXED BY visits_by_time';
-  if (table === 'visit_agent_paths_hour' && filter?.path !== undefined) return `${table} INDEXED BY visit_agent_paths_hour_by_path`;
+/** A raw row as the rollup pass reads it: id, project, time, request path, path, agent, type, result, referral. */
+type PassRow = [number, string, number, string, string, string | null, string | null, string, string | null];
+
+/**
+ * Folds raw rows into every rollup: runs inside the caller's transaction. Rows are first merged
+ * by (project, minute, agent, type, result, referral, request path), then each rollup's cells are
+ * summed from those, so a chunk of live traffic costs one upsert per distinct cell, not per visit.
+ */
+function createRollupWriter(db: Database) {
+  const statements = ROLLUPS.map((rollup) => {
+    const columns = [...rollup.key, ...(rollup.extra ?? [])];
+    return db.prepare(
+      `INSERT INTO ${rollup.table} (project_id, bucket, ${columns.join(', ')}, count${rollup.last === true ? ', last' : ''})
+       VALUES (?, ?, ${columns.map(() => '?').join(', ')}, ?${rollup.last === true ? ', ?' : ''})
+       ON CONFLICT (project_id, bucket, ${rollup.key.join(', ')}) DO UPDATE SET count = count + excluded.count${rollup.last === true ? ', last = max(last, excluded.last)' : ''}`,
+    );
+  });
+  return {
+    fold(rows: readonly PassRow[]): void {
+      interface Fine {
+        projectId: string;
+        minute: number;
+        values: Record<RollupColumn, string>;
+        count: number;
+        last: number;
+      }
+      const fine = new Map<string, Fine>();
+      for (const [, projectId, time, requestPath, path, agentId, agentType, result, referral] of rows) {
+        const minute = floorTo(time, MINUTE_MS);
+        // The request path last: every field before it is an id, a closed code or '' (no separator).
+        const key = `${projectId}\u0000${minute}\u0000${agentId ?? NONE}\u0000${agentType ?? NONE}\u0000${result}\u0000${referral ?? NONE}\u0000${requestPath}`;
+        const cell = fine.get(key);
+        if (cell !== undefined) {
+          cell.count++;
+          if (time > cell.last) cell.last = time;
+        } else {
+          const values = { agent_id: agentId ?? NONE, agent_type: agentType ?? NONE, result, referral: referral ?? NONE, path, request_path: requestPath };
+          fine.set(key, { projectId, minute, values, count: 1, last: time });
+        }
+      }
+      ROLLUPS.forEach((rollup, index) => {
+        const cells = new Map<string, { params: unknown[]; count: number; last: number }>();
+        const columns = [...rollup.key, ...(rollup.extra ?? [])];
+        for (const { projectId, minute, values, count, last } of fine.values()) {
+          const bucket = floorTo(minute, rollup.width);
+          let key = `${projectId}\u0000${bucket}`;
+          // Length-prefixed: no two key lists share a string, whatever a path holds.
+          for (const column of rollup.key) key += `\u0000${values[column].length}:${values[column]}`;
+          const cell = cells.get(key);
+          if (cell !== undefined) {
+            cell.count += count;
+            if (last > cell.last) cell.last = last;
+          } else {
+            cells.set(key, { params: [projectId, bucket, ...columns.map((column) => values[column])], count, last });
+          }
+        }
+        const statement = statements[index]!;
+        for (const { params, count, last } of cells.values()) {
+          if (rollup.last === true) statement.run(...params, count, last);
+          else statement.run(...params, count);
+        }
+      });
+    },
+  };
+}
+
+// Raw rows of a time range are read through the time index; those past the watermark (a few
+// seconds of traffic) through the id index. The top keys of a chart by agent or path: ten seeks
+// of the key index, not every (hour, key) row of the range (the planner prefers the primary key,
+// which spares it a sort, even when it must read every row).
+function source(table: string | undefined, someKeys: boolean, pending: boolean): string {
+  if (table === undefined) return pending ? 'visits INDEXED BY visits_by_project' : 'visits INDEXED BY visits_by_time';
   if (someKeys && (table === 'visit_by_path_hour' || table === 'visit_by_agent_id_hour')) return `${table} INDEXED BY ${table}_by_key`;
   return table;
 }
@@ -474,8 +559,10 @@ function filterSql(filter: VisitFilter | undefined, rollup: boolean): { sql: str
  * Opens the visit store on an open better-sqlite3 database (the project store's file, in WAL mode),
  * migrating its visit tables. Appends arriving in one event-loop turn are written in one
  * transaction (group commit), and each append resolves only after that commit, so an accepted visit
- * survives kill -9 (WAL, synchronous=NORMAL). Rollup tables, updated in the same transaction, answer
- * stats in milliseconds over millions of visits; results equal the in-memory store's.
+ * survives kill -9 (WAL, synchronous=NORMAL). Appends write raw rows only; a background pass folds
+ * them into rollup tables (with a watermark, in the same transaction), which answer stats in
+ * milliseconds over millions of visits, plus the raw rows past the watermark, so results are exact
+ * at every moment and equal the in-memory store's.
  * @throws {RangeError} for a bad option, or a database with a newer visit schema than this code.
  * @example
  * const db = new Database('agentwarden.db');
@@ -489,12 +576,13 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
   const aggregateRetentionDays = integerOption('aggregateRetentionDays', options.aggregateRetentionDays, 0, 0);
   const maxPending = integerOption('maxPendingVisits', options.maxPendingVisits, 100_000, 1);
   const retentionIntervalMs = integerOption('retentionIntervalMs', options.retentionIntervalMs, HOUR_MS, 0);
+  const rollupIntervalMs = integerOption('rollupIntervalMs', options.rollupIntervalMs, 1000, 0);
   const clock = options.clock ?? { now: () => Date.now() };
   if (typeof clock.now !== 'function') throw new TypeError('clock must be an object with now()');
 
   migrate(db);
-  // Rollup upserts and index inserts touch pages all over the file; SQLite's default 2 MB page
-  // cache makes each a read from the OS. 64 MB keeps the hot pages of millions of visits.
+  // Rollup upserts touch pages all over the file; SQLite's default 2 MB page cache makes each a
+  // read from the OS. 64 MB keeps the hot pages of millions of visits.
   if ((db.pragma('cache_size', { simple: true }) as number) > -65_536) db.pragma('cache_size = -65536');
   // Each checkpoint copies the WAL into the file and syncs both; every 1,000 pages (the default)
   // that was a third of the cost of an append. Every 10,000 pages (~40 MB of WAL) it is amortised.
@@ -517,6 +605,28 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
   const listAll = db.prepare<[string, number], VisitRow>('SELECT * FROM visits WHERE project_id = ? ORDER BY id LIMIT ?');
   const countAll = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM visits');
   const countOf = db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM visits WHERE project_id = ?');
+
+  // The rollup pass. Rows past the watermark are read, counted and the watermark advanced in one
+  // transaction, so a crash leaves both or neither; the watermark is read from the database inside
+  // it (never cached), so two processes on one file never fold a row twice. Ids grow in commit
+  // order (AUTOINCREMENT, one writer at a time), so no row can later appear below the watermark.
+  const watermarkOf = db.prepare<[], { watermark: number }>('SELECT watermark FROM visit_rollup_state WHERE id = 1');
+  const setWatermark = db.prepare('UPDATE visit_rollup_state SET watermark = ? WHERE id = 1');
+  const passRows = db
+    .prepare<[number, number]>('SELECT id, project_id, time, request_path, path, agent_id, agent_type, result, referral FROM visits WHERE id > ? ORDER BY id LIMIT ?')
+    .raw();
+  const rollupWriter = createRollupWriter(db);
+  const foldChunk = db.transaction((): number => {
+    const rows = passRows.all(watermarkOf.get()!.watermark, ROLLUP_CHUNK) as PassRow[];
+    if (rows.length === 0) return 0;
+    rollupWriter.fold(rows);
+    setWatermark.run(rows[rows.length - 1]![0]);
+    return rows.length;
+  });
+  const readWatermark = () => watermarkOf.get()!.watermark;
+  // Reads of one query see one snapshot: rollups and watermark from the same moment.
+  const inSnapshot = db.transaction((read: () => unknown) => read());
+  const snapshot = <T>(read: () => T): T => inSnapshot.deferred(read) as T;
 
   let queue: Pending[] = [];
   let queued = 0;
@@ -563,19 +673,34 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
        UNION ALL SELECT (SELECT min(project_id) FROM visits WHERE project_id > p.id) FROM p WHERE p.id IS NOT NULL)
      SELECT id FROM p WHERE id IS NOT NULL`,
   );
-  const deleteVisits = db.prepare('DELETE FROM visits WHERE id IN (SELECT id FROM visits WHERE project_id = ? AND time < ? LIMIT ?)');
+  // Only rows the rollups hold: a visit past the watermark would vanish from every count.
+  const deleteVisits = db.prepare(
+    'DELETE FROM visits WHERE id IN (SELECT id FROM visits WHERE project_id = ? AND time < ? AND id <= (SELECT watermark FROM visit_rollup_state WHERE id = 1) LIMIT ?)',
+  );
   const rollupDelete = (table: string, key: string) =>
     db.prepare(`DELETE FROM ${table} WHERE (project_id, bucket, ${key}) IN (SELECT project_id, bucket, ${key} FROM ${table} WHERE bucket < ? LIMIT ?)`);
   const deleteMinuteRollup = rollupDelete('visit_dims_minute', DIM_KEY);
-  const deleteAggregates = [
-    rollupDelete('visit_dims_hour', DIM_KEY),
-    rollupDelete('visit_dims_day', DIM_KEY),
-    ...BY_COLUMNS.flatMap((column) => [rollupDelete(`visit_by_${column}_hour`, column), rollupDelete(`visit_by_${column}_day`, column)]),
-    rollupDelete('visit_agent_paths_hour', `${DIM_KEY}, request_path`),
-    rollupDelete('visit_agent_paths_day', 'agent_id, agent_type, request_path'),
-  ];
+  const deleteAggregates = ROLLUPS.filter((rollup) => rollup.width !== MINUTE_MS).map((rollup) => rollupDelete(rollup.table, rollup.key.join(', ')));
+  let rolling: Promise<number> | undefined;
+  const runRollUp = async (): Promise<number> => {
+    let folded = 0;
+    for (;;) {
+      if (closed || !db.open) return folded;
+      const n = foldChunk.immediate();
+      folded += n;
+      if (n < ROLLUP_CHUNK) return folded;
+      await yieldTurn();
+    }
+  };
+  const rollUp = () => {
+    rolling ??= runRollUp().finally(() => {
+      rolling = undefined;
+    });
+    return rolling;
+  };
   let retention: Promise<RetentionResult> | undefined;
   const runRetention = async (): Promise<RetentionResult> => {
+    await rollUp();
     let visits = 0;
     let rollupRows = 0;
     const drain = async (step: () => number) => {
@@ -621,21 +746,33 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
     });
     return retention;
   };
+  // A failed pass (disk trouble, another writer) is retried at the next interval; ingestion is unaffected.
+  const ignore = () => undefined;
   const swallow = () => {
-    applyRetention().catch(() => {
-      // A failed pass (disk trouble) is retried at the next interval; ingestion is unaffected.
-    });
+    applyRetention().catch(ignore);
   };
+  // Retention at open folds first: rows a crash left past the watermark are counted again at once.
   const atOpen = setTimeout(swallow, 0);
   atOpen.unref();
   const timer = retentionIntervalMs > 0 ? setInterval(swallow, retentionIntervalMs) : undefined;
   timer?.unref();
+  const rollupTimer = rollupIntervalMs > 0 ? setInterval(() => void rollUp().catch(ignore), rollupIntervalMs) : undefined;
+  rollupTimer?.unref();
 
   /**
    * Counted cells of one segment: by (bucket of `width`, key), or by key alone when `width` is 0;
-   * only the given `keys` when there are some.
+   * only the given `keys` when there are some; from raw rows, only those past `after` when given.
    */
-  const countCells = (projectId: string, by: StatsDimension, width: number, segment: Segment, table: string | undefined, filter: VisitFilter | undefined, keys?: readonly (string | null)[]): StatsCell[] => {
+  const countCells = (
+    projectId: string,
+    by: StatsDimension,
+    width: number,
+    segment: Segment,
+    table: string | undefined,
+    filter: VisitFilter | undefined,
+    keys: readonly (string | null)[] | undefined,
+    after?: number,
+  ): StatsCell[] => {
     const column = DIMENSION_COLUMN[by];
     const rollup = table !== undefined;
     const time = rollup ? 'bucket' : 'time';
@@ -653,17 +790,106 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
     const bucket = width === 0 ? '0' : segment.width === width ? 'bucket' : `${time} - ((${time} % ${width}) + ${width}) % ${width}`;
     const sql =
       `SELECT ${bucket} AS bucket, ${column} AS key, ${rollup ? 'sum(count)' : 'count(*)'} AS count ` +
-      `FROM ${source(table, filter, keys !== undefined)} WHERE project_id = ? AND ${time} >= ? AND ${time} < ?${where.sql} GROUP BY 1, 2`;
-    const rows = prepared(sql).all(projectId, segment.from, segment.to, ...where.params) as { bucket: number; key: string | null; count: number }[];
+      `FROM ${source(table, keys !== undefined, after !== undefined)} WHERE project_id = ?${after === undefined ? '' : ' AND id > ?'} AND ${time} >= ? AND ${time} < ?${where.sql} GROUP BY 1, 2`;
+    const params = after === undefined ? [projectId, segment.from, segment.to, ...where.params] : [projectId, after, segment.from, segment.to, ...where.params];
+    const rows = prepared(sql).all(...params) as { bucket: number; key: string | null; count: number }[];
     if (rollup && by !== 'path' && by !== 'result') for (const row of rows) if (row.key === NONE) row.key = null;
     return rows;
   };
-  /** Counted cells of [from, to), each segment from the coarsest table that covers it. */
-  const countRange = (projectId: string, by: StatsDimension, filter: VisitFilter | undefined, tables: ReadonlyMap<number, string>, from: number, to: number, width: number, keys?: readonly (string | null)[]): StatsCell[] => {
+  /**
+   * Counted cells of [from, to), each segment from the coarsest table that covers it, plus the raw
+   * rows past the watermark in the rolled-up segments (which lie together between the raw edges).
+   */
+  const countRange = (
+    projectId: string,
+    by: StatsDimension,
+    filter: VisitFilter | undefined,
+    tables: ReadonlyMap<number, string>,
+    from: number,
+    to: number,
+    width: number,
+    watermark: number,
+    keys?: readonly (string | null)[],
+  ): StatsCell[] => {
     const widths = [...tables.keys()].filter((w) => width === 0 || w <= width);
     const parts: StatsCell[][] = [];
-    for (const segment of segments(from, to, widths)) parts.push(countCells(projectId, by, width, segment, segment.width === 0 ? undefined : tables.get(segment.width), filter, keys));
+    const all = segments(from, to, widths);
+    for (const segment of all) parts.push(countCells(projectId, by, width, segment, segment.width === 0 ? undefined : tables.get(segment.width), filter, keys));
+    const rolled = all.filter((segment) => segment.width !== 0);
+    if (rolled.length > 0) parts.push(countCells(projectId, by, width, { width: 0, from: rolled[0]!.from, to: rolled[rolled.length - 1]!.to }, undefined, filter, keys, watermark));
     return parts.flat();
+  };
+
+  const statsNow = (query: StatsQuery): StatsResult => {
+    const width = INTERVAL_MS[query.interval];
+    const filter = query.filter;
+    const watermark = readWatermark();
+    const pathFilter = filter?.path !== undefined;
+    const dimFilter = filter !== undefined && (filter.agent_id !== undefined || filter.agent_type !== undefined || filter.result !== undefined || filter.referral !== undefined);
+    const from = floorTo(query.from, width);
+    if (pathFilter || dimFilter) {
+      const tables = pathFilter ? PATH_TABLES : query.by === 'path' ? AGENT_PATH_TABLES : DIM_TABLES;
+      return buildStatsResult(query, countRange(query.projectId, query.by, filter, tables, from, query.to, width, watermark));
+    }
+    // Unfiltered: a 30-day hourly chart by path would be (hours x paths) cells, most of them
+    // summed into `other`. So: totals per key from the coarsest rollups, cells of the top keys
+    // only, and every bucket's total from the result rollup (four keys) for `other`.
+    const tables = byTables(DIMENSION_COLUMN[query.by]);
+    const totals = new Map<string | null, number>();
+    for (const cell of countRange(query.projectId, query.by, undefined, tables, from, query.to, 0, watermark)) totals.set(cell.key, (totals.get(cell.key) ?? 0) + cell.count);
+    // The order buildStatsResult reports series in: total descending, then key (null last).
+    const top = [...totals]
+      .sort(([ka, a], [kb, b]) => b - a || compareKeys(ka, kb))
+      .slice(0, query.limit ?? 10)
+      .map(([key]) => key);
+    const result = buildStatsResult(query, top.length === 0 ? [] : countRange(query.projectId, query.by, undefined, tables, from, query.to, width, watermark, top));
+    if (top.length === totals.size) return result;
+    const bucketTotals = new Map<number, number>();
+    for (const cell of countRange(query.projectId, 'result', undefined, byTables('result'), from, query.to, width, watermark)) bucketTotals.set(cell.bucket, (bucketTotals.get(cell.bucket) ?? 0) + cell.count);
+    let total = 0;
+    for (const count of totals.values()) total += count;
+    return {
+      series: result.series,
+      buckets: result.buckets.map((bucket) => ({ ...bucket, other: (bucketTotals.get(bucket.start) ?? 0) - bucket.counts.reduce((sum, count) => sum + count, 0) })),
+      other: total - result.total,
+      total,
+    };
+  };
+
+  const pathCountsNow = (query: PathCountsQuery): PathCount[] => {
+    const rows = new Map<string, { -readonly [K in keyof PathCount]: PathCount[K] }>();
+    const watermark = readWatermark();
+    const add = (segment: Segment, table: string | undefined, after?: number) => {
+      const rollup = table !== undefined;
+      const where = filterSql(query.filter, rollup);
+      const time = rollup ? 'bucket' : 'time';
+      const sql =
+        `SELECT agent_id, min(agent_type) AS agent_type, request_path AS path, ${rollup ? 'sum(count)' : 'count(*)'} AS count, max(${rollup ? 'last' : 'time'}) AS last ` +
+        `FROM ${table ?? source(undefined, false, after !== undefined)} WHERE project_id = ?${after === undefined ? '' : ' AND id > ?'} AND ${time} >= ? AND ${time} < ?${where.sql}` +
+        `${query.agentsOnly === true ? (rollup ? " AND agent_id != ''" : ' AND agent_id IS NOT NULL') : ''} GROUP BY agent_id, request_path`;
+      const params = after === undefined ? [query.projectId, segment.from, segment.to, ...where.params] : [query.projectId, after, segment.from, segment.to, ...where.params];
+      for (const row of prepared(sql).all(...params) as { agent_id: string | null; agent_type: string | null; path: string; count: number; last: number }[]) {
+        const agentId = row.agent_id === NONE ? null : row.agent_id;
+        // '' is never an agent id, and the path ends the key.
+        const key = `${agentId ?? NONE}\u0000${row.path}`;
+        const seen = rows.get(key);
+        if (seen === undefined) {
+          rows.set(key, { agent_id: agentId, agent_type: (row.agent_type === NONE ? null : row.agent_type) as AgentType | null, path: row.path, count: row.count, last: row.last });
+        } else {
+          seen.count += row.count;
+          if (row.last > seen.last) seen.last = row.last;
+        }
+      }
+    };
+    // The day rollup has no result or referral columns: filters on those read hours only.
+    const byDay = query.filter?.result === undefined && query.filter?.referral === undefined;
+    const all = segments(query.from, query.to, byDay ? [DAY_MS, HOUR_MS] : [HOUR_MS]);
+    for (const segment of all) add(segment, segment.width === DAY_MS ? 'visit_agent_paths_day' : segment.width === HOUR_MS ? 'visit_agent_paths_hour' : undefined);
+    const rolled = all.filter((segment) => segment.width !== 0);
+    if (rolled.length > 0) add({ width: 0, from: rolled[0]!.from, to: rolled[rolled.length - 1]!.to }, undefined, watermark);
+    return [...rows.values()]
+      .sort((a, b) => b.count - a.count || compareText(a.agent_id ?? '', b.agent_id ?? '') || compareText(a.path, b.path))
+      .slice(0, query.limit ?? 1000);
   };
 
   return {
@@ -704,71 +930,15 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
 
     async stats(query) {
       validateStatsQuery(query);
-      const width = INTERVAL_MS[query.interval];
-      const filter = query.filter;
-      const pathFilter = filter?.path !== undefined;
-      const dimFilter = filter !== undefined && (filter.agent_id !== undefined || filter.agent_type !== undefined || filter.result !== undefined || filter.referral !== undefined);
-      const from = floorTo(query.from, width);
-      if (pathFilter || dimFilter) {
-        const tables = !pathFilter && query.by !== 'path' ? DIM_TABLES : AGENT_PATH_TABLES;
-        return buildStatsResult(query, countRange(query.projectId, query.by, filter, tables, from, query.to, width));
-      }
-      // Unfiltered: a 30-day hourly chart by path would be (hours x paths) cells, most of them
-      // summed into `other`. So: totals per key from the coarsest rollups, cells of the top keys
-      // only, and every bucket's total from the result rollup (four keys) for `other`.
-      const tables = byTables(DIMENSION_COLUMN[query.by]);
-      const totals = new Map<string | null, number>();
-      for (const cell of countRange(query.projectId, query.by, undefined, tables, from, query.to, 0)) totals.set(cell.key, (totals.get(cell.key) ?? 0) + cell.count);
-      // The order buildStatsResult reports series in: total descending, then key (null last).
-      const top = [...totals]
-        .sort(([ka, a], [kb, b]) => b - a || compareKeys(ka, kb))
-        .slice(0, query.limit ?? 10)
-        .map(([key]) => key);
-      const result = buildStatsResult(query, top.length === 0 ? [] : countRange(query.projectId, query.by, undefined, tables, from, query.to, width, top));
-      if (top.length === totals.size) return result;
-      const bucketTotals = new Map<number, number>();
-      for (const cell of countRange(query.projectId, 'result', undefined, byTables('result'), from, query.to, width)) bucketTotals.set(cell.bucket, (bucketTotals.get(cell.bucket) ?? 0) + cell.count);
-      let total = 0;
-      for (const count of totals.values()) total += count;
-      return {
-        series: result.series,
-        buckets: result.buckets.map((bucket) => ({ ...bucket, other: (bucketTotals.get(bucket.start) ?? 0) - bucket.counts.reduce((sum, count) => sum + count, 0) })),
-        other: total - result.total,
-        total,
-      };
+      return snapshot(() => statsNow(query));
     },
 
     async pathCounts(query) {
-      const rows = new Map<string, { -readonly [K in keyof PathCount]: PathCount[K] }>();
-      // The day rollup has no result or referral columns: filters on those read hours only.
-      const byDay = query.filter?.result === undefined && query.filter?.referral === undefined;
-      for (const segment of segments(query.from, query.to, byDay ? [DAY_MS, HOUR_MS] : [HOUR_MS])) {
-        const rollup = segment.width !== 0;
-        const where = filterSql(query.filter, rollup);
-        const time = rollup ? 'bucket' : 'time';
-        const table = source(segment.width === DAY_MS ? 'visit_agent_paths_day' : rollup ? 'visit_agent_paths_hour' : undefined, query.filter);
-        const sql =
-          `SELECT agent_id, min(agent_type) AS agent_type, request_path AS path, ${rollup ? 'sum(count)' : 'count(*)'} AS count, max(${rollup ? 'last' : 'time'}) AS last ` +
-          `FROM ${table} WHERE project_id = ? AND ${time} >= ? AND ${time} < ?${where.sql}` +
-          `${query.agentsOnly === true ? (rollup ? " AND agent_id != ''" : ' AND agent_id IS NOT NULL') : ''} GROUP BY agent_id, request_path`;
-        for (const row of prepared(sql).all(query.projectId, segment.from, segment.to, ...where.params) as { agent_id: string | null; agent_type: string | null; path: string; count: number; last: number }[]) {
-          const agentId = row.agent_id === NONE ? null : row.agent_id;
-          const key = JSON.stringify([agentId, row.path]);
-          const seen = rows.get(key);
-          if (seen === undefined) {
-            rows.set(key, { agent_id: agentId, agent_type: (row.agent_type === NONE ? null : row.agent_type) as AgentType | null, path: row.path, count: row.count, last: row.last });
-          } else {
-            seen.count += row.count;
-            if (row.last > seen.last) seen.last = row.last;
-          }
-        }
-      }
-      return [...rows.values()]
-        .sort((a, b) => b.count - a.count || compareText(a.agent_id ?? '', b.agent_id ?? '') || compareText(a.path, b.path))
-        .slice(0, query.limit ?? 1000);
+      return snapshot(() => pathCountsNow(query));
     },
 
     subscribe: (projectId, listener) => fanout.subscribe(projectId, listener),
+
 
     list(projectId, limit = -1) {
       return listAll.all(projectId, limit).map(toStoredVisit);
@@ -777,6 +947,7 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
       return (projectId === undefined ? countAll.get() : countOf.get(projectId))!.n;
     },
     applyRetention,
+    rollUp,
     commits: () => commits,
     pending: () => queued,
     close() {
@@ -788,6 +959,7 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
       closed = true;
       clearTimeout(atOpen);
       if (timer !== undefined) clearInterval(timer);
+      if (rollupTimer !== undefined) clearInterval(rollupTimer);
     },
   };
 }

@@ -1,17 +1,18 @@
 // The SQLite visit store: the shared contract suite on a real file, then what only it promises —
-// group commit, backpressure, retention with rollups that outlive raw rows, reopening, and the
+// group commit, backpressure, exact counts around the rollup pass (before it, after it, after a
+// crash between the two), retention with rollups that outlive raw rows, reopening, and the
 // migration of the first schema's visits table.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { serveCommand } from '../../../src/adapters/node/commands/serve.js';
 import { openSqliteStore } from '../../../src/adapters/node/sqlite-store.js';
 import { openSqliteVisitStore, VISIT_SCHEMA_VERSION, type SqliteVisitStoreOptions } from '../../../src/adapters/node/sqlite-visit-store.js';
-import { VisitStoreUnavailableError, type StatsQuery } from '../../../src/index.js';
+import { VisitStoreUnavailableError, type EnrichedVisit, type PathCountsQuery, type StatsQuery } from '../../../src/index.js';
 import { captureIo } from '../../helpers/cli-io.js';
-import { BASE, describeVisitStore, makeVisit } from '../../visits/store-suite.js';
+import { BASE, describeVisitStore, expectedPathCounts, expectedStats, generateVisits, makeVisit } from '../../visits/store-suite.js';
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -52,6 +53,49 @@ function openFresh(options: SqliteVisitStoreOptions = {}, dir = tempDir()) {
   });
   return { db, store, dir };
 }
+
+/** The rollup pass's progress: its watermark, and the last visit id written. */
+function progress(db: Database.Database): { watermark: number; last: number } {
+  return {
+    watermark: db.prepare('SELECT watermark FROM visit_rollup_state').pluck().get() as number,
+    last: (db.prepare('SELECT max(id) FROM visits').pluck().get() as number | null) ?? 0,
+  };
+}
+
+/** Every rollup table's visits: each must hold every visit once (retention aside). */
+function rollupTotals(db: Database.Database): Record<string, number> {
+  const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name LIKE 'visit\\_%' ESCAPE '\\' AND name != 'visit_rollup_state'").pluck().all() as string[];
+  return Object.fromEntries(tables.map((table) => [table, (db.prepare(`SELECT coalesce(sum(count), 0) FROM ${table}`).pluck().get() as number) ?? 0]));
+}
+
+// Queries over the generated data set that read every kind of rollup: day, hour and minute tables,
+// the path-first and (agent, path) tables, top keys with `other`, edges from raw rows.
+const DAY_SET = 4 * DAY;
+function exactnessQueries(projectId: string): { stats: StatsQuery[]; paths: PathCountsQuery[] } {
+  const stats: StatsQuery[] = [];
+  for (const by of ['agent', 'agent_type', 'result', 'referral', 'path'] as const) {
+    stats.push({ projectId, from: BASE, to: BASE + DAY_SET, interval: 'day', by });
+    stats.push({ projectId, from: BASE - 7, to: BASE + DAY_SET - 3 * HOUR + 1234, interval: 'hour', by, limit: 3 });
+    stats.push({ projectId, from: BASE + DAY + 17 * 60_000 + 5, to: BASE + DAY + 5 * HOUR + 31_000, interval: 'minute', by });
+    stats.push({ projectId, from: BASE + 999, to: BASE + 3 * DAY + 2 * HOUR + 7, interval: 'hour', by, filter: { agent_type: 'AI Data Scraper' } });
+    stats.push({ projectId, from: BASE, to: BASE + DAY_SET, interval: 'hour', by, filter: { path: '/docs' } });
+  }
+  const paths: PathCountsQuery[] = [
+    { projectId, from: BASE, to: BASE + DAY_SET },
+    { projectId, from: BASE + 5 * HOUR + 3, to: BASE + 3 * DAY + 7, agentsOnly: true },
+    { projectId, from: BASE, to: BASE + DAY_SET, filter: { result: 'verified' } },
+    { projectId, from: BASE + 11, to: BASE + DAY_SET, filter: { agent_id: null } },
+  ];
+  return { stats, paths };
+}
+
+async function expectExact(store: { stats: (q: StatsQuery) => Promise<unknown>; pathCounts: (q: PathCountsQuery) => Promise<unknown> }, visits: readonly EnrichedVisit[], projectId: string): Promise<void> {
+  const { stats, paths } = exactnessQueries(projectId);
+  for (const query of stats) expect(await store.stats(query), JSON.stringify(query)).toEqual(expectedStats(visits, query));
+  for (const query of paths) expect(await store.pathCounts(query), JSON.stringify(query)).toEqual(expectedPathCounts(visits, query));
+}
+
+const settled = () => new Promise((resolve) => setTimeout(resolve, 20));
 
 describe('openSqliteVisitStore', () => {
   it('writes appends of one event-loop turn in one transaction, resolving each after the commit', async () => {
@@ -145,6 +189,79 @@ describe('openSqliteVisitStore', () => {
     expect(await store.pathCounts({ projectId: 'prj_r', from: BASE, to: BASE + 2 * DAY, agentsOnly: true })).toEqual(paths);
     // The minute rollup goes with the raw rows: minute stats of a pruned range are empty.
     expect((await store.stats({ projectId: 'prj_r', from: BASE, to: BASE + DAY, interval: 'minute', by: 'agent' })).total).toBe(0);
+  });
+
+  it('counts visits exactly while they wait past the rollup watermark, and after the pass folds them', async () => {
+    const { db, store } = openFresh({ rollupIntervalMs: 0 });
+    await settled(); // the fold at open has run
+    const visits = generateVisits();
+    const half = Math.floor(visits.length / 2);
+    await store.append('prj_x', visits.slice(0, half));
+    expect(await store.rollUp()).toBe(half);
+    await store.append('prj_x', visits.slice(half));
+    // Appends write raw rows only: the second half waits past the watermark.
+    expect(progress(db).watermark).toBeLessThan(progress(db).last);
+    await expectExact(store, visits, 'prj_x');
+    expect(await store.rollUp()).toBe(visits.length - half);
+    expect(progress(db).watermark).toBe(progress(db).last);
+    await expectExact(store, visits, 'prj_x');
+    for (const [table, total] of Object.entries(rollupTotals(db))) expect(total, table).toBe(visits.length);
+  });
+
+  it('folds new visits in the background every rollupIntervalMs', async () => {
+    const { db, store } = openFresh({ rollupIntervalMs: 20 });
+    await store.append('prj_x', [makeVisit(), makeVisit({ time: BASE + DAY })]);
+    await vi.waitFor(() => expect(progress(db).watermark).toBe(progress(db).last), { timeout: 2000, interval: 10 });
+    expect(rollupTotals(db)['visit_dims_hour']).toBe(2);
+  });
+
+  it('catches up after a crash between the raw commit and the rollup pass, counting nothing twice', async () => {
+    const dir = tempDir();
+    const visits = generateVisits();
+    const half = Math.floor(visits.length / 2);
+    {
+      const { db, store } = openFresh({ rollupIntervalMs: 0 }, dir);
+      await settled();
+      await store.append('prj_c', visits.slice(0, half));
+      await store.rollUp();
+      await store.append('prj_c', visits.slice(half));
+      expect(progress(db).watermark).toBeLessThan(progress(db).last);
+      // The process dies here: no close, no pass. (Committed rows are on disk: WAL.)
+      db.close();
+    }
+    const { db, store } = openFresh({ rollupIntervalMs: 0 }, { ...dir, cleanup: () => undefined });
+    // Before the pass: rollups plus the raw rows past the watermark.
+    await expectExact(store, visits, 'prj_c');
+    // The fold at open catches up by itself.
+    await vi.waitFor(() => expect(progress(db).watermark).toBe(progress(db).last), { timeout: 2000, interval: 10 });
+    await expectExact(store, visits, 'prj_c');
+    for (const [table, total] of Object.entries(rollupTotals(db))) expect(total, table).toBe(visits.length);
+    expect(await store.rollUp()).toBe(0);
+  });
+
+  it('never deletes a visit the rollups do not hold yet', async () => {
+    const now = BASE + 40 * DAY;
+    const { db, store } = openFresh({ retentionDays: 30, retentionIntervalMs: 0, rollupIntervalMs: 0, clock: { now: () => now } });
+    await settled();
+    const old = (n: number, path: string) => Array.from({ length: n }, (_, i) => makeVisit({ time: BASE + (i % 40) * HOUR + i, request_path: path, agent_id: i % 3 === 0 ? 'gptbot' : null, agent_type: i % 3 === 0 ? 'AI Data Scraper' : null }));
+    const early = old(4100, '/early');
+    const late = old(300, '/late');
+    await store.append('prj_g', early);
+    // The pass folds `early`, then deletes in chunks; `late` commits between two chunks, past the watermark.
+    const pass = store.applyRetention();
+    const appended = store.append('prj_g', late);
+    expect((await pass).visits).toBe(early.length);
+    await appended;
+    expect(progress(db).watermark).toBeLessThan(progress(db).last);
+    expect(store.count('prj_g')).toBe(late.length);
+    const query: StatsQuery = { projectId: 'prj_g', from: BASE, to: BASE + 2 * DAY, interval: 'hour', by: 'path' };
+    const both = [...early, ...late];
+    expect(await store.stats(query)).toEqual(expectedStats(both, query));
+    // Once folded, they go too, and every count stays.
+    expect((await store.applyRetention()).visits).toBe(late.length);
+    expect(store.count('prj_g')).toBe(0);
+    expect(await store.stats(query)).toEqual(expectedStats(both, query));
+    expect(await store.pathCounts({ projectId: 'prj_g', from: BASE, to: BASE + 2 * DAY })).toEqual(expectedPathCounts(both, { from: BASE, to: BASE + 2 * DAY }));
   });
 
   it('keeps everything across close and reopen, committing appends still queued at close', async () => {
