@@ -47,6 +47,15 @@ export interface Engine {
   readonly catalog: Catalog;
   /** Identifies one request. Never throws on bad input: it becomes `unknown_agent`. */
   identify(item: IdentificationItem): Promise<Identification>;
+  /**
+   * Identifies one request from headers already normalised as `normalizeHeaders` returns them
+   * (lower-case names, repeated values joined), so a caller that reads the headers too (the
+   * visit enricher) builds the map once. The result is the one `identify` gives for the same
+   * headers; it comes synchronously unless a verifier has to wait (DNS, a key directory).
+   * @example
+   * engine.identifyNormalized(new Map([['user-agent', 'GPTBot/1.2']])); // { result: 'not_verifiable', agent_id: 'gptbot', ... }
+   */
+  identifyNormalized(headers: ReadonlyMap<string, string>, id?: string): Identification | Promise<Identification>;
   /** Identifies many requests; results keep the input order. */
   identifyMany(items: readonly IdentificationItem[]): Promise<Identification[]>;
   /** Identifies a request and reports every verification check made. */
@@ -63,6 +72,25 @@ export interface Engine {
    * @throws {RobotsOptionsError} as `robotsTxt`.
    */
   renderRobotsTxt(options: RobotsTxtOptions): RenderedRobotsTxt;
+}
+
+/**
+ * The request a verifier chain sees; the client address is computed on first use, since only
+ * IP-based verifiers need it. A class, not an object literal with a getter: V8 builds such a
+ * literal through the runtime, about 0.7 us per request against 0.01 us for `new`.
+ */
+class ChainRequest implements VerificationRequest {
+  #address: string | undefined | null = null;
+  constructor(
+    readonly headers: ReadonlyMap<string, string>,
+    readonly method: string | undefined,
+    readonly path: string | undefined,
+    private readonly rule: (headers: ReadonlyMap<string, string>) => string | undefined,
+  ) {}
+  get clientIp(): string | undefined {
+    if (this.#address === null) this.#address = this.rule(this.headers);
+    return this.#address;
+  }
 }
 
 function isCatalog(value: unknown): value is Catalog {
@@ -104,22 +132,17 @@ export function createEngine(options: EngineOptions = {}): Engine {
   }
   // Synchronous unless a verifier applies: identification with no applicable verifier is the
   // hot path and should cost no promise round-trips.
-  const run = (item: VerificationItem): Run | Promise<Run> => {
-    const id = typeof item?.id === 'string' ? item.id : undefined;
-    const headers = normalizeHeaders(item?.request_headers as HeadersInput);
+  const run = (item: VerificationItem): Run | Promise<Run> =>
+    runNormalized(
+      normalizeHeaders(item?.request_headers as HeadersInput),
+      typeof item?.id === 'string' ? item.id : undefined,
+      typeof item?.request_method === 'string' ? item.request_method : undefined,
+      typeof item?.request_path === 'string' ? item.request_path : undefined,
+    );
+  const runNormalized = (headers: ReadonlyMap<string, string>, id: string | undefined, method: string | undefined, path: string | undefined): Run | Promise<Run> => {
     const agent = findCandidate(headers);
     if (agent === undefined) return { identification: unknownAgent(id) };
-    let address: string | undefined | null = null;
-    const request: VerificationRequest = {
-      headers,
-      method: typeof item.request_method === 'string' ? item.request_method : undefined,
-      path: typeof item.request_path === 'string' ? item.request_path : undefined,
-      // Computed on first use: only IP-based verifiers need it.
-      get clientIp() {
-        if (address === null) address = clientIp(headers);
-        return address;
-      },
-    };
+    const request = new ChainRequest(headers, method, path, clientIp);
     const chain = startVerifierChain(verifiers, agent, request, context);
     const finish = (outcome: ChainOutcome): Run => ({ outcome, identification: identifiedAgent(agent, outcome.result, id) });
     return chain instanceof Promise ? chain.then(finish) : finish(chain);
@@ -132,6 +155,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
   return {
     catalog,
     identify: identification,
+    identifyNormalized(headers, id) {
+      const ran = runNormalized(headers, typeof id === 'string' ? id : undefined, undefined, undefined);
+      return ran instanceof Promise ? ran.then((r) => r.identification) : ran.identification;
+    },
     identifyMany(items) {
       return Promise.all(items.map(identification));
     },

@@ -11,22 +11,88 @@ export type HeadersInput = Readonly<Record<string, string | readonly string[] | 
 export function normalizeHeaders(input: HeadersInput | Headers | undefined | null): Map<string, string> {
   const headers = new Map<string, string>();
   if (input === undefined || input === null || typeof input !== 'object') return headers;
-  const add = (name: string, value: string) => {
-    const key = name.toLowerCase();
-    const previous = headers.get(key);
-    headers.set(key, previous === undefined ? value : `${previous}, ${value}`);
-  };
   if (typeof Headers !== 'undefined' && input instanceof Headers) {
-    input.forEach((value, name) => add(name, value));
+    input.forEach((value, name) => add(headers, name.toLowerCase(), value));
     return headers;
   }
-  for (const name of Object.keys(input)) {
+  // Until a name needs lower-casing, each key set is distinct from the next (object keys are
+  // unique), so there is no earlier value to join: the common, already lower-case input (a
+  // stored visit's headers) costs no lookups.
+  let mixedCase = false;
+  const names = Object.keys(input);
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i]!;
     const value = (input as Record<string, unknown>)[name];
-    if (typeof value === 'string') add(name, value);
+    let joined: string;
+    if (typeof value === 'string') joined = value;
     else if (Array.isArray(value)) {
       const strings = value.filter((item): item is string => typeof item === 'string');
-      if (strings.length > 0) add(name, strings.join(', '));
-    }
+      if (strings.length === 0) continue;
+      joined = strings.join(', ');
+    } else continue;
+    const key = name.toLowerCase();
+    if (key !== name) mixedCase = true;
+    if (mixedCase) add(headers, key, joined);
+    else headers.set(key, joined);
   }
   return headers;
+}
+
+function add(headers: Map<string, string>, key: string, value: string): void {
+  const previous = headers.get(key);
+  headers.set(key, previous === undefined ? value : `${previous}, ${value}`);
+}
+
+/**
+ * A read-only Map over a header record whose names are already lower-case and whose values are
+ * strings (a parsed visit's headers): lookups read the record, so no Map is built for the few
+ * headers identification reads; iteration builds one on first use.
+ */
+class HeaderRecordMap implements ReadonlyMap<string, string> {
+  #map: Map<string, string> | undefined;
+  constructor(private readonly record: Readonly<Record<string, string>>) {}
+  get(name: string): string | undefined {
+    return Object.hasOwn(this.record, name) ? this.record[name] : undefined;
+  }
+  has(name: string): boolean {
+    return Object.hasOwn(this.record, name);
+  }
+  get size(): number {
+    return this.#all().size;
+  }
+  forEach(callback: (value: string, key: string, map: ReadonlyMap<string, string>) => void, thisArg?: unknown): void {
+    this.#all().forEach((value, key) => callback.call(thisArg, value, key, this));
+  }
+  entries(): MapIterator<[string, string]> {
+    return this.#all().entries();
+  }
+  keys(): MapIterator<string> {
+    return this.#all().keys();
+  }
+  values(): MapIterator<string> {
+    return this.#all().values();
+  }
+  [Symbol.iterator](): MapIterator<[string, string]> {
+    return this.#all().entries();
+  }
+  #all(): Map<string, string> {
+    return (this.#map ??= normalizeHeaders(this.record));
+  }
+}
+
+/**
+ * The headers as `normalizeHeaders` gives them, read in place when they already are in that
+ * form (lower-case names, string values), as parsed visits' headers are: building a Map of
+ * twenty headers costs more than everything identification then reads from it.
+ * @example
+ * headerMapOf({ 'user-agent': 'GPTBot/1.2' }).get('user-agent'); // 'GPTBot/1.2'
+ */
+export function headerMapOf(input: HeadersInput | undefined | null): ReadonlyMap<string, string> {
+  if (input === undefined || input === null || typeof input !== 'object' || (typeof Headers !== 'undefined' && input instanceof Headers)) return normalizeHeaders(input);
+  // for-in (cheaper than Object.keys here) also visits inherited names: those only send a
+  // record to the slow path, and the view reads own properties alone, as normalizeHeaders does.
+  for (const name in input) {
+    if (typeof input[name] !== 'string' || name.toLowerCase() !== name) return normalizeHeaders(input);
+  }
+  return new HeaderRecordMap(input as Readonly<Record<string, string>>);
 }

@@ -1,9 +1,11 @@
 // The enrichment step of the visit pipeline: identification (agent, type, result), client IP,
 // referral class and the visit's time, added to parsed visits before a store sees them.
 import type { Engine } from '../engine.js';
-import { normalizeHeaders } from '../identify/headers.js';
+import type { Identification } from '../identify/identification.js';
+import { headerMapOf } from '../identify/headers.js';
 import type { ClientIpRule } from '../verify/client-ip.js';
 import { createClientIpRule } from '../verify/client-ip.js';
+import { isoUtcMillis } from './iso-time.js';
 import { classifyReferral } from './referral.js';
 import type { Visit } from './visit.js';
 import type { EnrichedVisit } from './visit-store.js';
@@ -20,6 +22,8 @@ export interface VisitEnricherOptions {
 /** Enriches a batch of parsed visits, keeping their order. */
 export type VisitEnricher = (visits: readonly Visit[], clientIp?: ClientIpRule) => Promise<EnrichedVisit[]>;
 
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
 // A `created` this far ahead of the server's clock is a client clock error, not a future visit.
 const MAX_CLOCK_SKEW_MS = 60_000;
 
@@ -34,7 +38,7 @@ const MAX_CLOCK_SKEW_MS = 60_000;
  * visit.agent_id; // 'gptbot'
  */
 export function createVisitEnricher(options: VisitEnricherOptions): VisitEnricher {
-  if (typeof options?.engine?.identify !== 'function') throw new TypeError('engine must be an engine from createEngine()');
+  if (typeof options?.engine?.identify !== 'function' || typeof options.engine.identifyNormalized !== 'function') throw new TypeError('engine must be an engine from createEngine()');
   const engine = options.engine;
   const defaultClientIp = options.clientIp ?? createClientIpRule();
   if (typeof defaultClientIp !== 'function') throw new TypeError('clientIp must be a function of the headers');
@@ -42,26 +46,42 @@ export function createVisitEnricher(options: VisitEnricherOptions): VisitEnriche
 
   return async (visits, clientIp = defaultClientIp) => {
     const received = clock.now();
-    const identifications = await Promise.all(visits.map((visit) => engine.identify({ request_headers: visit.request_headers })));
-    return visits.map((visit, i): EnrichedVisit => {
+    const count = visits.length;
+    // One header map per visit serves identification, the referral and the client IP; engines
+    // answer synchronously unless a verifier waits, so promises are awaited only when some did.
+    const headerMaps: ReadonlyMap<string, string>[] = new Array(count);
+    const pending: (Identification | Promise<Identification>)[] = new Array(count);
+    let waiting = false;
+    for (let i = 0; i < count; i++) {
+      const headers = headerMapOf(visits[i]!.request_headers);
+      headerMaps[i] = headers;
+      const identification = engine.identifyNormalized(headers);
+      if (identification instanceof Promise) waiting = true;
+      pending[i] = identification;
+    }
+    const identifications = waiting ? await Promise.all(pending) : (pending as Identification[]);
+    const enriched: EnrichedVisit[] = new Array(count);
+    for (let i = 0; i < count; i++) {
+      const visit = visits[i]!;
       const identification = identifications[i]!;
+      const headers = headerMaps[i]!;
       const known = identification.result !== 'unknown_agent';
-      const created = visit.created === undefined ? Number.NaN : Date.parse(visit.created);
-      const headers = normalizeHeaders(visit.request_headers);
+      const created = visit.created === undefined ? Number.NaN : (isoUtcMillis(visit.created) ?? Date.parse(visit.created));
       // Referral classes describe humans arriving from AI answers; an agent's Referer is not a referral.
       const referral = known ? undefined : classifyReferral(visit.request_path, headers.get('referer'));
-      // Object.assign, not `{ ...visit, received, ... }`: on Node 20, a spread followed by more
-      // fields takes V8's slow path, 5-12 us per visit (more than the rest of enrichment, see
-      // bench/visits.mjs); Object.assign copies the same own fields in 0.3 us.
-      return Object.assign({}, visit, {
-        received,
-        time: Number.isFinite(created) && created <= received + MAX_CLOCK_SKEW_MS ? created : received,
-        agent_id: known ? identification.agent_id : null,
-        agent_type: known ? (identification.agent_type_name as EnrichedVisit['agent_type']) : null,
-        result: identification.result,
-        client_ip: clientIp(headers) ?? null,
-        referral: referral ?? null,
-      });
-    });
+      // Object.assign, not `{ ...visit, received, ... }`: on Node 20, a spread of a visit takes
+      // V8's slow path, 5-12 us per visit (more than the rest of enrichment, see bench/visits.mjs);
+      // Object.assign copies the same own fields in 0.1 us, and the new fields are set after it.
+      const item: Mutable<EnrichedVisit> = Object.assign({}, visit) as Mutable<EnrichedVisit>;
+      item.received = received;
+      item.time = Number.isFinite(created) && created <= received + MAX_CLOCK_SKEW_MS ? created : received;
+      item.agent_id = known ? identification.agent_id : null;
+      item.agent_type = known ? (identification.agent_type_name as EnrichedVisit['agent_type']) : null;
+      item.result = identification.result;
+      item.client_ip = clientIp(headers) ?? null;
+      item.referral = referral ?? null;
+      enriched[i] = item;
+    }
+    return enriched;
   };
 }

@@ -49,13 +49,50 @@ const UTM_SOURCES = new Map<string, ReferralClass>([
   ['lechat', 'mistral'],
 ]);
 
+// Each host with its subdomain suffix (".chatgpt.com"), made once rather than on every lookup.
+const HOST_SUFFIXES = HOSTS.map(([host, referral]) => [host, `.${host}`, referral] as const);
+
 function classifyHost(host: string): ReferralClass | undefined {
   let name = host.toLowerCase();
   if (name.endsWith('.')) name = name.slice(0, -1);
-  for (const [suffix, referral] of HOSTS) {
-    if (name === suffix || name.endsWith(`.${suffix}`)) return referral;
+  for (const [suffix, subdomains, referral] of HOST_SUFFIXES) {
+    if (name === suffix || name.endsWith(subdomains)) return referral;
   }
   return undefined;
+}
+
+/**
+ * The host of an http(s) Referer, as `new URL(referer).hostname` gives it, undefined when that
+ * throws. Plain `https://name/...` referers, nearly all of them, are read directly: a host of
+ * lower-case letters, digits, '-' and '.' is its own WHATWG serialisation (URL Standard §3.5:
+ * ASCII lower case maps to itself) except for punycode ("xn--") labels, which may be invalid,
+ * and a numeric last label, parsed as IPv4; any other shape (port, userinfo, upper case,
+ * backslash, IDN) goes through URL.
+ */
+export function refererHost(referer: string): string | undefined {
+  const start = referer.startsWith('https://') ? 8 : referer.startsWith('http://') ? 7 : -1;
+  if (start !== -1) {
+    let end = start;
+    let lastDot = start - 1;
+    for (; end < referer.length; end++) {
+      const c = referer.charCodeAt(end);
+      if (c === 0x2e) lastDot = end;
+      else if (!((c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c === 0x2d)) break;
+    }
+    const next = end === referer.length ? -1 : referer.charCodeAt(end);
+    // Ends the authority: '/', '?', '#' or the end of the string.
+    const delimited = next === -1 || next === 0x2f || next === 0x3f || next === 0x23;
+    if (delimited && end > start) {
+      const host = referer.slice(start, end);
+      const lastLabel = host.endsWith('.') ? host.slice(host.lastIndexOf('.', host.length - 2) + 1, -1) : referer.slice(lastDot + 1, end);
+      if (!host.includes('xn--') && !/^(?:[0-9]*|0[xX][0-9a-fA-F]*)$/.test(lastLabel)) return host;
+    }
+  }
+  try {
+    return new URL(referer).hostname;
+  } catch {
+    return undefined;
+  }
 }
 
 function utmSource(path: string): string | undefined {
@@ -79,12 +116,7 @@ function utmSource(path: string): string | undefined {
  */
 export function classifyReferral(path: string, referer: string | undefined): ReferralClass | undefined {
   if (referer !== undefined && referer !== '') {
-    let host: string | undefined;
-    try {
-      host = new URL(referer).hostname;
-    } catch {
-      host = undefined;
-    }
+    const host = refererHost(referer);
     const fromHost = host === undefined ? undefined : classifyHost(host);
     if (fromHost !== undefined) return fromHost;
   }

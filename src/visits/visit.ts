@@ -1,6 +1,7 @@
 // A Visit as `POST /visits` accepts it (Known Agents field names): validated, header names
 // lower-cased and secret headers stripped before anything is stored (DESIGN.md §6).
 import { pointerTo, type FieldError } from '../api/problem.js';
+import { daysInMonth, isoUtcMillis } from './iso-time.js';
 
 /** Header values as stored: one string per lower-case name (repeated values joined, RFC 9110 §5.3). */
 export type VisitHeaders = Record<string, string>;
@@ -64,39 +65,91 @@ const SECRET_PATTERN = /(?:^|[-_])(?:token|secret|api[-_]?key|apikey)$/;
 
 /** Whether a (lower-case) header name holds a credential that must not be stored. */
 export function isSecretHeader(name: string): boolean {
-  return SECRET_NAMES.has(name) || SECRET_PATTERN.test(name);
+  return SECRET_NAMES.has(name) || (hasSecretSuffix(name) && SECRET_PATTERN.test(name));
+}
+
+// Every name SECRET_PATTERN matches ends in "token", "secret" or "key": a look at the last
+// character spares the regex for nearly every header (a visit has about twenty).
+function hasSecretSuffix(name: string): boolean {
+  const last = name.charCodeAt(name.length - 1);
+  if (last === 0x6e) return name.endsWith('token');
+  if (last === 0x74) return name.endsWith('secret');
+  return last === 0x79 && name.endsWith('key');
 }
 
 // RFC 3339 §5.6 date-time (the profile of ISO 8601 JSON clients emit via toISOString()).
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$/;
 
+/**
+ * Whether an RFC 3339 date-time's fields are in range: RFC 3339 §5.7 bounds the day by its month
+ * and year and the hour to 00-23, where Date.parse rolls 2026-02-30 over to March 2 and 24:00 to
+ * the next day. Month, minute, second and offset ranges Date.parse checks.
+ */
+function hasValidDayAndHour(text: string): boolean {
+  // The regex has checked the digits' places: YYYY-MM-DDTHH.
+  const digits = (from: number, to: number) => {
+    let value = 0;
+    for (let i = from; i < to; i++) value = value * 10 + text.charCodeAt(i) - 48;
+    return value;
+  };
+  const month = digits(5, 7);
+  return month >= 1 && month <= 12 && digits(8, 10) <= daysInMonth(digits(0, 4), month) && digits(11, 13) <= 23;
+}
+
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Validates a header object (string or string[] values) and returns it normalised without secrets. */
-function parseHeaders(value: unknown, pointer: string, errors: FieldError[]): VisitHeaders | undefined {
+function isString(value: unknown): boolean {
+  return typeof value === 'string';
+}
+
+/**
+ * Validates a header object (string or string[] values) and returns it normalised without
+ * secrets. `base` and `field` name it for error pointers, built only when there is an error.
+ */
+function parseHeaders(value: unknown, base: string, field: string, errors: FieldError[]): VisitHeaders | undefined {
   if (!isPlainObject(value)) {
-    errors.push({ pointer, code: 'type', message: 'must be an object of header names to string or string[] values' });
+    errors.push({ pointer: pointerTo(base, field), code: 'type', message: 'must be an object of header names to string or string[] values' });
     return undefined;
   }
   const headers: VisitHeaders = {};
-  for (const name of Object.keys(value)) {
+  // Until a name needs lower-casing, every name kept is distinct from the next (object keys are
+  // unique), so there is no earlier value to join and no lookup to make.
+  let mixedCase = false;
+  const names = Object.keys(value);
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i]!;
     const item = value[name];
-    const ok = typeof item === 'string' || (Array.isArray(item) && item.every((v) => typeof v === 'string'));
-    if (!ok) {
-      errors.push({ pointer: pointerTo(pointer, name), code: 'type', message: 'must be a string or an array of strings' });
+    let joined: string;
+    if (typeof item === 'string') joined = item;
+    else if (Array.isArray(item) && item.every(isString)) joined = (item as string[]).join(', ');
+    else {
+      errors.push({ pointer: pointerTo(pointerTo(base, field), name), code: 'type', message: 'must be a string or an array of strings' });
       continue;
     }
     const lower = name.toLowerCase();
     if (isSecretHeader(lower)) continue;
-    const previous = headers[lower];
+    if (lower !== name) mixedCase = true;
     // Repeated values, and two spellings of one name (User-Agent and user-agent), are one field
     // whose values join with ", " (RFC 9110 §5.3); set-cookie, the exception, is never stored.
-    const joined = typeof item === 'string' ? item : (item as string[]).join(', ');
+    // Own values only: a header named "constructor" has no earlier value on Object.prototype.
+    const previous = mixedCase && Object.hasOwn(headers, lower) ? headers[lower] : undefined;
     headers[lower] = previous === undefined ? joined : `${previous}, ${joined}`;
   }
   return headers;
+}
+
+/** The string at `field`, or undefined with a `required` or `type` error. */
+function requiredString(input: Record<string, unknown>, field: string, base: string, errors: FieldError[]): string | undefined {
+  const value = input[field];
+  if (typeof value === 'string' && value !== '') return value;
+  errors.push({
+    pointer: pointerTo(base, field),
+    code: value === undefined ? 'required' : 'type',
+    message: value === undefined ? `${field} is required` : 'must be a non-empty string',
+  });
+  return undefined;
 }
 
 /**
@@ -111,22 +164,12 @@ export function parseVisit(input: unknown, index?: number): VisitParseResult {
   const base = index === undefined ? '' : pointerTo('', index);
   if (!isPlainObject(input)) return { ok: false, errors: [{ pointer: base, code: 'type', message: 'a visit must be a JSON object' }] };
   const errors: FieldError[] = [];
-  const string = (field: string): string | undefined => {
-    const value = input[field];
-    if (typeof value === 'string' && value !== '') return value;
-    errors.push({
-      pointer: pointerTo(base, field),
-      code: value === undefined ? 'required' : 'type',
-      message: value === undefined ? `${field} is required` : 'must be a non-empty string',
-    });
-    return undefined;
-  };
-  const request_path = string('request_path');
-  const request_method = string('request_method');
+  const request_path = requiredString(input, 'request_path', base, errors);
+  const request_method = requiredString(input, 'request_method', base, errors);
   const request_headers =
     input['request_headers'] === undefined
       ? (errors.push({ pointer: pointerTo(base, 'request_headers'), code: 'required', message: 'request_headers is required' }), undefined)
-      : parseHeaders(input['request_headers'], pointerTo(base, 'request_headers'), errors);
+      : parseHeaders(input['request_headers'], base, 'request_headers', errors);
 
   const visit: Record<string, unknown> = { request_path, request_method, request_headers };
   const status = input['response_status_code'];
@@ -137,7 +180,7 @@ export function parseVisit(input: unknown, index?: number): VisitParseResult {
   }
   const responseHeaders = input['response_headers'];
   if (responseHeaders !== undefined && responseHeaders !== null) {
-    const parsed = parseHeaders(responseHeaders, pointerTo(base, 'response_headers'), errors);
+    const parsed = parseHeaders(responseHeaders, base, 'response_headers', errors);
     if (parsed !== undefined) visit['response_headers'] = parsed;
   }
   const duration = input['response_duration_in_milliseconds'];
@@ -147,9 +190,13 @@ export function parseVisit(input: unknown, index?: number): VisitParseResult {
   }
   const created = input['created'];
   if (created !== undefined && created !== null) {
-    const time = typeof created === 'string' && RFC3339.test(created) ? Date.parse(created) : Number.NaN;
-    if (Number.isFinite(time)) visit['created'] = new Date(time).toISOString();
-    else errors.push({ pointer: pointerTo(base, 'created'), code: 'format', message: 'must be an ISO 8601 date-time such as 2026-11-21T12:00:00.000Z' });
+    // toISOString's own form (what SDKs send) is valid as it stands and is its own normalisation.
+    if (typeof created === 'string' && isoUtcMillis(created) !== undefined) visit['created'] = created;
+    else {
+      const time = typeof created === 'string' && RFC3339.test(created) && hasValidDayAndHour(created) ? Date.parse(created) : Number.NaN;
+      if (Number.isFinite(time)) visit['created'] = new Date(time).toISOString();
+      else errors.push({ pointer: pointerTo(base, 'created'), code: 'format', message: 'must be an ISO 8601 date-time such as 2026-11-21T12:00:00.000Z' });
+    }
   }
   for (const [field, type] of OPTIONAL_FIELDS) {
     const value = input[field];
