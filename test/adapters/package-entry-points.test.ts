@@ -5,6 +5,8 @@ import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 
 const require = createRequire(import.meta.url);
+// By name at run time: the type-check runs before the build, when dist/ (and its types) may not exist.
+const load = (specifier: string): Promise<Record<string, any>> => import(specifier);
 
 describe('package entry points (dist/, built by npm test before vitest)', () => {
   it('exist', () => {
@@ -14,9 +16,9 @@ describe('package entry points (dist/, built by npm test before vitest)', () => 
   });
 
   it('agentwarden/node and agentwarden/clickhouse share the core with agentwarden (ESM and CJS)', async () => {
-    const core = await import('agentwarden');
-    const node = await import('agentwarden/node');
-    const clickhouse = await import('agentwarden/clickhouse');
+    const core = await load('agentwarden');
+    const node = await load('agentwarden/node');
+    const clickhouse = await load('agentwarden/clickhouse');
     expect(typeof node.openSqliteStore).toBe('function');
     expect(typeof clickhouse.openClickHouseVisitStore).toBe('function');
     const coreCjs = require('agentwarden');
@@ -27,8 +29,8 @@ describe('package entry points (dist/, built by npm test before vitest)', () => 
   });
 
   it('an SQLite store refusal is a VisitStoreUnavailableError of the core the application imports', async () => {
-    const { VisitStoreUnavailableError } = await import('agentwarden');
-    const { openSqliteVisitStore } = await import('agentwarden/node');
+    const { VisitStoreUnavailableError } = await load('agentwarden');
+    const { openSqliteVisitStore } = await load('agentwarden/node');
     const Database = (await import('better-sqlite3')).default;
     const db = new Database(':memory:');
     const store = openSqliteVisitStore(db, { maxPendingVisits: 1 });
