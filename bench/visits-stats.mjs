@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { createMemoryVisitStore } from '../dist/index.js';
 import { openSqliteVisitStore } from '../dist/node.js';
-import { median } from './harness.mjs';
+import { median, prng as random } from './harness.mjs';
 
 const TOTAL = Number(process.env.VISITS ?? 1_000_000);
 const BATCH = 100;
@@ -17,17 +17,6 @@ const DAY = 86_400_000;
 const END = Date.UTC(2026, 10, 1);
 const START = END - DAYS * DAY;
 
-// mulberry32: the same data set on every run.
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const next = random(42);
 // Skewed choice: low indexes much more frequent, as real traffic is (a few agents and pages dominate).
 const skewed = (n) => Math.floor(n * next() ** 2.5);
