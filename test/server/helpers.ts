@@ -170,3 +170,12 @@ export function runCli(args: readonly string[], env: Record<string, string> = {}
     child.once('exit', (code) => resolve({ code, stdout, stderr }));
   });
 }
+
+/** Stops `serve` processes still running (SIGTERM) and waits for each to exit: test teardown. */
+export async function stopServes(procs: readonly (ServeProcess | undefined)[]): Promise<void> {
+  for (const proc of procs) {
+    if (proc === undefined || proc.child.exitCode !== null) continue;
+    proc.child.kill('SIGTERM');
+    await proc.exited;
+  }
+}

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from '../../helpers/clickhouse.js';
-import { BROWSER_UA, post, spawnServe, writeTestCatalog, type ServeProcess } from '../../server/helpers.js';
+import { BROWSER_UA, post, spawnServe, stopServes, writeTestCatalog, type ServeProcess } from '../../server/helpers.js';
 
 const available = clickhouseAvailable();
 const DATABASE = 'aw_dashboard';
@@ -55,11 +55,7 @@ describe.runIf(available)('the dashboard over a shared ClickHouse', () => {
     b = await serve('b');
   });
   afterAll(async () => {
-    for (const proc of [a, b]) {
-      if (proc === undefined || proc.child.exitCode !== null) continue;
-      proc.child.kill('SIGTERM');
-      await proc.exited;
-    }
+    await stopServes([a, b]);
     await clickhouse?.destroy();
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });

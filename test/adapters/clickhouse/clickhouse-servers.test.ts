@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from '../../helpers/clickhouse.js';
-import { BROWSER_UA, GPTBOT_UA, post, runCli, spawnServe, writeTestCatalog, type ServeProcess } from '../../server/helpers.js';
+import { BROWSER_UA, GPTBOT_UA, post, runCli, spawnServe, stopServes, writeTestCatalog, type ServeProcess } from '../../server/helpers.js';
 
 const available = clickhouseAvailable();
 const DATABASE = 'aw_servers';
@@ -44,11 +44,7 @@ describe.runIf(available)('several servers over one ClickHouse', () => {
     token = a.firstToken!;
   });
   afterAll(async () => {
-    for (const proc of [a, b]) {
-      if (proc === undefined || proc.child.exitCode !== null) continue;
-      proc.child.kill('SIGTERM');
-      await proc.exited;
-    }
+    await stopServes([a, b]);
     await clickhouse?.destroy();
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });
