@@ -46,26 +46,54 @@ export function startVerifierChain(
   return NOTHING_APPLIED;
 }
 
-async function continueChain(
+/**
+ * Runs the chain from verifier `from` on. Synchronous for as long as the verifiers answer
+ * synchronously (the IP-range verifier does): a promise only once one of them returns one.
+ */
+function continueChain(
   verifiers: readonly Verifier[],
-  first: number,
+  from: number,
   agent: Agent,
   request: VerificationRequest,
   context: VerificationContext,
-): Promise<ChainOutcome> {
-  const checks: VerificationCheck[] = [];
-  for (let i = first; i < verifiers.length; i++) {
+  checks: VerificationCheck[] = [],
+): ChainOutcome | Promise<ChainOutcome> {
+  for (let i = from; i < verifiers.length; i++) {
     const verifier = verifiers[i]!;
-    if (i !== first && !verifier.appliesTo(agent, request)) continue;
-    let check: VerificationCheck;
+    // startVerifierChain found the first one applicable; every later one is asked here.
+    const knownApplicable = i === from && checks.length === 0;
+    if (!knownApplicable && !verifier.appliesTo(agent, request)) continue;
+    let answer: VerificationCheck | Promise<VerificationCheck>;
     try {
-      check = await verifier.verify(agent, request, context);
+      answer = verifier.verify(agent, request, context);
     } catch {
-      check = { method: verifier.name, outcome: 'inconclusive', reason: 'verifier-error' };
+      answer = verifierError(verifier);
     }
-    checks.push(check);
-    if (check.outcome === 'pass') return { result: 'verified', method: check.method, checks };
-    if (check.outcome === 'fail') return { result: 'verification_failed', method: check.method, checks };
+    if (isThenable(answer)) {
+      return Promise.resolve(answer).then(
+        (check) => decide(check, checks) ?? continueChain(verifiers, i + 1, agent, request, context, checks),
+        () => decide(verifierError(verifier), checks) ?? continueChain(verifiers, i + 1, agent, request, context, checks),
+      );
+    }
+    const decided = decide(answer, checks);
+    if (decided !== undefined) return decided;
   }
   return { result: 'not_verifiable', method: null, checks };
+}
+
+function isThenable(value: unknown): value is PromiseLike<VerificationCheck> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
+}
+
+/** A verifier that threw: inconclusive, never evidence of spoofing. */
+function verifierError(verifier: Verifier): VerificationCheck {
+  return { method: verifier.name, outcome: 'inconclusive', reason: 'verifier-error' };
+}
+
+/** Records a check; the outcome when it decides (`pass` or `fail`), undefined to go on. */
+function decide(check: VerificationCheck, checks: VerificationCheck[]): ChainOutcome | undefined {
+  checks.push(check);
+  if (check.outcome === 'pass') return { result: 'verified', method: check.method, checks };
+  if (check.outcome === 'fail') return { result: 'verification_failed', method: check.method, checks };
+  return undefined;
 }
