@@ -4,6 +4,7 @@
 import { openClickHouseVisitStore } from '../../clickhouse/index.js';
 import { openSqliteStore } from '../sqlite-store.js';
 import type { Command } from './command.js';
+import { readStoreChoice, STORE_FLAGS } from './store-flags.js';
 import { parseFlags, type FlagSpec } from './flags.js';
 
 const FLAGS: Record<string, FlagSpec> = {
@@ -13,9 +14,7 @@ const FLAGS: Record<string, FlagSpec> = {
   'keep-old': { kind: 'boolean' },
   'token-id': { kind: 'string' },
   token: { kind: 'string' },
-  store: { kind: 'string', env: 'AGENTWARDEN_STORE' },
-  'clickhouse-url': { kind: 'string', env: 'AGENTWARDEN_CLICKHOUSE_URL' },
-  'clickhouse-database': { kind: 'string', env: 'AGENTWARDEN_CLICKHOUSE_DATABASE' },
+  ...STORE_FLAGS,
 };
 
 const USAGE = [
@@ -49,14 +48,11 @@ export const projectCommand: Command = {
     const [sub, ...extra] = parsed.positionals;
     if (extra.length > 0) return fail(`unexpected argument ${JSON.stringify(extra[0])}`);
     const v = parsed.values;
-    const storeKind = v['store'] ?? 'sqlite';
-    if (storeKind !== 'sqlite' && storeKind !== 'clickhouse') return fail(`--store must be sqlite or clickhouse, got ${JSON.stringify(storeKind)}`);
-    if (storeKind === 'clickhouse' && v['clickhouse-url'] === undefined) return fail('--store clickhouse needs --clickhouse-url (or AGENTWARDEN_CLICKHOUSE_URL)');
+    const store = readStoreChoice(v);
+    if (typeof store === 'string') return fail(store);
     // Both stores have the same project methods; ClickHouse's return promises, hence the awaits below.
     const open = async () =>
-      storeKind === 'clickhouse'
-        ? openClickHouseVisitStore({ url: v['clickhouse-url']!, database: v['clickhouse-database'] ?? 'agentwarden' })
-        : openSqliteStore({ dataDir: v['data-dir'] ?? './data-dir' });
+      store.kind === 'clickhouse' ? openClickHouseVisitStore({ url: store.url, database: store.database }) : openSqliteStore({ dataDir: v['data-dir'] ?? './data-dir' });
     const print = (value: unknown) => io.stdout.write(`${JSON.stringify(value)}\n`);
     switch (sub) {
       case 'create': {

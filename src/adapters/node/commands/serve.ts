@@ -12,6 +12,7 @@ import { hashTokenNode, openSqliteStore } from '../sqlite-store.js';
 import { createNodeVerifiers, type NodeVerifierMethod } from '../verifiers.js';
 import { createWebRoutes, DASHBOARD_PATH, findWebDirectory } from '../web-routes.js';
 import type { Command } from './command.js';
+import { readStoreChoice, STORE_FLAGS } from './store-flags.js';
 import { integerFlag, parseFlags, type FlagSpec } from './flags.js';
 
 /** The flags of `agentwarden serve`, each with the environment variable it is also read from. */
@@ -32,9 +33,7 @@ export const SERVE_FLAGS: Readonly<Record<string, FlagSpec>> = {
   'client-ip-headers': { kind: 'string', env: 'AGENTWARDEN_CLIENT_IP_HEADERS' },
   'trusted-proxies': { kind: 'string', env: 'AGENTWARDEN_TRUSTED_PROXIES' },
   'retention-days': { kind: 'string', env: 'AGENTWARDEN_RETENTION_DAYS' },
-  store: { kind: 'string', env: 'AGENTWARDEN_STORE' },
-  'clickhouse-url': { kind: 'string', env: 'AGENTWARDEN_CLICKHOUSE_URL' },
-  'clickhouse-database': { kind: 'string', env: 'AGENTWARDEN_CLICKHOUSE_DATABASE' },
+  ...STORE_FLAGS,
   'secure-cookies': { kind: 'boolean', env: 'AGENTWARDEN_SECURE_COOKIES' },
 };
 
@@ -123,9 +122,8 @@ export const serveCommand: Command = {
     if (typeof retentionDays === 'string') return fail(retentionDays);
     const synchronous = v['synchronous'] ?? 'normal';
     if (synchronous !== 'normal' && synchronous !== 'full') return fail(`--synchronous must be normal or full, got ${JSON.stringify(synchronous)}`);
-    const storeKind = v['store'] ?? 'sqlite';
-    if (storeKind !== 'sqlite' && storeKind !== 'clickhouse') return fail(`--store must be sqlite or clickhouse, got ${JSON.stringify(storeKind)}`);
-    if (storeKind === 'clickhouse' && v['clickhouse-url'] === undefined) return fail('--store clickhouse needs --clickhouse-url (or AGENTWARDEN_CLICKHOUSE_URL)');
+    const storeChoice = readStoreChoice(v);
+    if (typeof storeChoice === 'string') return fail(storeChoice);
 
     let catalog: unknown;
     if (v['catalog'] !== undefined) {
@@ -159,16 +157,16 @@ export const serveCommand: Command = {
     // With --store clickhouse, projects, tokens and visits live in ClickHouse, shared by every
     // server; the data directory keeps only this server's admin sessions.
     let clickhouse: ClickHouseVisitStore | undefined;
-    if (storeKind === 'clickhouse') {
+    if (storeChoice.kind === 'clickhouse') {
       try {
         clickhouse = await openClickHouseVisitStore({
-          url: v['clickhouse-url']!,
-          database: v['clickhouse-database'] ?? 'agentwarden',
+          url: storeChoice.url,
+          database: storeChoice.database,
           ...((retentionDays as number) > 0 ? { retentionDays: retentionDays as number } : {}),
         });
       } catch (error) {
         if (error instanceof TypeError || error instanceof RangeError) return fail(error.message);
-        io.stderr.write(`agentwarden serve: cannot open ClickHouse at ${new URL(v['clickhouse-url']!).origin}: ${(error as Error).message}\n`);
+        io.stderr.write(`agentwarden serve: cannot open ClickHouse at ${new URL(storeChoice.url).origin}: ${(error as Error).message}\n`);
         return 1;
       }
     }
