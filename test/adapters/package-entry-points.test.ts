@@ -15,7 +15,7 @@ describe('package entry points (dist/, built by npm test before vitest)', () => 
     }
   });
 
-  it('agentwarden/node and agentwarden/clickhouse share the core with agentwarden (ESM and CJS)', async () => {
+  it('agentwarden, agentwarden/node and agentwarden/clickhouse load by name (ESM and CJS)', async () => {
     const core = await load('agentwarden');
     const node = await load('agentwarden/node');
     const clickhouse = await load('agentwarden/clickhouse');
