@@ -1,9 +1,10 @@
 // The SQLite store on its own: migrations recorded in user_version, WAL mode, token hashes only,
-// the token cache (own writes apply at once, other processes' within tokenCacheMs), visits per project.
+// token revocation through the API handler's cache (own writes at once, other processes' within a
+// second), visits per project.
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { hashTokenNode, openSqliteStore, SCHEMA_VERSION } from '../../src/adapters/node/index.js';
-import { sha256Hex } from '../../src/index.js';
+import { createApiHandler, createEngine, sha256Hex } from '../../src/index.js';
 import { tempDir } from './helpers.js';
 
 const cleanups: (() => void)[] = [];
@@ -47,26 +48,30 @@ describe('openSqliteStore', () => {
     expect(hashTokenNode('aw_example')).toBe(await sha256Hex('aw_example'));
   });
 
-  it('caches valid tokens for tokenCacheMs: own revocations apply at once, other writers after the cache time', () => {
+  it('with the API handler: own revocations apply at once, another process\'s within the handler\'s one-second token cache', async () => {
     const d = dir();
     let now = 1_000_000;
-    const server = openSqliteStore({ dataDir: d, clock: { now: () => now } });
+    const clock = { now: () => now };
+    const server = openSqliteStore({ dataDir: d, clock });
     cleanups.push(() => server.close());
+    const handle = createApiHandler({ engine: createEngine(), projects: server, visits: server, hashToken: hashTokenNode, rateLimit: false, clock });
+    const status = async (token: string) =>
+      (await handle({ method: 'POST', path: '/agent-identifications', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: new TextEncoder().encode('{"request_headers":{}}') })).status;
     const { id, token } = server.createProject('p');
-    const hash = hashTokenNode(token);
-    expect(server.findByTokenHash(hash)?.project.id).toBe(id);
-    // Revoked by another connection (the CLI): still cached until the time passes.
+    expect(await status(token)).toBe(200);
+    // Revoked by another connection (the CLI): still trusted until the second has passed.
     const cli = openSqliteStore({ dataDir: d });
     expect(cli.revokeToken({ token })).toBe(true);
     cli.close();
-    expect(server.findByTokenHash(hash)?.project.id).toBe(id);
+    expect(server.findByTokenHash(hashTokenNode(token))).toBeUndefined();
+    expect(await status(token)).toBe(200);
     now += 1001;
-    expect(server.findByTokenHash(hash)).toBeUndefined();
+    expect(await status(token)).toBe(401);
     // Through the same store: at once.
     const { token: next } = server.issueToken(id);
-    expect(server.findByTokenHash(hashTokenNode(next))).toBeDefined();
+    expect(await status(next)).toBe(200);
     server.revokeToken({ token: next });
-    expect(server.findByTokenHash(hashTokenNode(next))).toBeUndefined();
+    expect(await status(next)).toBe(401);
   });
 
   it('appends visits per project and reads them back, enriched columns included', async () => {
@@ -87,6 +92,5 @@ describe('openSqliteStore', () => {
   it('throws at creation for bad options, naming them', () => {
     expect(() => openSqliteStore({ dataDir: '' })).toThrow(/dataDir/);
     expect(() => openSqliteStore({ dataDir: dir(), synchronous: 'off' as never })).toThrow(/synchronous/);
-    expect(() => openSqliteStore({ dataDir: dir(), tokenCacheMs: -1 })).toThrow(/tokenCacheMs/);
   });
 });

@@ -59,14 +59,8 @@ export interface SqliteStoreOptions {
    * "synchronous"); `full` also survives power loss, at one fsync per commit.
    */
   readonly synchronous?: 'normal' | 'full';
-  /** Milliseconds, for `received` and the token cache. */
+  /** Milliseconds, for `received` and `created` times. */
   readonly clock?: { now(): number };
-  /**
-   * How long a token found valid is trusted without asking SQLite again (default 1,000 ms; 0
-   * disables). Changes made through this store apply at once; a revocation by another process
-   * (`agentwarden project revoke-token` while the server runs) applies within this time.
-   */
-  readonly tokenCacheMs?: number;
   /**
    * Days raw visits are kept, deleted at open and hourly (default 0: forever, so a CLI command
    * never prunes; `agentwarden serve` passes 90). Hour and day rollups are kept forever.
@@ -138,8 +132,6 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const synchronous = options.synchronous ?? 'normal';
   if (synchronous !== 'normal' && synchronous !== 'full') throw new RangeError(`synchronous must be "normal" or "full", got ${JSON.stringify(synchronous)}`);
   const clock = options.clock ?? { now: () => Date.now() };
-  const tokenCacheMs = options.tokenCacheMs ?? 1000;
-  if (!Number.isSafeInteger(tokenCacheMs) || tokenCacheMs < 0) throw new RangeError(`tokenCacheMs must be an integer >= 0, got ${String(tokenCacheMs)}`);
   mkdirSync(options.dataDir, { recursive: true });
   const file = join(options.dataDir, 'agentwarden.db');
   const db = new Database(file);
@@ -188,14 +180,12 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     'INSERT INTO project_settings (project_id, settings, updated) VALUES (?, ?, ?) ON CONFLICT (project_id) DO UPDATE SET settings = excluded.settings, updated = excluded.updated',
   );
 
-  // Hash -> live token, so the hot path skips a query per request. Only hits are cached (a flood of
-  // wrong tokens cannot fill it), it is bounded, and every write through this store clears it.
-  const tokenCache = new Map<string, { record: TokenRecord; until: number }>();
+  // Bumped by every token write through this store: the API handler, which keeps tokens it found
+  // valid for a second, drops them when it changes. A revocation by another process (the CLI while
+  // the server runs) applies within that second.
   let tokensVersion = 0;
-  const TOKEN_CACHE_MAX = 10_000;
 
   const issue = (projectId: string, revokeOthers: boolean) => {
-    tokenCache.clear();
     tokensVersion++;
     const token = generateToken();
     const tokenId = generateId('tok');
@@ -208,20 +198,8 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   return {
     file,
     findByTokenHash(tokenHash): TokenRecord | undefined {
-      const now = tokenCacheMs === 0 ? 0 : clock.now();
-      const cached = tokenCache.get(tokenHash);
-      if (cached !== undefined && cached.until > now) return cached.record;
       const row = findToken.get(tokenHash);
-      if (row === undefined) {
-        tokenCache.delete(tokenHash);
-        return undefined;
-      }
-      const record: TokenRecord = { project: { id: row.id, name: row.name }, tokenHash: row.hash };
-      if (tokenCacheMs > 0) {
-        if (tokenCache.size >= TOKEN_CACHE_MAX) tokenCache.clear();
-        tokenCache.set(tokenHash, { record, until: now + tokenCacheMs });
-      }
-      return record;
+      return row === undefined ? undefined : { project: { id: row.id, name: row.name }, tokenHash: row.hash };
     },
     createProject(name) {
       if (typeof name !== 'string' || name.trim() === '') throw new TypeError(`name must be a non-empty string, got ${JSON.stringify(name)}`);
@@ -250,7 +228,6 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
       upsertSettings.run(projectId, JSON.stringify(settings), now());
     },
     revokeToken(which) {
-      tokenCache.clear();
       tokensVersion++;
       const result = 'tokenId' in which ? revokeById.run(now(), which.tokenId) : revokeByHash.run(now(), hashTokenNode(which.token));
       return result.changes > 0;
