@@ -45,7 +45,8 @@ export function createVisitEnricher(options: VisitEnricherOptions): VisitEnriche
   const clock = options.clock ?? { now: () => Date.now() };
 
   return async (visits, clientIp = defaultClientIp) => {
-    const received = clock.now();
+    // Whole milliseconds, as parsed `created` times are: stores index times as integers.
+    const received = Math.floor(clock.now());
     const count = visits.length;
     // One header map per visit serves identification, the referral and the client IP; engines
     // answer synchronously unless a verifier waits, so promises are awaited only when some did.

@@ -23,6 +23,7 @@ import {
   type VisitFilter,
   type VisitStore,
 } from '../../index.js';
+import { openHeaderPairs, type HeaderPairs } from './sqlite-header-pairs.js';
 
 type Database = BetterSqlite3.Database;
 
@@ -172,6 +173,14 @@ const VISIT_MIGRATIONS: readonly string[] = [
    DROP TABLE visit_by_referral_day;
    DROP INDEX visits_by_agent;
    DROP INDEX visits_by_path;`,
+  // Header pairs most visits repeat, interned (sqlite-header-pairs.ts); rows written before keep
+  // their headers as JSON objects, which reads tell apart from the encoded arrays.
+  // Raw rows are found by minute, not by time: SDKs send batches late, so visit times arrive out
+  // of order and an index on the exact time took a page write per visit (scattered over the last
+  // seconds of entries), where entries of one minute sit in id order and a batch's land together.
+  `CREATE TABLE visit_header_pairs (id INTEGER PRIMARY KEY, name TEXT NOT NULL, value TEXT NOT NULL, UNIQUE (name, value));
+   DROP INDEX visits_by_time;
+   CREATE INDEX visits_by_minute ON visits(project_id, (time / 60000));`,
 ];
 
 /** The visit schema version this code writes (component 'visits' in schema_versions). */
@@ -409,9 +418,14 @@ function copyLegacyVisits(db: Database): void {
 
 // Visit fields with columns of their own; every other field is kept in `extras` (JSON).
 const COLUMN_FIELDS = new Set(['request_path', 'request_method', 'received', 'time', 'agent_id', 'agent_type', 'result', 'client_ip', 'referral', 'id', 'project_id']);
+// Fields of `extras` holding headers: stored encoded through the interned pairs when there are some.
+const HEADER_FIELDS = new Set(['request_headers', 'response_headers']);
 
-/** Inserts visits (raw rows only: the rollup pass counts them later); runs inside the caller's transaction. */
-function createWriter(db: Database) {
+/**
+ * Inserts visits (raw rows only: the rollup pass counts them later); runs inside the caller's
+ * transaction. With `pairs`, headers are stored encoded; the caller reports the commit to it.
+ */
+function createWriter(db: Database, pairs?: HeaderPairs) {
   const insert = db.prepare(
     `INSERT INTO visits (id, project_id, time, received, request_method, request_path, path, agent_id, agent_type, result, client_ip, referral, extras)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -424,8 +438,13 @@ function createWriter(db: Database) {
         const { request_path, request_method, received, time, agent_id, agent_type, result, client_ip, referral } = visit;
         // A loop, not rest/spread syntax: on Node 20 spreading a visit object costs microseconds.
         const extras: Record<string, unknown> = {};
-        for (const field in visit) if (!COLUMN_FIELDS.has(field)) extras[field] = visit[field as keyof EnrichedVisit];
-        const row = insert.run(id ?? null, projectId, time, received, request_method, request_path, pathWithoutQuery(request_path), agent_id, agent_type, result, client_ip, referral, JSON.stringify(extras));
+        for (const field in visit) {
+          if (COLUMN_FIELDS.has(field)) continue;
+          const value = visit[field as keyof EnrichedVisit];
+          extras[field] = pairs !== undefined && HEADER_FIELDS.has(field) && value !== undefined ? pairs.encode(value as Record<string, string>) : value;
+        }
+        // The minute index divides integers (an enricher's times are whole milliseconds already).
+        const row = insert.run(id ?? null, projectId, Math.floor(time), received, request_method, request_path, pathWithoutQuery(request_path), agent_id, agent_type, result, client_ip, referral, JSON.stringify(extras));
         ids.push(Number(row.lastInsertRowid));
       }
       return ids;
@@ -499,18 +518,52 @@ function createRollupWriter(db: Database) {
   };
 }
 
-// Raw rows of a time range are read through the time index; those past the watermark (a few
+// Raw rows of a time range are read through the minute index; those past the watermark (a few
 // seconds of traffic) through the id index. The top keys of a chart by agent or path: ten seeks
 // of the key index, not every (hour, key) row of the range (the planner prefers the primary key,
 // which spares it a sort, even when it must read every row).
 function source(table: string | undefined, someKeys: boolean, pending: boolean): string {
-  if (table === undefined) return pending ? 'visits INDEXED BY visits_by_project' : 'visits INDEXED BY visits_by_time';
+  if (table === undefined) return pending ? 'visits INDEXED BY visits_by_project' : 'visits INDEXED BY visits_by_minute';
   if (someKeys && (table === 'visit_by_path_hour' || table === 'visit_by_agent_id_hour')) return `${table} INDEXED BY ${table}_by_key`;
   return table;
 }
 
-function toStoredVisit(row: VisitRow): StoredVisit {
-  return Object.assign(JSON.parse(row.extras) as Record<string, unknown>, {
+/**
+ * The minute of a time as the minute index holds it: SQLite's integer division, which truncates
+ * toward zero (so does Math.trunc). Times are stored as integers, so the division is integral.
+ */
+function indexMinute(time: number): number {
+  return Math.trunc(time / MINUTE_MS);
+}
+
+/**
+ * SQL conditions selecting [from, to): on `bucket` for a rollup; for raw rows on `time`, after
+ * the minutes of the index that can hold such times (stored times are integers, and truncation is
+ * monotonic), or past the watermark id `after` through the id index.
+ */
+function timeRange(rollup: boolean, from: number, to: number, after: number | undefined): { sql: string; params: number[] } {
+  if (rollup) return { sql: ' AND bucket >= ? AND bucket < ?', params: [from, to] };
+  if (after !== undefined) return { sql: ' AND id > ? AND time >= ? AND time < ?', params: [after, from, to] };
+  return { sql: ' AND time / 60000 BETWEEN ? AND ? AND time >= ? AND time < ?', params: [indexMinute(Math.ceil(from)), indexMinute(Math.ceil(to) - 1), from, to] };
+}
+
+/** The stored form of an appended visit: a copy with its id and project. */
+function storedVisit(visit: EnrichedVisit, id: number, projectId: string): StoredVisit {
+  // A loop, not Object.assign or spread: on Node 20 those take a slow generic path for visits.
+  const stored: Record<string, unknown> = {};
+  for (const field in visit) stored[field] = visit[field as keyof EnrichedVisit];
+  stored['id'] = String(id);
+  stored['project_id'] = projectId;
+  return stored as unknown as StoredVisit;
+}
+
+function toStoredVisit(row: VisitRow, pairs: HeaderPairs): StoredVisit {
+  const extras = JSON.parse(row.extras) as Record<string, unknown>;
+  for (const field of HEADER_FIELDS) {
+    const headers = extras[field];
+    if (Array.isArray(headers)) extras[field] = pairs.decode(headers);
+  }
+  return Object.assign(extras, {
     request_path: row.request_path,
     request_method: row.request_method,
     received: row.received,
@@ -588,13 +641,24 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
   // that was a third of the cost of an append. Every 10,000 pages (~40 MB of WAL) it is amortised.
   const checkpointPages = db.pragma('wal_autocheckpoint', { simple: true }) as number;
   if (checkpointPages > 0 && checkpointPages < 10_000) db.pragma('wal_autocheckpoint = 10000');
-  const writer = createWriter(db);
-  const writeGroup = db.transaction((group: readonly Pending[]) =>
+  const pairs = openHeaderPairs(db);
+  const writer = createWriter(db, pairs);
+  const writeGroupTransaction = db.transaction((group: readonly Pending[]) =>
     group.map((item) => {
       const ids = writer.write(item.visits.map((visit) => ({ projectId: item.projectId, visit })));
-      return item.visits.map((visit, i): StoredVisit => Object.assign({}, visit, { id: String(ids[i]), project_id: item.projectId }));
+      return item.visits.map((visit, i) => storedVisit(visit, ids[i]!, item.projectId));
     }),
   );
+  const writeGroup = (group: readonly Pending[]) => {
+    try {
+      const stored = writeGroupTransaction.immediate(group);
+      pairs.committed();
+      return stored;
+    } catch (error) {
+      pairs.rolledBack();
+      throw error;
+    }
+  };
   const fanout = createVisitFanout();
   const statements = new Map<string, BetterSqlite3.Statement>();
   const prepared = (sql: string) => {
@@ -646,7 +710,7 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
     queued = 0;
     if (group.length === 0) return;
     try {
-      const stored = writeGroup.immediate(group);
+      const stored = writeGroup(group);
       commits++;
       settle(group, stored);
     } catch (error) {
@@ -654,7 +718,7 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
       if (group.length === 1) return group[0]!.reject(unavailable(error));
       for (const item of group) {
         try {
-          const stored = writeGroup.immediate([item]);
+          const stored = writeGroup([item]);
           commits++;
           settle([item], stored);
         } catch (itemError) {
@@ -675,7 +739,7 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
   );
   // Only rows the rollups hold: a visit past the watermark would vanish from every count.
   const deleteVisits = db.prepare(
-    'DELETE FROM visits WHERE id IN (SELECT id FROM visits WHERE project_id = ? AND time < ? AND id <= (SELECT watermark FROM visit_rollup_state WHERE id = 1) LIMIT ?)',
+    'DELETE FROM visits WHERE id IN (SELECT id FROM visits WHERE project_id = ? AND time / 60000 <= ? AND time < ? AND id <= (SELECT watermark FROM visit_rollup_state WHERE id = 1) LIMIT ?)',
   );
   const rollupDelete = (table: string, key: string) =>
     db.prepare(`DELETE FROM ${table} WHERE (project_id, bucket, ${key}) IN (SELECT project_id, bucket, ${key} FROM ${table} WHERE bucket < ? LIMIT ?)`);
@@ -716,7 +780,7 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
       const cutoff = now - retentionDays * DAY_MS;
       for (const { id } of projectIds.all()) {
         await drain(() => {
-          const n = deleteVisits.run(id, cutoff, RETENTION_CHUNK).changes;
+          const n = deleteVisits.run(id, indexMinute(Math.ceil(cutoff) - 1), cutoff, RETENTION_CHUNK).changes;
           visits += n;
           return n;
         });
@@ -788,10 +852,11 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
     // A rollup of the query's own width is grouped in its primary-key order (no sort); finer rows
     // are floored to the query's buckets (the modulo keeps times before 1970 in the right bucket).
     const bucket = width === 0 ? '0' : segment.width === width ? 'bucket' : `${time} - ((${time} % ${width}) + ${width}) % ${width}`;
+    const range = timeRange(rollup, segment.from, segment.to, after);
     const sql =
       `SELECT ${bucket} AS bucket, ${column} AS key, ${rollup ? 'sum(count)' : 'count(*)'} AS count ` +
-      `FROM ${source(table, keys !== undefined, after !== undefined)} WHERE project_id = ?${after === undefined ? '' : ' AND id > ?'} AND ${time} >= ? AND ${time} < ?${where.sql} GROUP BY 1, 2`;
-    const params = after === undefined ? [projectId, segment.from, segment.to, ...where.params] : [projectId, after, segment.from, segment.to, ...where.params];
+      `FROM ${source(table, keys !== undefined, after !== undefined)} WHERE project_id = ?${range.sql}${where.sql} GROUP BY 1, 2`;
+    const params = [projectId, ...range.params, ...where.params];
     const rows = prepared(sql).all(...params) as { bucket: number; key: string | null; count: number }[];
     if (rollup && by !== 'path' && by !== 'result') for (const row of rows) if (row.key === NONE) row.key = null;
     return rows;
@@ -862,12 +927,12 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
     const add = (segment: Segment, table: string | undefined, after?: number) => {
       const rollup = table !== undefined;
       const where = filterSql(query.filter, rollup);
-      const time = rollup ? 'bucket' : 'time';
+      const range = timeRange(rollup, segment.from, segment.to, after);
       const sql =
         `SELECT agent_id, min(agent_type) AS agent_type, request_path AS path, ${rollup ? 'sum(count)' : 'count(*)'} AS count, max(${rollup ? 'last' : 'time'}) AS last ` +
-        `FROM ${table ?? source(undefined, false, after !== undefined)} WHERE project_id = ?${after === undefined ? '' : ' AND id > ?'} AND ${time} >= ? AND ${time} < ?${where.sql}` +
+        `FROM ${table ?? source(undefined, false, after !== undefined)} WHERE project_id = ?${range.sql}${where.sql}` +
         `${query.agentsOnly === true ? (rollup ? " AND agent_id != ''" : ' AND agent_id IS NOT NULL') : ''} GROUP BY agent_id, request_path`;
-      const params = after === undefined ? [query.projectId, segment.from, segment.to, ...where.params] : [query.projectId, after, segment.from, segment.to, ...where.params];
+      const params = [query.projectId, ...range.params, ...where.params];
       for (const row of prepared(sql).all(...params) as { agent_id: string | null; agent_type: string | null; path: string; count: number; last: number }[]) {
         const agentId = row.agent_id === NONE ? null : row.agent_id;
         // '' is never an agent id, and the path ends the key.
@@ -925,7 +990,7 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
       }
       sql += ` ORDER BY id ${after === undefined ? 'DESC' : 'ASC'} LIMIT ?`;
       params.push(query.limit);
-      return (prepared(sql).all(...params) as VisitRow[]).map(toStoredVisit);
+      return (prepared(sql).all(...params) as VisitRow[]).map((row) => toStoredVisit(row, pairs));
     },
 
     async stats(query) {
@@ -941,7 +1006,7 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
 
 
     list(projectId, limit = -1) {
-      return listAll.all(projectId, limit).map(toStoredVisit);
+      return listAll.all(projectId, limit).map((row) => toStoredVisit(row, pairs));
     },
     count(projectId) {
       return (projectId === undefined ? countAll.get() : countOf.get(projectId))!.n;

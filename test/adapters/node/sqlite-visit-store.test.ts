@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { serveCommand } from '../../../src/adapters/node/commands/serve.js';
 import { openSqliteStore } from '../../../src/adapters/node/sqlite-store.js';
 import { openSqliteVisitStore, VISIT_SCHEMA_VERSION, type SqliteVisitStoreOptions } from '../../../src/adapters/node/sqlite-visit-store.js';
-import { VisitStoreUnavailableError, type EnrichedVisit, type PathCountsQuery, type StatsQuery } from '../../../src/index.js';
+import { createMemoryVisitStore, VisitStoreUnavailableError, type EnrichedVisit, type PathCountsQuery, type StatsQuery } from '../../../src/index.js';
 import { captureIo } from '../../helpers/cli-io.js';
 import { BASE, describeVisitStore, expectedPathCounts, expectedStats, generateVisits, makeVisit } from '../../visits/store-suite.js';
 
@@ -64,7 +64,7 @@ function progress(db: Database.Database): { watermark: number; last: number } {
 
 /** Every rollup table's visits: each must hold every visit once (retention aside). */
 function rollupTotals(db: Database.Database): Record<string, number> {
-  const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name LIKE 'visit\\_%' ESCAPE '\\' AND name != 'visit_rollup_state'").pluck().all() as string[];
+  const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name LIKE 'visit\\_%' ESCAPE '\\' AND name NOT IN ('visit_rollup_state', 'visit_header_pairs')").pluck().all() as string[];
   return Object.fromEntries(tables.map((table) => [table, (db.prepare(`SELECT coalesce(sum(count), 0) FROM ${table}`).pluck().get() as number) ?? 0]));
 }
 
@@ -206,6 +206,64 @@ describe('openSqliteVisitStore', () => {
     expect(progress(db).watermark).toBe(progress(db).last);
     await expectExact(store, visits, 'prj_x');
     for (const [table, total] of Object.entries(rollupTotals(db))) expect(total, table).toBe(visits.length);
+  });
+
+  it('finds raw rows of any sub-minute range through the minute index, times before 1970 included', async () => {
+    const { db, store } = openFresh({ rollupIntervalMs: 0 });
+    await settled();
+    const times = [-120_001, -60_001, -60_000, -59_999, -30_000, -1, 0, 1, 59_999, 60_000, 119_999, 120_000];
+    await store.append('prj_x', times.map((time) => makeVisit({ time, request_path: `/t${time}` })));
+    const ranges: [number, number][] = [
+      [-60_001, -59_999],
+      [-60_000, 0],
+      [-59_999.5, 0.5],
+      [-1, 1],
+      [0, 60_000],
+      [1, 119_999],
+      [59_999, 60_001],
+      [-120_001, 120_001],
+    ];
+    // The in-memory store is the reference; pathCounts counts exactly [from, to), stats whole buckets from the one holding `from`.
+    const reference = createMemoryVisitStore();
+    await reference.append('prj_x', times.map((time) => makeVisit({ time, request_path: `/t${time}` })));
+    const check = async () => {
+      for (const [from, to] of ranges) {
+        const paths = await store.pathCounts({ projectId: 'prj_x', from, to });
+        expect(paths.reduce((sum, row) => sum + row.count, 0), `[${from}, ${to})`).toBe(times.filter((time) => time >= from && time < to).length);
+        expect(paths).toEqual(await reference.pathCounts({ projectId: 'prj_x', from, to }));
+        for (const interval of ['minute', 'hour'] as const) {
+          const query = { projectId: 'prj_x', from, to, interval, by: 'path', limit: 50 } as const;
+          expect(await store.stats(query), `[${from}, ${to}) by ${interval}`).toEqual(await reference.stats(query));
+        }
+      }
+    };
+    await check(); // every row past the watermark (the id index)
+    await store.rollUp();
+    await check(); // sub-minute edges from raw rows (the minute index), whole minutes from rollups
+    const plan = db
+      .prepare("EXPLAIN QUERY PLAN SELECT count(*) FROM visits INDEXED BY visits_by_minute WHERE project_id = 'prj_x' AND time / 60000 BETWEEN 0 AND 1 AND time >= 0 AND time < 90000")
+      .all() as { detail: string }[];
+    expect(plan.map((row) => row.detail).join(' ')).toMatch(/USING INDEX visits_by_minute \(project_id=\? AND <expr>>\? AND <expr><\?\)/);
+  });
+
+  it('stores repeated header texts once: a visit row keeps ids for them', async () => {
+    const { db, store } = openFresh({ rollupIntervalMs: 0 });
+    const headers = {
+      'user-agent': 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Safari/605.1.15',
+      accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
+      'accept-language': 'de-DE,de;q=0.9,en-US;q=0.8,en;q=0.7',
+      'accept-encoding': 'gzip, deflate, br',
+      'x-forwarded-for': '198.51.100.23',
+    };
+    const visit = makeVisit({ request_headers: headers, response_headers: { 'content-type': 'text/html; charset=utf-8' } } as Partial<EnrichedVisit>);
+    await store.append('prj_x', [visit, visit, visit]);
+    const sizes = db.prepare('SELECT length(extras) FROM visits ORDER BY id').pluck().all() as number[];
+    expect(sizes[2]!).toBeLessThan(sizes[0]! / 3);
+    const [newest] = await store.timeline({ projectId: 'prj_x', limit: 1 });
+    expect(newest).toMatchObject({ request_headers: headers, response_headers: { 'content-type': 'text/html; charset=utf-8' } });
+    // Rows written before pairs existed keep JSON objects, and read back the same.
+    db.prepare("UPDATE visits SET extras = json_object('request_headers', json(?)) WHERE id = 1").run(JSON.stringify(headers));
+    expect((await store.timeline({ projectId: 'prj_x', limit: 3 }))[2]!.request_headers).toEqual(headers);
   });
 
   it('folds new visits in the background every rollupIntervalMs', async () => {
