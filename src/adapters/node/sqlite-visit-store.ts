@@ -86,6 +86,9 @@ const HOUR_MS = INTERVAL_MS.hour;
 const MINUTE_MS = INTERVAL_MS.minute;
 // Rows deleted per retention statement: small enough that an append waits milliseconds, not seconds.
 const RETENTION_CHUNK = 2000;
+// Fine cells remembered from appends for the rollup pass at most: a pass every second keeps far
+// fewer; past it (passes off, or extreme variety) the rows are read back from the table instead.
+const MAX_RECENT_CELLS = 100_000;
 // Raw rows folded per rollup transaction, then appends get their turn: at 10-30 us a visit (many
 // distinct paths, or times spread over days) one transaction holds the event loop 100-300 ms. The
 // more rows one fold sees, the more of them share a cell: 20,000 cost half what 4 x 5,000 do.
@@ -455,10 +458,47 @@ function createWriter(db: Database, pairs?: HeaderPairs) {
 /** A raw row as the rollup pass reads it: id, project, time, request path, path, agent, type, result, referral. */
 type PassRow = [number, string, number, string, string, string | null, string | null, string, string | null];
 
+/** Visits of one (project, minute, agent, type, result, referral, request path): the finest rollup cell. */
+interface FineCell {
+  readonly projectId: string;
+  readonly minute: number;
+  readonly values: Readonly<Record<RollupColumn, string>>;
+  count: number;
+  last: number;
+}
+
+/** Fine cells of some visits, keyed so that equal cells merge. */
+type FineCells = Map<string, FineCell>;
+
+/** Counts one visit into `fine`. */
+function addFine(
+  fine: FineCells,
+  projectId: string,
+  time: number,
+  requestPath: string,
+  path: string,
+  agentId: string | null,
+  agentType: string | null,
+  result: string,
+  referral: string | null,
+): void {
+  const minute = floorTo(time, MINUTE_MS);
+  // The request path last: every field before it is an id, a closed code or '' (no separator).
+  const key = `${projectId}\u0000${minute}\u0000${agentId ?? NONE}\u0000${agentType ?? NONE}\u0000${result}\u0000${referral ?? NONE}\u0000${requestPath}`;
+  const cell = fine.get(key);
+  if (cell !== undefined) {
+    cell.count++;
+    if (time > cell.last) cell.last = time;
+  } else {
+    const values = { agent_id: agentId ?? NONE, agent_type: agentType ?? NONE, result, referral: referral ?? NONE, path, request_path: requestPath };
+    fine.set(key, { projectId, minute, values, count: 1, last: time });
+  }
+}
+
 /**
- * Folds raw rows into every rollup: runs inside the caller's transaction. Rows are first merged
- * by (project, minute, agent, type, result, referral, request path), then each rollup's cells are
- * summed from those, so a chunk of live traffic costs one upsert per distinct cell, not per visit.
+ * Adds fine cells into every rollup: runs inside the caller's transaction. Visits are first merged
+ * into fine cells, then each rollup's cells are summed from those, so a chunk of live traffic
+ * costs one upsert per distinct cell, not per visit.
  */
 function createRollupWriter(db: Database) {
   const statements = ROLLUPS.map((rollup) => {
@@ -470,28 +510,13 @@ function createRollupWriter(db: Database) {
     );
   });
   return {
-    fold(rows: readonly PassRow[]): void {
-      interface Fine {
-        projectId: string;
-        minute: number;
-        values: Record<RollupColumn, string>;
-        count: number;
-        last: number;
-      }
-      const fine = new Map<string, Fine>();
-      for (const [, projectId, time, requestPath, path, agentId, agentType, result, referral] of rows) {
-        const minute = floorTo(time, MINUTE_MS);
-        // The request path last: every field before it is an id, a closed code or '' (no separator).
-        const key = `${projectId}\u0000${minute}\u0000${agentId ?? NONE}\u0000${agentType ?? NONE}\u0000${result}\u0000${referral ?? NONE}\u0000${requestPath}`;
-        const cell = fine.get(key);
-        if (cell !== undefined) {
-          cell.count++;
-          if (time > cell.last) cell.last = time;
-        } else {
-          const values = { agent_id: agentId ?? NONE, agent_type: agentType ?? NONE, result, referral: referral ?? NONE, path, request_path: requestPath };
-          fine.set(key, { projectId, minute, values, count: 1, last: time });
-        }
-      }
+    /** Folds raw rows read back from the table. */
+    foldRows(rows: readonly PassRow[]): void {
+      const fine: FineCells = new Map();
+      for (const [, projectId, time, requestPath, path, agentId, agentType, result, referral] of rows) addFine(fine, projectId, time, requestPath, path, agentId, agentType, result, referral);
+      this.foldCells(fine);
+    },
+    foldCells(fine: FineCells): void {
       ROLLUPS.forEach((rollup, index) => {
         const cells = new Map<string, { params: unknown[]; count: number; last: number }>();
         const columns = [...rollup.key, ...(rollup.extra ?? [])];
@@ -643,21 +668,33 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
   if (checkpointPages > 0 && checkpointPages < 10_000) db.pragma('wal_autocheckpoint = 10000');
   const pairs = openHeaderPairs(db);
   const writer = createWriter(db, pairs);
-  const writeGroupTransaction = db.transaction((group: readonly Pending[]) =>
-    group.map((item) => {
-      const ids = writer.write(item.visits.map((visit) => ({ projectId: item.projectId, visit })));
-      return item.visits.map((visit, i) => storedVisit(visit, ids[i]!, item.projectId));
-    }),
-  );
-  const writeGroup = (group: readonly Pending[]) => {
+  const writeGroupTransaction = db.transaction((group: readonly Pending[]) => group.map((item) => writer.write(item.visits.map((visit) => ({ projectId: item.projectId, visit })))));
+
+  // Fine cells of the rows this process committed, from the first id on while ids run on without
+  // a gap: the pass folds them without reading the rows back (a third of its cost). Rows another
+  // writer put between them, rows before a restart and a map past its bound are read from the table.
+  let recent: { readonly first: number; last: number; readonly fine: FineCells } | undefined;
+  const noteCommitted = (group: readonly Pending[], ids: readonly (readonly number[])[]) => {
+    group.forEach(({ projectId, visits }, g) => {
+      visits.forEach((visit, i) => {
+        const id = ids[g]![i]!;
+        if (recent === undefined || id !== recent.last + 1 || recent.fine.size >= MAX_RECENT_CELLS) recent = { first: id, last: id - 1, fine: new Map() };
+        addFine(recent.fine, projectId, Math.floor(visit.time), visit.request_path, pathWithoutQuery(visit.request_path), visit.agent_id, visit.agent_type, visit.result, visit.referral);
+        recent.last = id;
+      });
+    });
+  };
+  const writeGroup = (group: readonly Pending[]): StoredVisit[][] => {
+    let ids: number[][];
     try {
-      const stored = writeGroupTransaction.immediate(group);
-      pairs.committed();
-      return stored;
+      ids = writeGroupTransaction.immediate(group);
     } catch (error) {
       pairs.rolledBack();
       throw error;
     }
+    pairs.committed();
+    noteCommitted(group, ids);
+    return group.map((item, g) => item.visits.map((visit, i) => storedVisit(visit, ids[g]![i]!, item.projectId)));
   };
   const fanout = createVisitFanout();
   const statements = new Map<string, BetterSqlite3.Statement>();
@@ -677,15 +714,25 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
   const watermarkOf = db.prepare<[], { watermark: number }>('SELECT watermark FROM visit_rollup_state WHERE id = 1');
   const setWatermark = db.prepare('UPDATE visit_rollup_state SET watermark = ? WHERE id = 1');
   const passRows = db
-    .prepare<[number, number]>('SELECT id, project_id, time, request_path, path, agent_id, agent_type, result, referral FROM visits WHERE id > ? ORDER BY id LIMIT ?')
+    .prepare<[number, number, number]>('SELECT id, project_id, time, request_path, path, agent_id, agent_type, result, referral FROM visits WHERE id > ? AND id <= ? ORDER BY id LIMIT ?')
     .raw();
   const rollupWriter = createRollupWriter(db);
-  const foldChunk = db.transaction((): number => {
-    const rows = passRows.all(watermarkOf.get()!.watermark, ROLLUP_CHUNK) as PassRow[];
-    if (rows.length === 0) return 0;
-    rollupWriter.fold(rows);
+  /** Folds the next rows past the watermark: the remembered ones when they come next, else a chunk read from the table. */
+  const foldChunk = db.transaction((remembered: typeof recent): { folded: number; fromMemory: boolean } => {
+    const watermark = watermarkOf.get()!.watermark;
+    if (remembered !== undefined && watermark === remembered.first - 1) {
+      rollupWriter.foldCells(remembered.fine);
+      setWatermark.run(remembered.last);
+      return { folded: remembered.last - watermark, fromMemory: true };
+    }
+    // Up to the remembered rows only, so they can follow from memory; past them (another process
+    // folded them), all of them.
+    const upTo = remembered !== undefined && watermark < remembered.first ? remembered.first - 1 : Number.MAX_SAFE_INTEGER;
+    const rows = passRows.all(watermark, upTo, ROLLUP_CHUNK) as PassRow[];
+    if (rows.length === 0) return { folded: 0, fromMemory: false };
+    rollupWriter.foldRows(rows);
     setWatermark.run(rows[rows.length - 1]![0]);
-    return rows.length;
+    return { folded: rows.length, fromMemory: false };
   });
   const readWatermark = () => watermarkOf.get()!.watermark;
   // Reads of one query see one snapshot: rollups and watermark from the same moment.
@@ -748,11 +795,24 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
   let rolling: Promise<number> | undefined;
   const runRollUp = async (): Promise<number> => {
     let folded = 0;
+    let memoryUsed = false;
     for (;;) {
       if (closed || !db.open) return folded;
-      const n = foldChunk.immediate();
+      const { folded: n, fromMemory } = foldChunk.immediate(memoryUsed ? undefined : recent);
       folded += n;
-      if (n < ROLLUP_CHUNK) return folded;
+      if (fromMemory) {
+        // Committed: the remembered rows are in the rollups (no append runs during the transaction).
+        // Rows another writer appended after them are read from the table next.
+        recent = undefined;
+        memoryUsed = true;
+        continue;
+      }
+      // Remembered rows folded from the table (another process folded them, or they arrived while
+      // this pass read the table) are of no use any more: the next append starts afresh.
+      const watermark = readWatermark();
+      if (recent !== undefined && watermark >= recent.first) recent = undefined;
+      const rememberedNext = !memoryUsed && recent !== undefined && watermark === recent.first - 1;
+      if (n < ROLLUP_CHUNK && !rememberedNext) return folded;
       await yieldTurn();
     }
   };

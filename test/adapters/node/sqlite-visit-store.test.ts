@@ -266,6 +266,40 @@ describe('openSqliteVisitStore', () => {
     expect((await store.timeline({ projectId: 'prj_x', limit: 3 }))[2]!.request_headers).toEqual(headers);
   });
 
+  it('counts every visit once when two processes append to and fold one file in any order', async () => {
+    for (const order of ['a-first', 'b-first'] as const) {
+      const { db, store: a, dir } = openFresh({ rollupIntervalMs: 0 });
+      const dbB = new Database(join(dir.dir, 'visits.db'));
+      const b = openSqliteVisitStore(dbB, { retentionDays: 0, rollupIntervalMs: 0 });
+      cleanups.push(() => {
+        b.close();
+        dbB.close();
+      });
+      await settled();
+      const visits = generateVisits();
+      const third = Math.floor(visits.length / 3);
+      // A's own rows run on, then B's rows break them, then A's again.
+      await a.append('prj_x', visits.slice(0, third));
+      await b.append('prj_x', visits.slice(third, 2 * third));
+      await a.append('prj_x', visits.slice(2 * third, 2 * third + 5));
+      await a.append('prj_x', visits.slice(2 * third + 5));
+      if (order === 'a-first') {
+        expect(await a.rollUp(), order).toBe(visits.length);
+        expect(await b.rollUp(), order).toBe(0);
+      } else {
+        expect(await b.rollUp(), order).toBe(visits.length);
+        expect(await a.rollUp(), order).toBe(0);
+      }
+      for (const [table, total] of Object.entries(rollupTotals(db))) expect(total, `${order} ${table}`).toBe(visits.length);
+      await expectExact(a, visits, 'prj_x');
+      // Both keep folding exactly afterwards.
+      await a.append('prj_x', visits.slice(0, 7));
+      await b.append('prj_x', visits.slice(0, 3));
+      expect((await a.rollUp()) + (await b.rollUp()), order).toBe(10);
+      for (const [table, total] of Object.entries(rollupTotals(db))) expect(total, `${order} ${table}`).toBe(visits.length + 10);
+    }
+  });
+
   it('folds new visits in the background every rollupIntervalMs', async () => {
     const { db, store } = openFresh({ rollupIntervalMs: 20 });
     await store.append('prj_x', [makeVisit(), makeVisit({ time: BASE + DAY })]);
