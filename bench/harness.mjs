@@ -77,3 +77,16 @@ export function shuffle(list, random) {
 export function fmt(rate) {
   return rate >= 1e6 ? `${(rate / 1e6).toFixed(2)} M/s` : `${(rate / 1e3).toFixed(1)} k/s`;
 }
+
+/**
+ * Pins a process (all its threads) to one CPU with Linux `taskset`, so a server measured against
+ * a load generator on the same machine gets exactly one core and the generator another. Returns
+ * false, changing nothing, where taskset or a second CPU is missing.
+ */
+export async function pinToCpu(pid, cpu) {
+  const { availableParallelism } = await import('node:os');
+  const { spawnSync } = await import('node:child_process');
+  if (availableParallelism() < 2) return false;
+  const result = spawnSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
+  return result.status === 0;
+}

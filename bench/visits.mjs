@@ -9,7 +9,7 @@ import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
 import { createApiHandler, createEngine, createVisitEnricher, parseVisit } from '../dist/index.js';
 import { createNodeVerifiers, hashTokenNode, openSqliteStore } from '../dist/node.js';
-import { median, prng, throughput, throughputAsync } from './harness.mjs';
+import { median, pinToCpu, prng, throughput, throughputAsync } from './harness.mjs';
 import { start } from './http.mjs';
 
 const ROUNDS = Number(process.env.BENCH_VISITS_ROUNDS ?? 3);
@@ -280,6 +280,9 @@ export async function run() {
   try {
     const data = join(dir, 'data');
     const ours = await start(['dist/cli.js', 'serve', '--port', '0', '--data-dir', data, '--rate-limit', '0', '--verifiers', 'web-bot-auth,ip-ranges'], join(dir, 'ours.log'));
+    // "On one core": the server (SQLite writes on its main thread) gets CPU 1, this process and
+    // its load generator CPU 0, so they do not take turns on one core or spread over two.
+    const pinned = (await pinToCpu(ours.child.pid, 1)) && (await pinToCpu(process.pid, 0));
     const rates = [];
     const bareRates = [];
     const cpuPerVisit = [];
@@ -310,6 +313,7 @@ export async function run() {
     const ingest = median(rates);
     const bareRate = median(bareRates);
     console.log(`POST /visits, batches of ${BATCH_SIZE} realistic visits (${kib.toFixed(1)} KiB each, ${BODIES} distinct), ${CONNECTIONS} connections, median of ${ROUNDS} x ${SECONDS}s`);
+    console.log(pinned ? '  (server pinned to CPU 1, load generator and JSON.parse loop to CPU 0)' : '  (not pinned: taskset or a second CPU is missing; the server shares the CPUs with the load generator)');
     console.log(`  agentwarden serve -> SQLite   ${Math.round(ingest)} visits/s  (runs: ${rates.map(Math.round).join(', ')}; ${acknowledged} acknowledged, all in SQLite)`);
     console.log(`  bare JSON.parse loop          ${Math.round(bareRate)} visits/s  (runs: ${bareRates.map(Math.round).join(', ')})`);
     console.log(`  ratio ours/bare ${(ingest / bareRate).toFixed(3)}; goal >= ${GOAL} visits/s: ${ingest >= GOAL ? 'met' : 'NOT met'}`);
