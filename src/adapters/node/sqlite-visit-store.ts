@@ -693,7 +693,13 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
       throw error;
     }
     pairs.committed();
-    noteCommitted(group, ids);
+    // Past the commit nothing may throw (the caller would write the group again): visits a
+    // library caller typed oddly are left for the pass to read back from the table.
+    try {
+      noteCommitted(group, ids);
+    } catch {
+      recent = undefined;
+    }
     return group.map((item, g) => item.visits.map((visit, i) => storedVisit(visit, ids[g]![i]!, item.projectId)));
   };
   const fanout = createVisitFanout();
