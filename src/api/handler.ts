@@ -1,7 +1,8 @@
 // The transport-agnostic REST API (DESIGN.md §7): routing, auth, content negotiation, limits and
 // errors live here once; transports only turn their requests into ApiRequest and back.
 import type { Engine } from '../engine.js';
-import { createIdentificationSerializer } from '../identify/identification.js';
+import { headerMapOf } from '../identify/headers.js';
+import { createIdentificationSerializer, type Identification } from '../identify/identification.js';
 import { RobotsOptionsError } from '../robots/errors.js';
 import type { RobotsTxtOptions } from '../robots/options.js';
 import type { Visit } from '../visits/visit.js';
@@ -110,6 +111,16 @@ function ifNoneMatchHits(header: string | undefined, etag: string): boolean {
   });
 }
 
+/** Whether a route answered with a promise (or any thenable) rather than a response. */
+function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown }).then === 'function';
+}
+
+/** The response with the project it was authenticated as, for access logs. */
+function withProject(response: ApiResponse, project: Project): ApiResponse {
+  return response.projectId === undefined ? { ...response, projectId: project.id } : response;
+}
+
 function unauthorized(reason: AuthFailure, header?: string): ApiResponse {
   return problem('unauthorized', authFailureDetail({ reason, header }), { headers: { 'www-authenticate': bearerChallenge(reason) } });
 }
@@ -169,23 +180,39 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
     return failure === undefined ? { ok: true, single: read.single, items: items as RequestItem[] } : { ok: false, response: failure };
   };
 
-  /** A POST route taking one item or an array of them, answering in the same shape and order. */
-  const itemsRoute = <T>(answer: (item: RequestItem) => Promise<T>, serialize: (result: T) => string = JSON.stringify): Route => ({
+  /**
+   * A POST route taking one item or an array of them, answering in the same shape and order.
+   * `answer` may answer synchronously: a single item answered at once then needs no promise here.
+   */
+  const itemsRoute = <T>(answer: (item: RequestItem) => T | Promise<T>, serialize: (result: T) => string = JSON.stringify): Route => ({
     auth: 'token',
     json: true,
-    async run({ request, project }) {
+    run({ request, project }) {
       const body = requestItems(request);
       if (!body.ok) return body.response;
-      if (body.single) return { status: 200, headers: JSON_HEADERS, body: serialize(await answer(body.items[0]!)), projectId: project?.id };
-      const results = await Promise.all(body.items.map(answer));
-      return { status: 200, headers: JSON_HEADERS, body: `[${results.map((result) => serialize(result)).join(',')}]`, projectId: project?.id };
+      const projectId = project?.id;
+      if (body.single) {
+        const result = answer(body.items[0]!);
+        return result instanceof Promise
+          ? result.then((value: T): ApiResponse => ({ status: 200, headers: JSON_HEADERS, body: serialize(value), projectId }))
+          : { status: 200, headers: JSON_HEADERS, body: serialize(result), projectId };
+      }
+      const batch = (results: readonly T[]): ApiResponse => ({ status: 200, headers: JSON_HEADERS, body: `[${results.map((result) => serialize(result)).join(',')}]`, projectId });
+      const answers = body.items.map(answer);
+      // A batch whose answers all came at once is answered at once too.
+      return answers.some((value) => value instanceof Promise) ? Promise.all(answers).then(batch) : batch(answers as T[]);
     },
   });
   const identificationJson = createIdentificationSerializer();
+  // identifyNormalized gives identify's answer for the same headers, synchronously unless a
+  // verifier has to wait, and reads the parsed header object in place. Signatures may cover the
+  // method and path (RFC 9421 §2.2), so items naming them go through identify.
+  const identifyItem = (item: RequestItem): Identification | Promise<Identification> =>
+    typeof item.request_method === 'string' || typeof item.request_path === 'string' ? engine.identify(item) : engine.identifyNormalized(headerMapOf(item.request_headers), item.id);
 
   let openApi: string | undefined;
   const routes: Record<string, Readonly<Record<string, Route>>> = {
-    '/agent-identifications': { POST: itemsRoute((item) => engine.identify(item), identificationJson) },
+    '/agent-identifications': { POST: itemsRoute(identifyItem, identificationJson) },
     '/agent-verifications': { POST: itemsRoute((item) => engine.verify(item)) },
     '/robots-txts': {
       POST: {
@@ -300,6 +327,23 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
   let cachedVersion = projects.tokensVersion?.();
   const now = options.clock === undefined ? () => Date.now() : () => options.clock!.now();
 
+  // The last Authorization value and its token: a client sends the same one with every request.
+  let lastAuthorization: string | undefined;
+  let lastToken = '';
+  /** The bearer token of a request, or undefined when it has none (readBearer says why). */
+  const bearerToken = (headers: ApiRequest['headers']): string | undefined => {
+    const header = headers['authorization'];
+    if (header === lastAuthorization && header !== undefined) return lastToken;
+    const bearer = readBearer(headers);
+    if (!bearer.ok) return undefined;
+    // Only a plain string value decides the token alone (a list is joined, another case is scanned).
+    if (typeof header === 'string') {
+      lastAuthorization = header;
+      lastToken = bearer.token;
+    }
+    return bearer.token;
+  };
+
   /** The cached answer for a token seen valid within the last second, without a promise; undefined to ask the store. */
   const cachedToken = (request: ApiRequest): { ok: true; project: Project; key: string } | undefined => {
     const version = projects.tokensVersion?.();
@@ -308,9 +352,9 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
       cachedVersion = version;
       return undefined;
     }
-    const bearer = readBearer(request.headers);
-    if (!bearer.ok) return undefined;
-    const cached = tokenCache.get(bearer.token);
+    const token = bearerToken(request.headers);
+    if (token === undefined) return undefined;
+    const cached = tokenCache.get(token);
     return cached !== undefined && cached.until > now() ? { ok: true, project: cached.project, key: cached.key } : undefined;
   };
 
@@ -366,7 +410,10 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
     return { ok: true, session, project };
   };
 
-  const dispatch = async (request: ApiRequest): Promise<ApiResponse> => {
+  // The request path is handled synchronously until something has to wait (a token the cache does
+  // not hold, an admin session, a store, a verifier): a request answered at once costs one promise,
+  // the handler's own, instead of one per await on the way.
+  const dispatch = (request: ApiRequest): ApiResponse | Promise<ApiResponse> => {
     const match = router.match(request.method, request.path);
     if (match.kind === 'not-found') return problem('not-found', `There is no resource at ${JSON.stringify(request.path.split('?')[0])}.`);
     if (match.kind === 'method-not-allowed') {
@@ -374,29 +421,35 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
     }
     const route = match.route;
     const queryAt = request.path.indexOf('?');
-    let project: Project | undefined;
-    let session: AdminSession | undefined;
     // token-or-admin: a request with an Authorization header is a token request, whatever cookies it carries.
     const useAdmin = route.auth === 'admin' || (route.auth === 'token-or-admin' && headerValue(request.headers, 'authorization') === undefined && admin !== undefined);
     if (useAdmin) {
-      const auth = await authenticateAdmin(request, parseQuery(request.path, queryAt), route.auth === 'token-or-admin');
-      if (!auth.ok) return auth.response;
-      session = auth.session;
-      project = auth.project;
-    } else if (route.auth !== 'none') {
-      const auth = cachedToken(request) ?? (await authenticate(request));
-      if (!auth.ok) return auth.response;
-      project = auth.project;
-      const decision = limiter?.take(auth.key);
-      if (decision !== undefined && !decision.ok) {
-        return {
-          ...problem('rate-limited', `This token is over its rate limit; retry after ${decision.retryAfterSeconds} s.`, {
-            headers: { 'retry-after': String(decision.retryAfterSeconds) },
-          }),
-          projectId: project.id,
-        };
-      }
+      return authenticateAdmin(request, parseQuery(request.path, queryAt), route.auth === 'token-or-admin').then((auth) =>
+        auth.ok ? serve(route, request, queryAt, auth.project, auth.session) : auth.response,
+      );
     }
+    if (route.auth === 'none') return serve(route, request, queryAt, undefined, undefined);
+    const cached = cachedToken(request);
+    if (cached !== undefined) return admit(route, request, queryAt, cached);
+    return authenticate(request).then((auth) => (auth.ok ? admit(route, request, queryAt, auth) : auth.response));
+  };
+
+  /** A token request past authentication: spends its rate limit, then runs the route. */
+  const admit = (route: Route, request: ApiRequest, queryAt: number, auth: { project: Project; key: string }): ApiResponse | Promise<ApiResponse> => {
+    const decision = limiter?.take(auth.key);
+    if (decision !== undefined && !decision.ok) {
+      return {
+        ...problem('rate-limited', `This token is over its rate limit; retry after ${decision.retryAfterSeconds} s.`, {
+          headers: { 'retry-after': String(decision.retryAfterSeconds) },
+        }),
+        projectId: auth.project.id,
+      };
+    }
+    return serve(route, request, queryAt, auth.project, undefined);
+  };
+
+  /** An authenticated request: content checks of JSON routes, then the route itself. */
+  const serve = (route: Route, request: ApiRequest, queryAt: number, project: Project | undefined, session: AdminSession | undefined): ApiResponse | Promise<ApiResponse> => {
     if (route.json) {
       const contentType = headerValue(request.headers, 'content-type');
       if (!isJsonMediaType(contentType)) {
@@ -412,17 +465,24 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
       }
     }
     const path = (queryAt === -1 ? request.path : request.path.slice(0, queryAt)).slice(router.basePath.length);
-    const response = await route.run(new Context(request, path, queryAt, project, session));
-    return project !== undefined && response.projectId === undefined ? { ...response, projectId: project.id } : response;
+    const response = route.run(new Context(request, path, queryAt, project, session));
+    if (project === undefined) return response;
+    return isThenable(response) ? Promise.resolve(response).then((answered) => withProject(answered, project)) : withProject(response, project);
   };
 
-  return async (request) => {
+  const fail = (error: unknown, request: ApiRequest): ApiResponse => {
+    // The body never carries the error: internals go to the log only (STYLE.md, Errors).
+    onError(error, request);
+    return problem('internal-error', 'An unexpected error occurred. It has been logged.');
+  };
+
+  return (request) => {
+    let response: ApiResponse | PromiseLike<ApiResponse>;
     try {
-      return await dispatch(request);
+      response = dispatch(request);
     } catch (error) {
-      // The body never carries the error: internals go to the log only (STYLE.md, Errors).
-      onError(error, request);
-      return problem('internal-error', 'An unexpected error occurred. It has been logged.');
+      return Promise.resolve(fail(error, request));
     }
+    return isThenable(response) ? Promise.resolve(response).catch((error: unknown) => fail(error, request)) : Promise.resolve(response);
   };
 }

@@ -35,6 +35,17 @@ export function jsonDepth(text: string): number {
   return max;
 }
 
+/**
+ * The number of `[` and `{` in the text, strings included, counted natively and only up to just
+ * past `limit`. Depth never exceeds it, so a body with few brackets (most) skips jsonDepth's scan.
+ */
+function openingBrackets(text: string, limit: number): number {
+  let count = 0;
+  for (let at = text.indexOf('{'); at !== -1 && count <= limit; at = text.indexOf('{', at + 1)) count++;
+  for (let at = text.indexOf('['); at !== -1 && count <= limit; at = text.indexOf('[', at + 1)) count++;
+  return count;
+}
+
 /** Decodes a body as UTF-8 JSON (RFC 8259 §8.1), refusing nesting deeper than `maxDepth`. */
 export function parseJsonBody(body: Uint8Array | undefined, maxDepth: number): JsonBodyResult {
   if (body === undefined || body.byteLength === 0) return { ok: false, reason: 'empty', message: 'The request body is empty; expected JSON.' };
@@ -44,7 +55,7 @@ export function parseJsonBody(body: Uint8Array | undefined, maxDepth: number): J
   } catch {
     return { ok: false, reason: 'invalid-utf8', message: 'The request body is not valid UTF-8.' };
   }
-  const depth = jsonDepth(text);
+  const depth = openingBrackets(text, maxDepth) > maxDepth ? jsonDepth(text) : 0;
   if (depth > maxDepth) {
     return { ok: false, reason: 'too-deep', message: `JSON nesting depth ${depth} exceeds the limit of ${maxDepth}.` };
   }

@@ -109,6 +109,10 @@ describe('JSON bodies', () => {
     const encode = (text: string) => new TextEncoder().encode(text);
     expect(parseJsonBody(encode('[[[]]]'), 2)).toMatchObject({ ok: false, reason: 'too-deep' });
     expect(parseJsonBody(encode('[[]]'), 2)).toEqual({ ok: true, value: [[]] });
+    // Brackets inside strings count toward no depth, however many there are.
+    expect(parseJsonBody(encode('{"a":"{{[[{{[[","b":[{}]}'), 3)).toEqual({ ok: true, value: { a: '{{[[{{[[', b: [{}] } });
+    expect(parseJsonBody(encode('{"a":"{{[[{{[[","b":[{}]}'), 2)).toEqual({ ok: false, reason: 'too-deep', message: 'JSON nesting depth 3 exceeds the limit of 2.' });
+    expect(parseJsonBody(encode('{"a":[{"b":[1]}]}'), 3)).toMatchObject({ ok: false, reason: 'too-deep', message: 'JSON nesting depth 4 exceeds the limit of 3.' });
     expect(parseJsonBody(new Uint8Array([0xc3, 0x28]), 5)).toMatchObject({ ok: false, reason: 'invalid-utf8' });
     expect(parseJsonBody(encode('{'), 5)).toMatchObject({ ok: false, reason: 'invalid-json' });
     expect(parseJsonBody(undefined, 5)).toMatchObject({ ok: false, reason: 'empty' });
