@@ -65,6 +65,22 @@ function forwardedForHops(value: string): string[] {
 }
 
 /**
+ * The address in the X-Forwarded-For hop `skip` places left of the rightmost, as
+ * `parseClientAddress(forwardedForHops(value)[length - 1 - skip])` but without splitting the
+ * list: it runs for every request behind a proxy.
+ */
+function hopFromRight(value: string, skip: number): string | undefined {
+  let end = value.length;
+  for (let i = 0; i < skip; i++) {
+    // lastIndexOf clamps a negative start to 0, so position 0 is checked here, not there.
+    if (end === 0) return undefined;
+    end = value.lastIndexOf(',', end - 1);
+    if (end === -1) return undefined;
+  }
+  return parseClientAddress(value.slice(end === 0 ? 0 : value.lastIndexOf(',', end - 1) + 1, end));
+}
+
+/**
  * The `for=` value of each RFC 7239 forwarded-element, left to right; an element without `for`
  * gives an empty hop. Quoted strings may hold `,` `;` and backslash escapes (RFC 7230 §3.2.6).
  */
@@ -178,7 +194,7 @@ export function createClientIpRule(options: ClientIpOptions = {}): ClientIpRule 
     for (const name of headers) {
       const value = map.get(name);
       if (value === undefined) continue;
-      if (name === 'x-forwarded-for') return pickHop(forwardedForHops(value));
+      if (name === 'x-forwarded-for') return proxies === undefined ? hopFromRight(value, skip) : pickHop(forwardedForHops(value));
       if (name === 'forwarded') return pickHop(forwardedHops(value));
       return value.includes(',') ? undefined : parseClientAddress(value);
     }

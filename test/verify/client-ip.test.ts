@@ -94,6 +94,20 @@ describe('trusted proxies', () => {
     expect(forwarded(headers({ forwarded: 'for=198.51.100.1, for=10.0.0.1, for=10.0.0.2' }))).toBe('198.51.100.1');
   });
 
+  it('picks the same X-Forwarded-For hop as splitting the list at every comma', () => {
+    const hop = fc.oneof(fc.constantFrom('', ' ', '192.0.2.1', ' 203.0.113.7 ', '[2001:db8::1]:443', 'unknown', 'garbage'), fc.string({ maxLength: 6 }));
+    fc.assert(
+      fc.property(fc.array(hop, { minLength: 1, maxLength: 6 }), fc.integer({ min: 0, max: 7 }), (hops, skip) => {
+        const value = hops.join(',');
+        const parts = value.split(',');
+        const expected = parts[parts.length - 1 - skip];
+        const rule = createClientIpRule({ headers: ['x-forwarded-for'], trustedProxies: skip });
+        expect(rule(headers({ 'x-forwarded-for': value }))).toBe(expected === undefined ? undefined : parseClientAddress(expected));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('walks past addresses in trusted CIDRs and stops at the first outside them', () => {
     const rule = createClientIpRule({ headers: ['x-forwarded-for', 'forwarded'], trustedProxies: ['10.0.0.0/8', '2001:db8:ffff::/48', '198.51.100.7'] });
     expect(rule(headers({ 'x-forwarded-for': '66.249.66.1, 203.0.113.5, 10.1.2.3, 198.51.100.7' }))).toBe('203.0.113.5');
