@@ -86,6 +86,9 @@ const HOUR_MS = INTERVAL_MS.hour;
 const MINUTE_MS = INTERVAL_MS.minute;
 // Rows deleted per retention statement: small enough that an append waits milliseconds, not seconds.
 const RETENTION_CHUNK = 2000;
+// Visits written per INSERT statement: each statement costs a call into SQLite and an update of
+// the AUTOINCREMENT counter, which a few rows per statement share (2 us less per visit).
+const ROWS_PER_INSERT = 16;
 // Fine cells remembered from appends for the rollup pass at most: a pass every second keeps far
 // fewer; past it (passes off, or extreme variety) the rows are read back from the table instead.
 const MAX_RECENT_CELLS = 100_000;
@@ -429,15 +432,24 @@ const HEADER_FIELDS = new Set(['request_headers', 'response_headers']);
  * transaction. With `pairs`, headers are stored encoded; the caller reports the commit to it.
  */
 function createWriter(db: Database, pairs?: HeaderPairs) {
-  const insert = db.prepare(
-    `INSERT INTO visits (id, project_id, time, received, request_method, request_path, path, agent_id, agent_type, result, client_ip, referral, extras)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
+  const columns = 'id, project_id, time, received, request_method, request_path, path, agent_id, agent_type, result, client_ip, referral, extras';
+  const row = `(${columns.split(', ').map(() => '?').join(', ')})`;
+  // One INSERT per ROWS_PER_INSERT visits, by the number of rows it takes (prepared when first needed).
+  const inserts = new Map<number, BetterSqlite3.Statement>();
+  const insertOf = (rows: number) => {
+    let statement = inserts.get(rows);
+    if (statement === undefined) inserts.set(rows, (statement = db.prepare(`INSERT INTO visits (${columns}) VALUES ${Array.from({ length: rows }, () => row).join(', ')}`)));
+    return statement;
+  };
   return {
-    /** Stores the visits (in order; `id` only when migrating) and returns their ids. */
+    /** Stores the visits (in order; `id` only when migrating, for every visit) and returns their ids. */
     write(batch: readonly { projectId: string; visit: EnrichedVisit; id?: number }[]): number[] {
-      const ids: number[] = [];
-      for (const { projectId, visit, id } of batch) {
+      const ids: number[] = new Array(batch.length);
+      const params: unknown[] = [];
+      const explicit = batch.length > 0 && batch[0]!.id !== undefined;
+      let first = 0;
+      for (let i = 0; i < batch.length; i++) {
+        const { projectId, visit, id } = batch[i]!;
         const { request_path, request_method, received, time, agent_id, agent_type, result, client_ip, referral } = visit;
         // A loop, not rest/spread syntax: on Node 20 spreading a visit object costs microseconds.
         const extras: Record<string, unknown> = {};
@@ -447,8 +459,14 @@ function createWriter(db: Database, pairs?: HeaderPairs) {
           extras[field] = pairs !== undefined && HEADER_FIELDS.has(field) && value !== undefined ? pairs.encode(value as Record<string, string>) : value;
         }
         // The minute index divides integers (an enricher's times are whole milliseconds already).
-        const row = insert.run(id ?? null, projectId, Math.floor(time), received, request_method, request_path, pathWithoutQuery(request_path), agent_id, agent_type, result, client_ip, referral, JSON.stringify(extras));
-        ids.push(Number(row.lastInsertRowid));
+        params.push(id ?? null, projectId, Math.floor(time), received, request_method, request_path, pathWithoutQuery(request_path), agent_id, agent_type, result, client_ip, referral, JSON.stringify(extras));
+        const rows = i - first + 1;
+        if (rows < ROWS_PER_INSERT && i < batch.length - 1) continue;
+        const last = Number(insertOf(rows).run(params).lastInsertRowid);
+        // One statement's rows take consecutive ids (AUTOINCREMENT, and this transaction is the only writer).
+        for (let k = 0; k < rows; k++) ids[first + k] = explicit ? batch[first + k]!.id! : last - rows + 1 + k;
+        params.length = 0;
+        first = i + 1;
       }
       return ids;
     },

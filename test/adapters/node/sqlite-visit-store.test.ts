@@ -300,6 +300,22 @@ describe('openSqliteVisitStore', () => {
     }
   });
 
+  it('returns the ids the rows got, for batches of any size written several rows per statement', async () => {
+    const { store, dir } = openFresh();
+    const other = new Database(join(dir.dir, 'visits.db'));
+    cleanups.push(() => other.close());
+    const appended: { id: string; request_path: string }[] = [];
+    for (const size of [1, 15, 16, 17, 37, 100]) {
+      const batch = Array.from({ length: size }, (_, i) => makeVisit({ request_path: `/${size}/${i}` }));
+      appended.push(...(await store.append('prj_x', batch)));
+      // Another writer takes ids in between: the next batch's ids must still be its rows'.
+      other.prepare("INSERT INTO visits (project_id, time, received, request_method, request_path, path, result, extras) VALUES ('prj_y', 0, 0, 'GET', '/', '/', 'unknown_agent', '{}')").run();
+    }
+    const stored = store.list('prj_x');
+    expect(stored.map((visit) => [visit.id, visit.request_path])).toEqual(appended.map((visit) => [visit.id, visit.request_path]));
+    expect(new Set(stored.map((visit) => visit.id)).size).toBe(186);
+  });
+
   it('folds new visits in the background every rollupIntervalMs', async () => {
     const { db, store } = openFresh({ rollupIntervalMs: 20 });
     await store.append('prj_x', [makeVisit(), makeVisit({ time: BASE + DAY })]);
