@@ -6,7 +6,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { median } from './harness.mjs';
+import { median, pinToCpu } from './harness.mjs';
 
 const root = join(import.meta.dirname, '..');
 const ROUNDS = Number(process.env.BENCH_HTTP_ROUNDS ?? 3);
@@ -90,6 +90,9 @@ export async function run() {
   const dir = mkdtempSync(join(tmpdir(), 'agentwarden-bench-'));
   const ours = await start(['dist/cli.js', 'serve', '--port', '0', '--data-dir', join(dir, 'data'), '--rate-limit', '1000000000', '--verifiers', 'web-bot-auth,ip-ranges', ...SERVE_ARGS], join(dir, 'ours.log'));
   const bare = await start(['-e', BARE], join(dir, 'bare.log'));
+  // Each server (loaded in turns, never together) gets CPU 1 to itself and autocannon CPU 0:
+  // unpinned, the two processes take turns on both CPUs and the ratio moves with the scheduler.
+  const pinned = (await pinToCpu(ours.child.pid, 1)) && (await pinToCpu(bare.child.pid, 1)) && (await pinToCpu(process.pid, 0));
   try {
     // Warm up both (JIT, caches), then alternate so machine noise hits both alike.
     await load(bare.url, 'x', SINGLE, 1);
@@ -102,7 +105,7 @@ export async function run() {
     }
     const o = median(oursRates);
     const b = median(bareRates);
-    console.log(`http single item, ${CONNECTIONS} connections, median of ${ROUNDS} x ${SECONDS}s`);
+    console.log(`http single item, ${CONNECTIONS} connections, median of ${ROUNDS} x ${SECONDS}s${pinned ? ' (each server pinned to CPU 1, autocannon to CPU 0)' : ' (not pinned: taskset or a second CPU is missing)'}`);
     console.log(`  agentwarden serve POST /agent-identifications  ${Math.round(o)} req/s  (runs: ${oursRates.map(Math.round).join(', ')})`);
     console.log(`  bare node:http JSON parse + fixed JSON          ${Math.round(b)} req/s  (runs: ${bareRates.map(Math.round).join(', ')})`);
     console.log(`  ratio ours/bare ${(o / b).toFixed(2)} (goal >= 0.80)`);
