@@ -253,8 +253,8 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
             const at = read.single ? undefined : index;
             if (typeof item === 'object' && item !== null) {
               const base = at === undefined ? '' : pointerTo('', at);
-              checkHeaderLimits((item as Record<string, unknown>)['request_headers'], pointerTo(base, 'request_headers'), limits, tooLarge);
-              checkHeaderLimits((item as Record<string, unknown>)['response_headers'], pointerTo(base, 'response_headers'), limits, tooLarge);
+              checkHeaderLimits((item as Record<string, unknown>)['request_headers'], base, 'request_headers', limits, tooLarge);
+              checkHeaderLimits((item as Record<string, unknown>)['response_headers'], base, 'response_headers', limits, tooLarge);
             }
             const parsed = parseVisit(item, at);
             if (parsed.ok) accepted.push(parsed.visit);

@@ -34,10 +34,11 @@ export function readItems(body: unknown, limits: ApiLimits): ItemsResult {
 }
 
 /**
- * Checks a header object against the per-item limits; pushes a 413-class error when past them.
- * Type errors are left to the item validators.
+ * Checks the header object at `field` of the item at `base` against the per-item limits; pushes a
+ * 413-class error when past them (its pointer built only then). Type errors are left to the item
+ * validators.
  */
-export function checkHeaderLimits(value: unknown, pointer: string, limits: ApiLimits, tooLarge: FieldError[]): void {
+export function checkHeaderLimits(value: unknown, base: string, field: string, limits: ApiLimits, tooLarge: FieldError[]): void {
   if (!isPlainObject(value)) return;
   let count = 0;
   let chars = 0;
@@ -49,9 +50,9 @@ export function checkHeaderLimits(value: unknown, pointer: string, limits: ApiLi
     else if (Array.isArray(item)) for (const part of item) if (typeof part === 'string') chars += part.length;
   }
   if (count > limits.maxHeadersPerItem) {
-    tooLarge.push({ pointer, code: 'max-headers', message: `${count} headers; at most ${limits.maxHeadersPerItem} are accepted per item` });
+    tooLarge.push({ pointer: pointerTo(base, field), code: 'max-headers', message: `${count} headers; at most ${limits.maxHeadersPerItem} are accepted per item` });
   } else if (chars > limits.maxHeaderCharsPerItem) {
-    tooLarge.push({ pointer, code: 'max-header-size', message: `${chars} characters of headers; at most ${limits.maxHeaderCharsPerItem} are accepted per item` });
+    tooLarge.push({ pointer: pointerTo(base, field), code: 'max-header-size', message: `${chars} characters of headers; at most ${limits.maxHeaderCharsPerItem} are accepted per item` });
   }
 }
 
@@ -84,7 +85,7 @@ export function validateRequestItem(value: unknown, pointer: string, limits: Api
   if (headers === undefined) errors.push({ pointer: headersPointer, code: 'required', message: 'request_headers is required' });
   else if (!isPlainObject(headers)) errors.push({ pointer: headersPointer, code: 'type', message: 'must be an object of header names to string or string[] values' });
   else {
-    checkHeaderLimits(headers, headersPointer, limits, tooLarge);
+    checkHeaderLimits(headers, pointer, 'request_headers', limits, tooLarge);
     for (const name of Object.keys(headers)) {
       const v = headers[name];
       if (!(typeof v === 'string' || (Array.isArray(v) && v.every((part) => typeof part === 'string')))) {

@@ -693,14 +693,17 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
   // writer put between them, rows before a restart and a map past its bound are read from the table.
   let recent: { readonly first: number; last: number; readonly fine: FineCells } | undefined;
   const noteCommitted = (group: readonly Pending[], ids: readonly (readonly number[])[]) => {
-    group.forEach(({ projectId, visits }, g) => {
-      visits.forEach((visit, i) => {
-        const id = ids[g]![i]!;
+    for (let g = 0; g < group.length; g++) {
+      const { projectId, visits } = group[g]!;
+      const groupIds = ids[g]!;
+      for (let i = 0; i < visits.length; i++) {
+        const visit = visits[i]!;
+        const id = groupIds[i]!;
         if (recent === undefined || id !== recent.last + 1 || recent.fine.size >= MAX_RECENT_CELLS) recent = { first: id, last: id - 1, fine: new Map() };
         addFine(recent.fine, projectId, Math.floor(visit.time), visit.request_path, pathWithoutQuery(visit.request_path), visit.agent_id, visit.agent_type, visit.result, visit.referral);
         recent.last = id;
-      });
-    });
+      }
+    }
   };
   const writeGroup = (group: readonly Pending[]): StoredVisit[][] => {
     let ids: number[][];
