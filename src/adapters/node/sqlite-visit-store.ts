@@ -592,9 +592,8 @@ function timeRange(rollup: boolean, from: number, to: number, after: number | un
 
 /** The stored form of an appended visit: a copy with its id and project. */
 function storedVisit(visit: EnrichedVisit, id: number, projectId: string): StoredVisit {
-  // A loop, not Object.assign or spread: on Node 20 those take a slow generic path for visits.
-  const stored: Record<string, unknown> = {};
-  for (const field in visit) stored[field] = visit[field as keyof EnrichedVisit];
+  // Object.assign of the visit alone, then the new fields: as in enrich.ts, the fast copy on Node 20.
+  const stored = Object.assign({}, visit) as unknown as Record<string, unknown>;
   stored['id'] = String(id);
   stored['project_id'] = projectId;
   return stored as unknown as StoredVisit;
