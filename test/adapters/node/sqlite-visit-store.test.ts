@@ -448,6 +448,41 @@ describe('openSqliteVisitStore', () => {
     check.close();
   });
 
+  it('upgrades a database of visit schema 2 in place: old rows keep reading and counting', async () => {
+    const dir = tempDir();
+    cleanups.push(dir.cleanup);
+    const file = join(dir.dir, 'visits.db');
+    const headers = { 'user-agent': 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)', accept: '*/*' };
+    {
+      // Schema 2 as it shipped: the exact-time index, no header pairs, headers as JSON objects.
+      const db = new Database(file);
+      db.pragma('journal_mode = WAL');
+      const store = openSqliteVisitStore(db, { retentionDays: 0, rollupIntervalMs: 0 });
+      store.close();
+      db.exec(`DROP INDEX visits_by_minute; DROP TABLE visit_header_pairs; CREATE INDEX visits_by_time ON visits(project_id, time);
+        UPDATE schema_versions SET version = 2 WHERE component = 'visits'`);
+      db.prepare("INSERT INTO visits (project_id, time, received, request_method, request_path, path, agent_id, agent_type, result, client_ip, referral, extras) VALUES ('prj_x', ?, ?, 'GET', '/a?b=1', '/a', 'googlebot', 'Search Engine Crawler', 'verified', '66.249.66.1', NULL, ?)").run(
+        BASE + 90_000,
+        BASE + 91_000,
+        JSON.stringify({ request_headers: headers, response_status_code: 200 }),
+      );
+      db.close();
+    }
+    const { db, store } = openFresh({ rollupIntervalMs: 0 }, { dir: dir.dir, cleanup: () => undefined });
+    expect(db.prepare("SELECT version FROM schema_versions WHERE component = 'visits'").pluck().get()).toBe(VISIT_SCHEMA_VERSION);
+    expect(db.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND name IN ('visits_by_time', 'visits_by_minute')").pluck().all()).toEqual(['visits_by_minute']);
+    await store.append('prj_x', [makeVisit({ time: BASE + 100_000, request_headers: headers })]);
+    const timeline = await store.timeline({ projectId: 'prj_x', limit: 10 });
+    expect(timeline.map((visit) => visit.request_headers)).toEqual([headers, headers]);
+    expect(timeline[1]).toMatchObject({ id: '1', request_path: '/a?b=1', response_status_code: 200, agent_id: 'googlebot' });
+    // The old row is counted from raw rows (a sub-minute range) and after the pass from rollups.
+    const query = { projectId: 'prj_x', from: BASE + 60_000, to: BASE + 120_000, interval: 'minute', by: 'agent' } as const;
+    expect((await store.stats(query)).total).toBe(2);
+    expect((await store.pathCounts({ projectId: 'prj_x', from: BASE + 89_000, to: BASE + 95_000 })).map((row) => row.path)).toEqual(['/a?b=1']);
+    expect(await store.rollUp()).toBe(2);
+    expect((await store.stats(query)).total).toBe(2);
+  });
+
   it('refuses a database with a newer visit schema, and bad options by name', () => {
     const { db } = openFresh();
     db.prepare("UPDATE schema_versions SET version = ? WHERE component = 'visits'").run(VISIT_SCHEMA_VERSION + 1);
