@@ -65,14 +65,13 @@ export function openHeaderPairs(db: BetterSqlite3.Database, options: HeaderPairs
   const pairs = new Map<number, readonly [string, string]>();
   let sightings = new Map<string, Set<string>>();
   let sighted = 0;
-  // Pairs interned by the transaction in progress: known to this process only once it commits.
-  let fresh: [string, string, number][] = [];
-  let freshIds: Map<string, Map<string, number>> | undefined;
+  // Pairs interned by the transaction in progress (name -> value -> id): known to this process
+  // only once it commits.
+  let fresh = new Map<string, Map<string, number>>();
+  let freshCount = 0;
 
   const remember = (name: string, value: string, id: number) => {
-    let values = ids.get(name);
-    if (values === undefined) ids.set(name, (values = new Map()));
-    values.set(value, id);
+    setPair(ids, name, value, id);
     pairs.set(id, [name, value]);
   };
   for (const row of db.prepare<[], { id: number; name: string; value: string }>('SELECT id, name, value FROM visit_header_pairs').all()) remember(row.name, row.value, row.id);
@@ -91,16 +90,18 @@ export function openHeaderPairs(db: BetterSqlite3.Database, options: HeaderPairs
       sighted++;
       return undefined;
     }
-    const pending = freshIds?.get(name)?.get(value);
+    const pending = fresh.get(name)?.get(value);
     if (pending !== undefined) return pending;
-    if (pairs.size + fresh.length >= maxPairs) return undefined;
+    if (pairs.size + freshCount >= maxPairs) return undefined;
     const id = intern.get(name, value)!.id;
-    fresh.push([name, value, id]);
-    freshIds ??= new Map();
-    let values = freshIds.get(name);
-    if (values === undefined) freshIds.set(name, (values = new Map()));
-    values.set(value, id);
+    setPair(fresh, name, value, id);
+    freshCount++;
     return id;
+  };
+
+  const forgetFresh = () => {
+    fresh = new Map();
+    freshCount = 0;
   };
 
   return {
@@ -136,14 +137,17 @@ export function openHeaderPairs(db: BetterSqlite3.Database, options: HeaderPairs
       return headers;
     },
     committed() {
-      for (const [name, value, id] of fresh) remember(name, value, id);
-      fresh = [];
-      freshIds = undefined;
+      for (const [name, values] of fresh) for (const [value, id] of values) remember(name, value, id);
+      forgetFresh();
     },
-    rolledBack() {
-      fresh = [];
-      freshIds = undefined;
-    },
+    rolledBack: forgetFresh,
     size: () => pairs.size,
   };
+}
+
+/** Sets name -> value -> id in a two-level map. */
+function setPair(map: Map<string, Map<string, number>>, name: string, value: string, id: number): void {
+  let values = map.get(name);
+  if (values === undefined) map.set(name, (values = new Map()));
+  values.set(value, id);
 }
