@@ -479,7 +479,10 @@ describe('openSqliteVisitStore', () => {
     const query = { projectId: 'prj_x', from: BASE + 60_000, to: BASE + 120_000, interval: 'minute', by: 'agent' } as const;
     expect((await store.stats(query)).total).toBe(2);
     expect((await store.pathCounts({ projectId: 'prj_x', from: BASE + 89_000, to: BASE + 95_000 })).map((row) => row.path)).toEqual(['/a?b=1']);
-    expect(await store.rollUp()).toBe(2);
+    // The pass at open may already have folded the old row, so count what the rollups hold, not what this call folded.
+    await store.rollUp();
+    expect(progress(db)).toEqual({ watermark: 2, last: 2 });
+    for (const total of Object.values(rollupTotals(db))) expect(total).toBe(2);
     expect((await store.stats(query)).total).toBe(2);
   });
 
