@@ -184,9 +184,13 @@ const VISIT_MIGRATIONS: readonly string[] = [
   // Raw rows are found by minute, not by time: SDKs send batches late, so visit times arrive out
   // of order and an index on the exact time took a page write per visit (scattered over the last
   // seconds of entries), where entries of one minute sit in id order and a batch's land together.
+  // The response's status and duration get columns: JSON.stringify formats a fractional duration
+  // slowly (half of a row's extras cost), and rows written before keep both in extras.
   `CREATE TABLE visit_header_pairs (id INTEGER PRIMARY KEY, name TEXT NOT NULL, value TEXT NOT NULL, UNIQUE (name, value));
    DROP INDEX visits_by_time;
-   CREATE INDEX visits_by_minute ON visits(project_id, (time / 60000));`,
+   CREATE INDEX visits_by_minute ON visits(project_id, (time / 60000));
+   ALTER TABLE visits ADD COLUMN response_status_code INTEGER;
+   ALTER TABLE visits ADD COLUMN response_duration_in_milliseconds REAL;`,
 ];
 
 /** The visit schema version this code writes (component 'visits' in schema_versions). */
@@ -253,6 +257,8 @@ interface VisitRow {
   result: string;
   client_ip: string | null;
   referral: string | null;
+  response_status_code: number | null;
+  response_duration_in_milliseconds: number | null;
   extras: string;
 }
 
@@ -350,20 +356,17 @@ function migrate(db: Database): void {
     // for the write lock: read the version again under the lock.
     const current = versionOf.get()?.version ?? 0;
     check(current);
-    let rebuild = false;
-    for (let version = current; version < VISIT_MIGRATIONS.length; version++) {
-      // The project store's first migration made a bare `visits` table (no enrichment columns): keep
-      // its rows, moved into the new table below with their ids.
-      const legacy = version === 0 && db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'visits'").get() !== undefined;
-      if (legacy) db.exec('ALTER TABLE visits RENAME TO visits_v1');
-      db.exec(VISIT_MIGRATIONS[version]!);
-      if (legacy) {
-        copyLegacyVisits(db);
-        db.exec('DROP TABLE visits_v1');
-        rebuild = true;
-      }
+    // The project store's first migration made a bare `visits` table (no enrichment columns): keep
+    // its rows, moved into the new table with their ids once it has every column the writer fills.
+    const legacy = current === 0 && db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'visits'").get() !== undefined;
+    if (legacy) db.exec('ALTER TABLE visits RENAME TO visits_v1');
+    for (let version = current; version < VISIT_MIGRATIONS.length; version++) db.exec(VISIT_MIGRATIONS[version]!);
+    if (legacy) {
+      copyLegacyVisits(db);
+      db.exec('DROP TABLE visits_v1');
+      // Never rolled up: the pass rebuilds the rollups from the raw rows.
+      db.exec('UPDATE visit_rollup_state SET watermark = 0');
     }
-    if (rebuild) db.exec('UPDATE visit_rollup_state SET watermark = 0');
     db.prepare("INSERT INTO schema_versions (component, version) VALUES ('visits', ?) ON CONFLICT (component) DO UPDATE SET version = excluded.version").run(VISIT_MIGRATIONS.length);
   }).immediate();
 }
@@ -424,6 +427,9 @@ function copyLegacyVisits(db: Database): void {
 
 // Visit fields with columns of their own; every other field is kept in `extras` (JSON).
 const COLUMN_FIELDS = new Set(['request_path', 'request_method', 'received', 'time', 'agent_id', 'agent_type', 'result', 'client_ip', 'referral', 'id', 'project_id']);
+// Optional numeric fields with columns of their own when they are numbers (NULL when absent); a
+// value of another type (a library caller's) stays in `extras`, so it reads back as it was.
+const NUMBER_COLUMN_FIELDS = new Set(['response_status_code', 'response_duration_in_milliseconds']);
 // Fields of `extras` holding headers: stored encoded through the interned pairs when there are some.
 const HEADER_FIELDS = new Set(['request_headers', 'response_headers']);
 
@@ -432,7 +438,7 @@ const HEADER_FIELDS = new Set(['request_headers', 'response_headers']);
  * transaction. With `pairs`, headers are stored encoded; the caller reports the commit to it.
  */
 function createWriter(db: Database, pairs?: HeaderPairs) {
-  const columns = 'id, project_id, time, received, request_method, request_path, path, agent_id, agent_type, result, client_ip, referral, extras';
+  const columns = 'id, project_id, time, received, request_method, request_path, path, agent_id, agent_type, result, client_ip, referral, response_status_code, response_duration_in_milliseconds, extras';
   const row = `(${columns.split(', ').map(() => '?').join(', ')})`;
   // One INSERT per ROWS_PER_INSERT visits, by the number of rows it takes (prepared when first needed).
   const inserts = new Map<number, BetterSqlite3.Statement>();
@@ -450,16 +456,33 @@ function createWriter(db: Database, pairs?: HeaderPairs) {
       let first = 0;
       for (let i = 0; i < batch.length; i++) {
         const { projectId, visit, id } = batch[i]!;
-        const { request_path, request_method, received, time, agent_id, agent_type, result, client_ip, referral } = visit;
+        const { request_path, request_method, received, time, agent_id, agent_type, result, client_ip, referral, response_status_code: status, response_duration_in_milliseconds: duration } = visit;
         // A loop, not rest/spread syntax: on Node 20 spreading a visit object costs microseconds.
         const extras: Record<string, unknown> = {};
         for (const field in visit) {
           if (COLUMN_FIELDS.has(field)) continue;
           const value = visit[field as keyof EnrichedVisit];
+          if (typeof value === 'number' && NUMBER_COLUMN_FIELDS.has(field)) continue;
           extras[field] = pairs !== undefined && HEADER_FIELDS.has(field) && value !== undefined ? pairs.encode(value as Record<string, string>) : value;
         }
         // The minute index divides integers (an enricher's times are whole milliseconds already).
-        params.push(id ?? null, projectId, Math.floor(time), received, request_method, request_path, pathWithoutQuery(request_path), agent_id, agent_type, result, client_ip, referral, JSON.stringify(extras));
+        params.push(
+          id ?? null,
+          projectId,
+          Math.floor(time),
+          received,
+          request_method,
+          request_path,
+          pathWithoutQuery(request_path),
+          agent_id,
+          agent_type,
+          result,
+          client_ip,
+          referral,
+          typeof status === 'number' ? status : null,
+          typeof duration === 'number' ? duration : null,
+          JSON.stringify(extras),
+        );
         const rows = i - first + 1;
         if (rows < ROWS_PER_INSERT && i < batch.length - 1) continue;
         const last = Number(insertOf(rows).run(params).lastInsertRowid);
@@ -605,6 +628,8 @@ function toStoredVisit(row: VisitRow, pairs: HeaderPairs): StoredVisit {
     const headers = extras[field];
     if (Array.isArray(headers)) extras[field] = pairs.decode(headers);
   }
+  if (row.response_status_code !== null) extras['response_status_code'] = row.response_status_code;
+  if (row.response_duration_in_milliseconds !== null) extras['response_duration_in_milliseconds'] = row.response_duration_in_milliseconds;
   return Object.assign(extras, {
     request_path: row.request_path,
     request_method: row.request_method,

@@ -266,6 +266,21 @@ describe('openSqliteVisitStore', () => {
     expect((await store.timeline({ projectId: 'prj_x', limit: 3 }))[2]!.request_headers).toEqual(headers);
   });
 
+  it('keeps a numeric status and duration in columns, and a value of another type in extras, as it was', async () => {
+    const { db, store } = openFresh({ rollupIntervalMs: 0 });
+    const numeric = makeVisit({ response_status_code: 503, response_duration_in_milliseconds: 0.1 + 0.2 });
+    // A library caller may hand append() what parseVisit would refuse; it must read back unchanged.
+    const odd = makeVisit({ response_status_code: '200' as unknown as number, response_duration_in_milliseconds: null as unknown as number });
+    const bare = makeVisit();
+    await store.append('prj_x', [numeric, odd, bare]);
+    const rows = db.prepare('SELECT response_status_code AS status, response_duration_in_milliseconds AS duration, extras FROM visits ORDER BY id').all() as { status: number | null; duration: number | null; extras: string }[];
+    expect(rows.map(({ status, duration }) => [status, duration])).toEqual([[503, 0.30000000000000004], [null, null], [null, null]]);
+    expect(JSON.parse(rows[0]!.extras)).not.toHaveProperty('response_status_code');
+    const timeline = await store.timeline({ projectId: 'prj_x', limit: 3 });
+    expect(timeline.map(({ id: _id, project_id: _p, ...visit }) => visit)).toEqual([bare, odd, numeric]);
+    expect(timeline[2]!.response_duration_in_milliseconds).toBe(0.1 + 0.2);
+  });
+
   it('counts every visit once when two processes append to and fold one file in any order', async () => {
     for (const order of ['a-first', 'b-first'] as const) {
       const { db, store: a, dir } = openFresh({ rollupIntervalMs: 0 });
@@ -460,6 +475,7 @@ describe('openSqliteVisitStore', () => {
       const store = openSqliteVisitStore(db, { retentionDays: 0, rollupIntervalMs: 0 });
       store.close();
       db.exec(`DROP INDEX visits_by_minute; DROP TABLE visit_header_pairs; CREATE INDEX visits_by_time ON visits(project_id, time);
+        ALTER TABLE visits DROP COLUMN response_status_code; ALTER TABLE visits DROP COLUMN response_duration_in_milliseconds;
         UPDATE schema_versions SET version = 2 WHERE component = 'visits'`);
       db.prepare("INSERT INTO visits (project_id, time, received, request_method, request_path, path, agent_id, agent_type, result, client_ip, referral, extras) VALUES ('prj_x', ?, ?, 'GET', '/a?b=1', '/a', 'googlebot', 'Search Engine Crawler', 'verified', '66.249.66.1', NULL, ?)").run(
         BASE + 90_000,
