@@ -184,13 +184,17 @@ const VISIT_MIGRATIONS: readonly string[] = [
   // Raw rows are found by minute, not by time: SDKs send batches late, so visit times arrive out
   // of order and an index on the exact time took a page write per visit (scattered over the last
   // seconds of entries), where entries of one minute sit in id order and a batch's land together.
-  // The response's status and duration get columns: JSON.stringify formats a fractional duration
-  // slowly (half of a row's extras cost), and rows written before keep both in extras.
+  // Fields every visit has get columns rather than keys in extras: the keys cost bytes per row
+  // (a fifth of a row), and JSON.stringify formats a fractional duration slowly. Rows written
+  // before keep them in extras.
   `CREATE TABLE visit_header_pairs (id INTEGER PRIMARY KEY, name TEXT NOT NULL, value TEXT NOT NULL, UNIQUE (name, value));
    DROP INDEX visits_by_time;
    CREATE INDEX visits_by_minute ON visits(project_id, (time / 60000));
    ALTER TABLE visits ADD COLUMN response_status_code INTEGER;
-   ALTER TABLE visits ADD COLUMN response_duration_in_milliseconds REAL;`,
+   ALTER TABLE visits ADD COLUMN response_duration_in_milliseconds REAL;
+   ALTER TABLE visits ADD COLUMN created TEXT;
+   ALTER TABLE visits ADD COLUMN request_headers TEXT;
+   ALTER TABLE visits ADD COLUMN response_headers TEXT;`,
 ];
 
 /** The visit schema version this code writes (component 'visits' in schema_versions). */
@@ -259,6 +263,9 @@ interface VisitRow {
   referral: string | null;
   response_status_code: number | null;
   response_duration_in_milliseconds: number | null;
+  created: string | null;
+  request_headers: string | null;
+  response_headers: string | null;
   extras: string;
 }
 
@@ -425,20 +432,32 @@ function copyLegacyVisits(db: Database): void {
   }
 }
 
-// Visit fields with columns of their own; every other field is kept in `extras` (JSON).
+// Visit fields with columns of their own; every other field is kept in `extras` (JSON; '' for none).
 const COLUMN_FIELDS = new Set(['request_path', 'request_method', 'received', 'time', 'agent_id', 'agent_type', 'result', 'client_ip', 'referral', 'id', 'project_id']);
-// Optional numeric fields with columns of their own when they are numbers (NULL when absent); a
-// value of another type (a library caller's) stays in `extras`, so it reads back as it was.
-const NUMBER_COLUMN_FIELDS = new Set(['response_status_code', 'response_duration_in_milliseconds']);
-// Fields of `extras` holding headers: stored encoded through the interned pairs when there are some.
-const HEADER_FIELDS = new Set(['request_headers', 'response_headers']);
+// Optional fields with columns of their own (NULL when absent) when their value has the type a
+// visit gives them; a value of another type (a library caller's) stays in `extras`, so it reads
+// back as it was. Headers are stored as JSON, encoded through the interned pairs when there are some.
+const OPTIONAL_COLUMNS = ['response_status_code', 'response_duration_in_milliseconds', 'created', 'request_headers', 'response_headers'] as const;
+type OptionalColumn = (typeof OPTIONAL_COLUMNS)[number];
+const OPTIONAL_FIELDS: ReadonlySet<string> = new Set(OPTIONAL_COLUMNS);
+const HEADER_COLUMNS: ReadonlySet<string> = new Set(['request_headers', 'response_headers']);
+
+/** The column value of an optional field, or undefined when its value belongs in extras. */
+function optionalColumnValue(field: string, value: unknown, pairs: HeaderPairs | undefined): number | string | undefined {
+  if (field === 'created') return typeof value === 'string' ? value : undefined;
+  if (HEADER_COLUMNS.has(field)) {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+    return JSON.stringify(pairs === undefined ? value : pairs.encode(value as Record<string, string>));
+  }
+  return typeof value === 'number' ? value : undefined;
+}
 
 /**
  * Inserts visits (raw rows only: the rollup pass counts them later); runs inside the caller's
  * transaction. With `pairs`, headers are stored encoded; the caller reports the commit to it.
  */
 function createWriter(db: Database, pairs?: HeaderPairs) {
-  const columns = 'id, project_id, time, received, request_method, request_path, path, agent_id, agent_type, result, client_ip, referral, response_status_code, response_duration_in_milliseconds, extras';
+  const columns = `id, project_id, time, received, request_method, request_path, path, agent_id, agent_type, result, client_ip, referral, ${OPTIONAL_COLUMNS.join(', ')}, extras`;
   const row = `(${columns.split(', ').map(() => '?').join(', ')})`;
   // One INSERT per ROWS_PER_INSERT visits, by the number of rows it takes (prepared when first needed).
   const inserts = new Map<number, BetterSqlite3.Statement>();
@@ -456,14 +475,16 @@ function createWriter(db: Database, pairs?: HeaderPairs) {
       let first = 0;
       for (let i = 0; i < batch.length; i++) {
         const { projectId, visit, id } = batch[i]!;
-        const { request_path, request_method, received, time, agent_id, agent_type, result, client_ip, referral, response_status_code: status, response_duration_in_milliseconds: duration } = visit;
+        const { request_path, request_method, received, time, agent_id, agent_type, result, client_ip, referral } = visit;
         // A loop, not rest/spread syntax: on Node 20 spreading a visit object costs microseconds.
-        const extras: Record<string, unknown> = {};
+        const optional: Partial<Record<OptionalColumn, number | string>> = {};
+        let extras: Record<string, unknown> | undefined;
         for (const field in visit) {
           if (COLUMN_FIELDS.has(field)) continue;
           const value = visit[field as keyof EnrichedVisit];
-          if (typeof value === 'number' && NUMBER_COLUMN_FIELDS.has(field)) continue;
-          extras[field] = pairs !== undefined && HEADER_FIELDS.has(field) && value !== undefined ? pairs.encode(value as Record<string, string>) : value;
+          const column = OPTIONAL_FIELDS.has(field) ? optionalColumnValue(field, value, pairs) : undefined;
+          if (column !== undefined) optional[field as OptionalColumn] = column;
+          else if (value !== undefined) (extras ??= {})[field] = value;
         }
         // The minute index divides integers (an enricher's times are whole milliseconds already).
         params.push(
@@ -479,9 +500,12 @@ function createWriter(db: Database, pairs?: HeaderPairs) {
           result,
           client_ip,
           referral,
-          typeof status === 'number' ? status : null,
-          typeof duration === 'number' ? duration : null,
-          JSON.stringify(extras),
+          optional.response_status_code ?? null,
+          optional.response_duration_in_milliseconds ?? null,
+          optional.created ?? null,
+          optional.request_headers ?? null,
+          optional.response_headers ?? null,
+          extras === undefined ? '' : JSON.stringify(extras),
         );
         const rows = i - first + 1;
         if (rows < ROWS_PER_INSERT && i < batch.length - 1) continue;
@@ -623,13 +647,16 @@ function storedVisit(visit: EnrichedVisit, id: number, projectId: string): Store
 }
 
 function toStoredVisit(row: VisitRow, pairs: HeaderPairs): StoredVisit {
-  const extras = JSON.parse(row.extras) as Record<string, unknown>;
-  for (const field of HEADER_FIELDS) {
-    const headers = extras[field];
-    if (Array.isArray(headers)) extras[field] = pairs.decode(headers);
+  const extras = (row.extras === '' ? {} : JSON.parse(row.extras)) as Record<string, unknown>;
+  for (const field of OPTIONAL_COLUMNS) {
+    const value = row[field];
+    if (value === null) continue;
+    if (!HEADER_COLUMNS.has(field)) extras[field] = value;
+    else {
+      const headers = JSON.parse(value as string) as unknown;
+      extras[field] = Array.isArray(headers) ? pairs.decode(headers) : headers;
+    }
   }
-  if (row.response_status_code !== null) extras['response_status_code'] = row.response_status_code;
-  if (row.response_duration_in_milliseconds !== null) extras['response_duration_in_milliseconds'] = row.response_duration_in_milliseconds;
   return Object.assign(extras, {
     request_path: row.request_path,
     request_method: row.request_method,

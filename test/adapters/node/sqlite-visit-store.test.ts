@@ -257,27 +257,43 @@ describe('openSqliteVisitStore', () => {
     };
     const visit = makeVisit({ request_headers: headers, response_headers: { 'content-type': 'text/html; charset=utf-8' } } as Partial<EnrichedVisit>);
     await store.append('prj_x', [visit, visit, visit]);
-    const sizes = db.prepare('SELECT length(extras) FROM visits ORDER BY id').pluck().all() as number[];
+    const sizes = db.prepare('SELECT length(request_headers) + length(response_headers) FROM visits ORDER BY id').pluck().all() as number[];
     expect(sizes[2]!).toBeLessThan(sizes[0]! / 3);
     const [newest] = await store.timeline({ projectId: 'prj_x', limit: 1 });
     expect(newest).toMatchObject({ request_headers: headers, response_headers: { 'content-type': 'text/html; charset=utf-8' } });
     // Rows written before pairs existed keep JSON objects, and read back the same.
-    db.prepare("UPDATE visits SET extras = json_object('request_headers', json(?)) WHERE id = 1").run(JSON.stringify(headers));
+    db.prepare("UPDATE visits SET extras = json_object('request_headers', json(?)), request_headers = NULL WHERE id = 1").run(JSON.stringify(headers));
     expect((await store.timeline({ projectId: 'prj_x', limit: 3 }))[2]!.request_headers).toEqual(headers);
   });
 
-  it('keeps a numeric status and duration in columns, and a value of another type in extras, as it was', async () => {
+  it('keeps the fields visits have in columns, a value of another type in extras, and reads both back as they were', async () => {
     const { db, store } = openFresh({ rollupIntervalMs: 0 });
-    const numeric = makeVisit({ response_status_code: 503, response_duration_in_milliseconds: 0.1 + 0.2 });
+    const typical = makeVisit({
+      response_status_code: 503,
+      response_duration_in_milliseconds: 0.1 + 0.2,
+      created: '2026-03-01T09:59:00.000Z',
+      response_headers: { 'content-type': 'text/html' },
+    });
     // A library caller may hand append() what parseVisit would refuse; it must read back unchanged.
-    const odd = makeVisit({ response_status_code: '200' as unknown as number, response_duration_in_milliseconds: null as unknown as number });
+    const odd = makeVisit({
+      response_status_code: '200' as unknown as number,
+      response_duration_in_milliseconds: null as unknown as number,
+      created: 5 as unknown as string,
+      request_headers: ['user-agent', 'x'] as unknown as Record<string, string>,
+      is_blocked: true,
+    } as Partial<EnrichedVisit>);
     const bare = makeVisit();
-    await store.append('prj_x', [numeric, odd, bare]);
-    const rows = db.prepare('SELECT response_status_code AS status, response_duration_in_milliseconds AS duration, extras FROM visits ORDER BY id').all() as { status: number | null; duration: number | null; extras: string }[];
-    expect(rows.map(({ status, duration }) => [status, duration])).toEqual([[503, 0.30000000000000004], [null, null], [null, null]]);
-    expect(JSON.parse(rows[0]!.extras)).not.toHaveProperty('response_status_code');
+    await store.append('prj_x', [typical, odd, bare]);
+    const rows = (db.prepare('SELECT response_status_code, response_duration_in_milliseconds, created, request_headers IS NOT NULL AS headers, extras FROM visits ORDER BY id').raw().all() as unknown[][]).map(
+      (row) => [...row.slice(0, 4), row[4] === '' ? '' : JSON.parse(row[4] as string)],
+    );
+    expect(rows).toEqual([
+      [503, 0.30000000000000004, '2026-03-01T09:59:00.000Z', 1, ''],
+      [null, null, null, 0, { response_status_code: '200', response_duration_in_milliseconds: null, created: 5, request_headers: ['user-agent', 'x'], is_blocked: true }],
+      [null, null, null, 1, ''],
+    ]);
     const timeline = await store.timeline({ projectId: 'prj_x', limit: 3 });
-    expect(timeline.map(({ id: _id, project_id: _p, ...visit }) => visit)).toEqual([bare, odd, numeric]);
+    expect(timeline.map(({ id: _id, project_id: _p, ...visit }) => visit)).toEqual([bare, odd, typical]);
     expect(timeline[2]!.response_duration_in_milliseconds).toBe(0.1 + 0.2);
   });
 
@@ -476,6 +492,7 @@ describe('openSqliteVisitStore', () => {
       store.close();
       db.exec(`DROP INDEX visits_by_minute; DROP TABLE visit_header_pairs; CREATE INDEX visits_by_time ON visits(project_id, time);
         ALTER TABLE visits DROP COLUMN response_status_code; ALTER TABLE visits DROP COLUMN response_duration_in_milliseconds;
+        ALTER TABLE visits DROP COLUMN created; ALTER TABLE visits DROP COLUMN request_headers; ALTER TABLE visits DROP COLUMN response_headers;
         UPDATE schema_versions SET version = 2 WHERE component = 'visits'`);
       db.prepare("INSERT INTO visits (project_id, time, received, request_method, request_path, path, agent_id, agent_type, result, client_ip, referral, extras) VALUES ('prj_x', ?, ?, 'GET', '/a?b=1', '/a', 'googlebot', 'Search Engine Crawler', 'verified', '66.249.66.1', NULL, ?)").run(
         BASE + 90_000,
