@@ -5,8 +5,9 @@
 import type BetterSqlite3 from 'better-sqlite3';
 
 /**
- * Headers as stored: a number is an interned pair's id; a name followed by its value is a pair
- * kept inline. Header order is kept.
+ * Headers as stored: a positive number is an interned pair's id; a negative number -id followed
+ * by a value is the name of pair id (interned as (name, '')) with that value; a name followed by
+ * its value is a pair kept inline. Header order is kept.
  */
 export type EncodedHeaders = (number | string)[];
 
@@ -109,10 +110,18 @@ export function openHeaderPairs(db: BetterSqlite3.Database, options: HeaderPairs
       const encoded: EncodedHeaders = [];
       for (const name in headers) {
         const value = headers[name]!;
-        let id = ids.get(name)?.get(value);
+        const values = ids.get(name);
+        let id = values?.get(value);
         if (id === undefined && !PER_VISITOR.has(name) && value.length <= maxValueLength) id = secondSighting(name, value);
-        if (id === undefined) encoded.push(name, value);
-        else encoded.push(id);
+        if (id !== undefined) {
+          encoded.push(id);
+          continue;
+        }
+        // A value kept inline (an address, a request id) still has a name that repeats: its
+        // number saves the name's bytes in every row (interned by the same second-sighting rule).
+        const nameId = values?.get('') ?? (name.length <= maxValueLength ? secondSighting(name, '') : undefined);
+        if (nameId === undefined) encoded.push(name, value);
+        else encoded.push(-nameId, value);
       }
       return encoded;
     },
@@ -121,15 +130,16 @@ export function openHeaderPairs(db: BetterSqlite3.Database, options: HeaderPairs
       for (let i = 0; i < encoded.length; i++) {
         const item = encoded[i];
         if (typeof item === 'number') {
-          let pair = pairs.get(item);
+          const id = Math.abs(item);
+          let pair = pairs.get(id);
           if (pair === undefined) {
-            const row = byId.get(item);
+            const row = byId.get(id);
             // Never written without its pair (one transaction); a missing one means a damaged file.
-            if (row === undefined) throw new RangeError(`stored visit refers to header pair ${item}, which the database lacks`);
-            remember(row.name, row.value, item);
+            if (row === undefined) throw new RangeError(`stored visit refers to header pair ${id}, which the database lacks`);
+            remember(row.name, row.value, id);
             pair = [row.name, row.value];
           }
-          headers[pair[0]] = pair[1];
+          headers[pair[0]] = item > 0 ? pair[1] : String(encoded[++i]);
         } else {
           headers[String(item)] = String(encoded[++i]);
         }

@@ -51,9 +51,11 @@ describe('openHeaderPairs', () => {
     expect(first.every((item) => typeof item === 'string')).toBe(true);
     expect(pairs.size()).toBe(0);
     const second = encodeCommitted(db, pairs, CHROME);
-    // Everything but the two address headers became an id.
-    expect(second.filter((item) => typeof item === 'number')).toHaveLength(4);
-    expect(pairs.size()).toBe(4);
+    // Everything but the two address headers became an id; those keep their values inline, after
+    // the number of their name.
+    expect(second).toEqual([expect.any(Number), expect.any(Number), expect.any(Number), expect.any(Number), '203.0.113.9, 162.158.1.2', expect.any(Number), '203.0.113.9', expect.any(Number)]);
+    expect(second.filter((item) => typeof item === 'number' && item < 0)).toHaveLength(2);
+    expect(pairs.size()).toBe(6);
     const third = encodeCommitted(db, pairs, { ...CHROME, 'x-forwarded-for': '198.51.100.7' });
     expect(JSON.stringify(third).length).toBeLessThan(JSON.stringify(CHROME).length / 3);
     for (const encoded of [first, second]) {
@@ -69,8 +71,15 @@ describe('openHeaderPairs', () => {
     const pairs = openHeaderPairs(db);
     const headers = { 'x-forwarded-for': '203.0.113.9', 'x-real-ip': '203.0.113.9', forwarded: 'for=203.0.113.9', 'true-client-ip': '203.0.113.9' };
     for (let i = 0; i < 5; i++) encodeCommitted(db, pairs, headers);
-    expect(pairs.size()).toBe(0);
-    expect(db.prepare('SELECT count(*) FROM visit_header_pairs').pluck().get()).toBe(0);
+    // Only their names, each once, with an empty value.
+    expect(db.prepare('SELECT name, value FROM visit_header_pairs ORDER BY id').raw().all()).toEqual(Object.keys(headers).map((name) => [name, '']));
+    const encoded = encodeCommitted(db, pairs, { ...headers, 'x-real-ip': '198.51.100.4' });
+    expect(encoded.filter((item) => typeof item === 'string')).toEqual(['203.0.113.9', '198.51.100.4', 'for=203.0.113.9', '203.0.113.9']);
+    expect(pairs.decode(encoded)).toEqual({ ...headers, 'x-real-ip': '198.51.100.4' });
+    // A header sent with an empty value is that very pair, and reads back as sent.
+    const empty = encodeCommitted(db, pairs, { 'x-real-ip': '' });
+    expect(empty).toEqual([expect.any(Number)]);
+    expect(pairs.decode(empty)).toEqual({ 'x-real-ip': '' });
   });
 
   it('forgets pairs interned by a transaction that rolled back, and never hands out their ids', () => {
@@ -103,7 +112,7 @@ describe('openHeaderPairs', () => {
     encodeCommitted(dbB, b, CHROME);
     const fromB = encodeCommitted(dbB, b, CHROME);
     expect(fromB).toEqual(fromA);
-    expect(db.prepare('SELECT count(*) FROM visit_header_pairs').pluck().get()).toBe(4);
+    expect(db.prepare('SELECT count(*) FROM visit_header_pairs').pluck().get()).toBe(6);
     // A third opener, started before anything was interned, decodes through the table.
     const c = openHeaderPairs(openDatabase(path).db);
     expect(c.decode(fromA)).toEqual(CHROME);
