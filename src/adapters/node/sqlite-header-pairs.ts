@@ -33,12 +33,23 @@ export interface HeaderPairs {
   size(): number;
 }
 
-// Headers that carry the visitor's own address: they repeat only per visitor, and interning them
-// would fill the table with addresses instead of the texts every visitor shares.
-const PER_VISITOR = new Set(['x-forwarded-for', 'x-real-ip', 'cf-connecting-ip', 'true-client-ip', 'forwarded', 'x-client-ip', 'fastly-client-ip', 'x-cluster-client-ip']);
+// Headers whose values are never interned (their names are): values that repeat only per visitor
+// or per message would fill the table (and its bound) instead of the texts every visitor shares.
+// A busy site sends two visits in one second, so the second-sighting rule alone would let dates,
+// sizes and per-page validators in.
+const NEVER_INTERNED = new Set([
+  // The visitor's own address.
+  'x-forwarded-for', 'x-real-ip', 'cf-connecting-ip', 'true-client-ip', 'forwarded', 'x-client-ip', 'fastly-client-ip', 'x-cluster-client-ip',
+  // Per message: sizes, times, validators, cookies, signatures.
+  'content-length', 'date', 'expires', 'last-modified', 'age', 'etag', 'if-none-match', 'if-modified-since', 'cookie', 'set-cookie',
+  'signature', 'signature-input', 'content-digest', 'digest',
+  // Per request: trace and request ids.
+  'traceparent', 'tracestate', 'baggage', 'sentry-trace', 'x-request-id', 'request-id', 'x-correlation-id', 'x-amzn-trace-id',
+  'x-cloud-trace-context', 'cf-ray', 'x-b3-traceid', 'x-b3-spanid', 'x-vercel-id', 'fly-request-id',
+]);
 
-// A pair is interned the second time it is seen (ids, trace headers and dates are seen once and
-// never fill the table). Sightings are remembered up to this many, then forgotten all at once.
+// A pair is interned the second time it is seen (a one-off value of any other header is seen once
+// and never fills the table). Sightings are remembered up to this many, then forgotten all at once.
 const MAX_SIGHTINGS = 50_000;
 
 /**
@@ -112,7 +123,7 @@ export function openHeaderPairs(db: BetterSqlite3.Database, options: HeaderPairs
         const value = headers[name]!;
         const values = ids.get(name);
         let id = values?.get(value);
-        if (id === undefined && !PER_VISITOR.has(name) && value.length <= maxValueLength) id = secondSighting(name, value);
+        if (id === undefined && !NEVER_INTERNED.has(name) && value.length <= maxValueLength) id = secondSighting(name, value);
         if (id !== undefined) {
           encoded.push(id);
           continue;

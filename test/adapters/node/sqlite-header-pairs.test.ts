@@ -82,6 +82,18 @@ describe('openHeaderPairs', () => {
     expect(pairs.decode(empty)).toEqual({ 'x-real-ip': '' });
   });
 
+  it('never interns per-message values (sizes, dates, validators, signatures, trace ids), even when two visits share one', () => {
+    const { db } = openDatabase();
+    const pairs = openHeaderPairs(db);
+    const response = { 'content-type': 'text/html', 'content-length': '1450', date: 'Sun, 22 Nov 2026 05:30:00 GMT', etag: '"abc"', 'cf-ray': '8e1f-FRA', signature: 'sig1=:AAAA:' };
+    for (let i = 0; i < 3; i++) encodeCommitted(db, pairs, response);
+    const interned = db.prepare("SELECT name FROM visit_header_pairs WHERE value != '' ORDER BY id").pluck().all();
+    expect(interned).toEqual(['content-type']);
+    const encoded = encodeCommitted(db, pairs, response);
+    expect(encoded.filter((item) => typeof item === 'string')).toEqual(['1450', 'Sun, 22 Nov 2026 05:30:00 GMT', '"abc"', '8e1f-FRA', 'sig1=:AAAA:']);
+    expect(pairs.decode(encoded)).toEqual(response);
+  });
+
   it('forgets pairs interned by a transaction that rolled back, and never hands out their ids', () => {
     const { db, path } = openDatabase();
     const pairs = openHeaderPairs(db);
