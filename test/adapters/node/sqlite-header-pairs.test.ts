@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openHeaderPairs, type EncodedHeaders, type HeaderPairs } from '../../../src/adapters/node/sqlite-header-pairs.js';
 
@@ -128,6 +129,41 @@ describe('openHeaderPairs', () => {
     // A third opener, started before anything was interned, decodes through the table.
     const c = openHeaderPairs(openDatabase(path).db);
     expect(c.decode(fromA)).toEqual(CHROME);
+  });
+
+  it('decodes whatever it encoded, in order, through rollbacks, bounds and a second opener (property)', () => {
+    // Few names and values, so pairs and names repeat and get interned; tricky names among them.
+    const name = fc.constantFrom('user-agent', 'accept', 'x-forwarded-for', 'date', 'content-length', 'constructor', 'toString', '5', '-1', 'x', '');
+    const value = fc.oneof(fc.constantFrom('', 'a', 'text/html', '203.0.113.9', '-1', '5'), fc.string({ unit: 'binary', maxLength: 12 }));
+    const step = fc.record({ headers: fc.dictionary(name, value, { maxKeys: 6 }), rollBack: fc.boolean() });
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 1, maxLength: 25 }), fc.integer({ min: 0, max: 8 }), (steps, maxPairs) => {
+        const { db, path } = openDatabase();
+        const pairs = openHeaderPairs(db, { maxPairs, maxValueLength: 8 });
+        const stored: { headers: Record<string, string>; text: string }[] = [];
+        for (const { headers, rollBack } of steps) {
+          if (rollBack) {
+            expect(() => db.transaction(() => {
+              pairs.encode(headers);
+              throw new Error('rolled back');
+            }).immediate()).toThrow('rolled back');
+            pairs.rolledBack();
+          } else {
+            stored.push({ headers, text: JSON.stringify(encodeCommitted(db, pairs, headers)) });
+          }
+        }
+        expect(pairs.size()).toBeLessThanOrEqual(maxPairs);
+        const other = openHeaderPairs(openDatabase(path).db);
+        for (const { headers, text } of stored) {
+          for (const reader of [pairs, other]) {
+            const decoded = reader.decode(JSON.parse(text) as unknown[]);
+            expect(decoded).toEqual(headers);
+            expect(Object.keys(decoded)).toEqual(Object.keys(headers));
+          }
+        }
+      }),
+      { numRuns: 200 },
+    );
   });
 
   it('keeps pairs inline past maxPairs, values past maxValueLength, and any text exactly', () => {
