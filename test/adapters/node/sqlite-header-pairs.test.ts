@@ -1,6 +1,6 @@
 // Interned header pairs: what goes in comes back in order, pairs are interned on their second
-// sighting only, addresses never, a rolled-back transaction leaves no id behind, and two openers
-// of one file (two processes) agree on every id.
+// sighting only, per-visitor and per-message values never (their names are), a rolled-back
+// transaction leaves no id behind, and two openers of one file (two processes) agree on every id.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
