@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { serveCommand } from '../../../src/adapters/node/commands/serve.js';
 import { openSqliteStore } from '../../../src/adapters/node/sqlite-store.js';
@@ -295,6 +296,44 @@ describe('openSqliteVisitStore', () => {
     const timeline = await store.timeline({ projectId: 'prj_x', limit: 3 });
     expect(timeline.map(({ id: _id, project_id: _p, ...visit }) => visit)).toEqual([bare, odd, typical]);
     expect(timeline[2]!.response_duration_in_milliseconds).toBe(0.1 + 0.2);
+  });
+
+  it('reads back every visit as appended, whatever its optional fields hold (property)', async () => {
+    const { store } = openFresh({ rollupIntervalMs: 0 });
+    const headers = fc.dictionary(fc.constantFrom('user-agent', 'accept', 'x-forwarded-for', 'date', 'constructor', '7'), fc.string({ maxLength: 8 }), { maxKeys: 4 });
+    // What parseVisit gives these fields, and what a library caller might pass instead.
+    const anything = fc.oneof(
+      fc.constant(undefined),
+      fc.constant(null),
+      fc.boolean(),
+      fc.integer(),
+      fc.double({ noNaN: true, noDefaultInfinity: true }).filter((n) => !Object.is(n, -0)),
+      fc.string({ maxLength: 8 }),
+      headers,
+      fc.array(fc.string({ maxLength: 4 }), { maxLength: 3 }),
+    );
+    const optional = fc.record(
+      {
+        response_status_code: fc.oneof(fc.integer({ min: 100, max: 599 }), anything),
+        response_duration_in_milliseconds: fc.oneof(fc.double({ min: 0, max: 1e6, noNaN: true }).filter((n) => !Object.is(n, -0)), anything),
+        created: fc.oneof(fc.date({ noInvalidDate: true }).map((date) => date.toISOString()), anything),
+        request_headers: fc.oneof(headers, anything),
+        response_headers: fc.oneof(headers, anything),
+        is_blocked: anything,
+      },
+      { requiredKeys: [] },
+    );
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(optional, { minLength: 1, maxLength: 20 }), async (fields) => {
+        const projectId = `prj_p${run++}`;
+        const sent = fields.map((over) => ({ ...makeVisit(), ...over }) as EnrichedVisit);
+        await store.append(projectId, sent);
+        const read = await store.timeline({ projectId, limit: 1000 });
+        expect(read.reverse().map(({ id: _id, project_id: _p, ...visit }) => visit)).toEqual(sent);
+      }),
+      { numRuns: 150 },
+    );
   });
 
   it('counts every visit once when two processes append to and fold one file in any order', async () => {
