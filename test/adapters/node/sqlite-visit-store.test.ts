@@ -330,7 +330,7 @@ describe('openSqliteVisitStore', () => {
         const sent = fields.map((over) => ({ ...makeVisit(), ...over }) as EnrichedVisit);
         await store.append(projectId, sent);
         const read = await store.timeline({ projectId, limit: 1000 });
-        expect(read.reverse().map(({ id: _id, project_id: _p, ...visit }) => visit)).toEqual(sent);
+        expect([...read].reverse().map(({ id: _id, project_id: _p, ...visit }) => visit)).toEqual(sent);
       }),
       { numRuns: 150 },
     );
