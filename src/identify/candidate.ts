@@ -1,6 +1,5 @@
 // Picks the agent a request claims to be: the Signature-Agent origin first (browser-based agents
 // such as ChatGPT's send a plain Chrome UA), then the User-Agent; results cached per header values.
-import { LRUCache } from 'lru-cache';
 import type { Catalog } from '../catalog/catalog.js';
 import type { Agent } from '../catalog/types.js';
 
@@ -26,8 +25,38 @@ export function agentFromSignatureAgent(catalog: Catalog, value: string): Agent 
   return found ? undefined : catalog.matchSignatureAgent(value.trim());
 }
 
-// lru-cache stores objects only: a frozen marker records "no agent" so misses are cached too.
+// A frozen marker records "no agent", so misses are cached too.
 const NONE: { readonly none: true } = Object.freeze({ none: true });
+
+/**
+ * A bounded memo in two generations of up to half the bound each: when the newer fills, it
+ * becomes the older and the older is dropped; a hit in the older moves to the newer. Entries in
+ * use survive as in an LRU, at a plain Map lookup per hit (lru-cache's bookkeeping cost more than
+ * the lookup itself on the identification path, which meets the same few user agents again and again).
+ */
+function createMemo<V>(max: number): { get(key: string): V | undefined; set(key: string, value: V): void } {
+  // At most max entries in all (two for a bound of one).
+  const half = Math.max(1, Math.floor(max / 2));
+  let newer = new Map<string, V>();
+  let older = new Map<string, V>();
+  const set = (key: string, value: V) => {
+    if (newer.size >= half) {
+      older = newer;
+      newer = new Map();
+    }
+    newer.set(key, value);
+  };
+  return {
+    get(key) {
+      const hit = newer.get(key);
+      if (hit !== undefined) return hit;
+      const old = older.get(key);
+      if (old !== undefined) set(key, old);
+      return old;
+    },
+    set,
+  };
+}
 
 /**
  * Builds the candidate finder for a catalog.
@@ -42,16 +71,16 @@ export function createCandidateFinder(catalog: Catalog, cache: CandidateCacheOpt
   }
   const max = cache.max ?? 10_000;
   if (!Number.isInteger(max) || max < 1) throw new RangeError(`cache.max must be a positive integer, got ${String(max)}`);
-  const lru = new LRUCache<string, Agent | typeof NONE>({ max });
+  const memo = createMemo<Agent | typeof NONE>(max);
   return (headers) => {
     const userAgent = headers.get('user-agent') ?? '';
     const signatureAgent = headers.get('signature-agent');
     // The key holds exactly the header values that decide the match.
     const key = signatureAgent === undefined ? userAgent : `${userAgent}\n${signatureAgent}`;
-    const hit = lru.get(key);
+    const hit = memo.get(key);
     if (hit !== undefined) return hit === NONE ? undefined : (hit as Agent);
     const agent = find(userAgent, signatureAgent);
-    lru.set(key, agent ?? NONE);
+    memo.set(key, agent ?? NONE);
     return agent;
   };
 }

@@ -1,5 +1,7 @@
 // Identification: the REST result shape, header handling, Signature-Agent vs User-Agent, cache, verifier chain.
 import { describe, expect, it } from 'vitest';
+import type { Catalog } from '../../src/catalog/catalog.js';
+import { createCandidateFinder } from '../../src/identify/candidate.js';
 import { createCatalog, createEngine, type Agent, type Verifier } from '../../src/index.js';
 
 const agents: Agent[] = [
@@ -132,6 +134,26 @@ describe('identify: cache', () => {
         expect(await cached.identify({ request_headers: headers })).toEqual(await uncached.identify({ request_headers: headers }));
       }
     }
+  });
+
+  it('matches each user agent once while cached, keeps the ones in use and stays within its bound', () => {
+    const matched: string[] = [];
+    // A catalog that records what it is asked: a cache hit asks nothing.
+    const counting = { matchUserAgent: (ua: string) => (matched.push(ua), undefined), matchSignatureAgent: () => undefined } as unknown as Catalog;
+    const find = createCandidateFinder(counting, { max: 4 });
+    const ask = (ua: string) => find(new Map([['user-agent', ua]]));
+    for (let i = 0; i < 3; i++) ask('hot');
+    expect(matched).toEqual(['hot']);
+    // Many others pass through while 'hot' stays in use: it is never matched again.
+    for (let i = 0; i < 20; i++) {
+      ask(`cold-${i}`);
+      ask('hot');
+    }
+    expect(matched.filter((ua) => ua === 'hot')).toHaveLength(1);
+    // The bound: after four newer entries, the first cold one is gone and is matched again.
+    matched.length = 0;
+    ask('cold-0');
+    expect(matched).toEqual(['cold-0']);
   });
 
   it('rejects a bad cache size at creation, naming the option', () => {
