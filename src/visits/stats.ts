@@ -19,7 +19,10 @@ export function bucketStart(time: number, interval: StatsInterval): number {
 
 /** A request path without its query string or fragment: the `path` stats dimension. */
 export function pathWithoutQuery(path: string): string {
-  const end = path.search(/[?#]/);
+  // Two indexOf calls, not a regex search: this runs two or three times per stored visit.
+  const query = path.indexOf('?');
+  const fragment = path.indexOf('#');
+  const end = query === -1 ? fragment : fragment === -1 || query < fragment ? query : fragment;
   return end === -1 ? path : path.slice(0, end);
 }
 

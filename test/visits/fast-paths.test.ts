@@ -1,11 +1,12 @@
 // The visit pipeline's fast paths give exactly what the straightforward code gives: secret-header
-// suffix checks, header joining, created normalisation, Referer host extraction, identification
-// from one normalised header map, and whole enriched batches.
+// suffix checks, header joining, created normalisation, Referer host extraction, the path without
+// its query, identification from one normalised header map, and whole enriched batches.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createClientIpRule, createEngine, createVisitEnricher, ipRangeVerifier, isSecretHeader, normalizeHeaders, parseVisit, type Visit } from '../../src/index.js';
 import { headerMapOf } from '../../src/identify/headers.js';
 import { isoUtcMillis } from '../../src/visits/iso-time.js';
+import { pathWithoutQuery } from '../../src/visits/stats.js';
 import { classifyReferral, refererHost } from '../../src/visits/referral.js';
 
 // ---- Oracles: the plain versions the fast paths replace.
@@ -101,6 +102,18 @@ describe('normalizeHeaders', () => {
     fc.assert(
       fc.property(headerInput, (input) => {
         expect(normalizeHeaders(input)).toStrictEqual(plainNormalize(input));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
+
+describe('pathWithoutQuery', () => {
+  it('cuts at the first ? or #, as a split on either would', () => {
+    const path = fc.array(fc.constantFrom('/', 'a', '?', '#', '=', '%', 'ü'), { maxLength: 12 }).map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(path, (text) => {
+        expect(pathWithoutQuery(text)).toBe(text.split(/[?#]/)[0]);
       }),
       { numRuns: 1000 },
     );
