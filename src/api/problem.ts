@@ -3,6 +3,7 @@ import type { ApiResponse } from './types.js';
 
 /** The closed set of problem codes this API answers with. */
 export type ProblemCode =
+  | 'bad-request'
   | 'invalid-json'
   | 'validation-failed'
   | 'invalid-query'
@@ -11,10 +12,15 @@ export type ProblemCode =
   | 'not-found'
   | 'method-not-allowed'
   | 'unsupported-media-type'
+  | 'request-timeout'
   | 'payload-too-large'
+  | 'expectation-failed'
+  | 'header-fields-too-large'
   | 'rate-limited'
   | 'internal-error'
-  | 'service-unavailable';
+  | 'not-implemented'
+  | 'service-unavailable'
+  | 'http-version-not-supported';
 
 /** One field-level error: where (RFC 6901 JSON pointer into the request body), which rule, and why. */
 export interface FieldError {
@@ -26,6 +32,7 @@ export interface FieldError {
 }
 
 const TITLES: Record<ProblemCode, { status: number; title: string }> = {
+  'bad-request': { status: 400, title: 'Malformed HTTP request' },
   'invalid-json': { status: 400, title: 'Request body is not valid JSON' },
   'validation-failed': { status: 400, title: 'Request body failed validation' },
   'invalid-query': { status: 400, title: 'Query parameter is invalid' },
@@ -34,10 +41,15 @@ const TITLES: Record<ProblemCode, { status: number; title: string }> = {
   'not-found': { status: 404, title: 'Not found' },
   'method-not-allowed': { status: 405, title: 'Method not allowed' },
   'unsupported-media-type': { status: 415, title: 'Unsupported media type' },
+  'request-timeout': { status: 408, title: 'Request not received in time' },
   'payload-too-large': { status: 413, title: 'Request too large' },
+  'expectation-failed': { status: 417, title: 'Expectation not supported' },
+  'header-fields-too-large': { status: 431, title: 'Request header fields too large' },
   'rate-limited': { status: 429, title: 'Too many requests' },
   'internal-error': { status: 500, title: 'Internal server error' },
+  'not-implemented': { status: 501, title: 'Not implemented' },
   'service-unavailable': { status: 503, title: 'Service unavailable' },
+  'http-version-not-supported': { status: 505, title: 'HTTP version not supported' },
 };
 
 /** The problem type URI for a code (RFC 9457 §3.1.1: a URI that identifies the problem type). */

@@ -1,4 +1,4 @@
-// The REST interface over a real node:http server on 127.0.0.1 through fetch: every endpoint's
+// The REST interface over the real node server on 127.0.0.1 through fetch: every endpoint's
 // contract (Known Agents shapes), every error status with its problem+json body, project
 // isolation and token rotation, each response checked against the served OpenAPI document.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -62,7 +62,7 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
-/** Starts the API on node:http (127.0.0.1, port 0) with the test catalog and a SQLite store. */
+/** Starts the API on the node server (127.0.0.1, port 0) with the test catalog and a SQLite store. */
 export async function startTestServer(overrides: Partial<ApiHandlerOptions> = {}, serverOptions: { maxBodyBytes?: number } = {}): Promise<TestServer> {
   const { dir, cleanup } = tempDir();
   const store = openSqliteStore({ dataDir: dir });

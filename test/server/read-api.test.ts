@@ -1,4 +1,4 @@
-// The read APIs over a real node:http server on 127.0.0.1 with the SQLite store: stats, top paths
+// The read APIs over the real node server on 127.0.0.1 with the SQLite store: stats, top paths
 // and timeline pages of a data set with known counts, robots violations end to end from saved
 // settings, settings kept in the database across a reopen, and project isolation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -80,7 +80,7 @@ function textReader(response: Response) {
   };
 }
 
-describe('streamed responses on node:http', () => {
+describe('streamed responses on the node server', () => {
   it('sends headers at once and each chunk as it is written, then logs when the stream ends', async () => {
     const source = controlledStream();
     const { server, lines } = await start(source.stream);

@@ -1,4 +1,4 @@
-// The node:http transport over raw sockets: slow-header and slow-body clients are cut off,
+// The node HTTP/1.1 transport over raw sockets: slow-header and slow-body clients are cut off,
 // keep-alive reuses a connection, and close() lets an in-flight request finish before resolving.
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';

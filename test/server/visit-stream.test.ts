@@ -1,4 +1,4 @@
-// GET /visits/stream over a real node:http server on 127.0.0.1 with the SQLite store: live delivery
+// GET /visits/stream over the real node server on 127.0.0.1 with the SQLite store: live delivery
 // within 1 s, Last-Event-ID resume without gaps or duplicates (also while visits keep arriving),
 // heartbeats, unsubscribe on disconnect, shutdown ending streams, test visits and filters.
 import { afterEach, describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 // `agentwarden serve`: the reference server. Opens the store (SQLite in the data directory, or a
 // shared ClickHouse), creates a first project on an empty one, serves the API and the dashboard on
-// node:http and shuts down gracefully.
+// the node HTTP/1.1 server and shuts down gracefully.
 import { readFileSync } from 'node:fs';
 import { openClickHouseVisitStore, type ClickHouseVisitStore } from '../../clickhouse/index.js';
 import { createApiHandler, createClientIpRule, createEngine, type AdminAuthenticator } from '../../../index.js';
