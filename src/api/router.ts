@@ -26,7 +26,7 @@ export function normalizeBasePath(basePath: string): string {
 }
 
 /**
- * Compiles routes (paths relative to the base path) into a router.
+ * Compiles routes (paths relative to the base path) into a router; a path with GET also answers HEAD.
  * @throws {RangeError} for an invalid base path.
  * @example
  * const router = createRouter('/api', { '/visits': { POST: handleVisits } });
@@ -37,7 +37,13 @@ export function createRouter<T>(basePath: string, routes: Readonly<Record<string
   const table = new Map<string, { methods: Map<string, T>; allow: string }>();
   for (const [path, methods] of Object.entries(routes)) {
     const names = Object.keys(methods);
-    table.set(base + path, { methods: new Map(names.map((name) => [name, methods[name]!])), allow: names.join(', ') });
+    const compiled = new Map(names.map((name) => [name, methods[name]!]));
+    // RFC 9110 §9.3.2: HEAD is GET without the body; the transport leaves the body out.
+    if (compiled.has('GET') && !compiled.has('HEAD')) {
+      compiled.set('HEAD', compiled.get('GET')!);
+      names.push('HEAD');
+    }
+    table.set(base + path, { methods: compiled, allow: names.join(', ') });
   }
   return {
     basePath: base,

@@ -120,12 +120,18 @@ describe('JSON bodies', () => {
 });
 
 describe('createRouter', () => {
-  const router = createRouter('/api/', { '/visits': { POST: 1 }, '/healthz': { GET: 2, HEAD: 3 } });
+  const router = createRouter('/api/', { '/visits': { POST: 1 }, '/healthz': { GET: 2, HEAD: 3 }, '/stats': { GET: 4 } });
   it('finds routes under the base path, ignoring the query string', () => {
     expect(router.match('POST', '/api/visits?x=1')).toEqual({ kind: 'found', route: 1 });
     expect(router.match('POST', '/visits')).toEqual({ kind: 'not-found' });
     expect(router.match('GET', '/api/visits')).toEqual({ kind: 'method-not-allowed', allow: 'POST' });
     expect(router.match('POST', '/api/healthz')).toEqual({ kind: 'method-not-allowed', allow: 'GET, HEAD' });
+  });
+  it('answers HEAD with the GET route unless HEAD has its own (RFC 9110 §9.3.2)', () => {
+    expect(router.match('HEAD', '/api/stats')).toEqual({ kind: 'found', route: 4 });
+    expect(router.match('HEAD', '/api/healthz')).toEqual({ kind: 'found', route: 3 });
+    expect(router.match('POST', '/api/stats')).toEqual({ kind: 'method-not-allowed', allow: 'GET, HEAD' });
+    expect(router.match('HEAD', '/api/visits')).toEqual({ kind: 'method-not-allowed', allow: 'POST' });
   });
   it('rejects base paths that are not paths', () => {
     for (const bad of ['api', '/a b', '/a?x', '//x']) expect(() => createRouter(bad, {})).toThrow(RangeError);

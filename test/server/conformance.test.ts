@@ -331,10 +331,10 @@ describe('errors', () => {
   it('405 with Allow for a wrong method', async () => {
     const res = await fetch(`${api.url}/visits`, { method: 'DELETE', headers: { authorization: `Bearer ${tokenA}` } });
     expectProblem({ status: res.status, headers: res.headers, json: await res.json() }, 405);
-    expect(res.headers.get('allow')).toBe('POST, GET');
+    expect(res.headers.get('allow')).toBe('POST, GET, HEAD');
     const get = await fetch(`${api.url}/healthz`, { method: 'DELETE' });
     expect(get.status).toBe(405);
-    expect(get.headers.get('allow')).toBe('GET');
+    expect(get.headers.get('allow')).toBe('GET, HEAD');
   });
 
   it('415 for a non-JSON or missing Content-Type', async () => {

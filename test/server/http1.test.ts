@@ -1,0 +1,335 @@
+// The node server's HTTP/1.1 handling over raw sockets: framing (Content-Length, chunked, HEAD),
+// pipelining, 100-continue, HTTP/1.0, and the refusals that keep request smuggling and oversized
+// heads out — each answered with a problem+json body and a closed connection.
+import { connect, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createApiHandler, createEngine, createMemoryProjectStore, createMemoryVisitStore, type ApiHandler } from '../../src/index.js';
+import { startNodeServer, type NodeServer, type NodeServerOptions } from '../../src/adapters/node/index.js';
+import { TEST_CATALOG } from './helpers.js';
+
+const servers: NodeServer[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) await server.close();
+});
+
+async function start(options: Partial<NodeServerOptions> = {}) {
+  const projects = createMemoryProjectStore();
+  const { token } = await projects.createProject('t');
+  const logs: Record<string, unknown>[] = [];
+  const errors: Record<string, unknown>[] = [];
+  const handler = createApiHandler({ engine: createEngine({ catalog: TEST_CATALOG }), projects, visits: createMemoryVisitStore(), rateLimit: false });
+  const server = await startNodeServer({ handler, port: 0, accessLog: (line) => logs.push(JSON.parse(line)), log: (entry) => errors.push(entry), ...options });
+  servers.push(server);
+  return { server, token, logs, errors };
+}
+
+/** A raw client connection that records everything received and when the server closed it. */
+async function open(server: NodeServer) {
+  const socket: Socket = connect(server.port, '127.0.0.1');
+  await new Promise((resolve) => socket.once('connect', resolve));
+  let data = Buffer.alloc(0);
+  let closedAt: number | undefined;
+  const opened = Date.now();
+  socket.on('data', (chunk: Buffer) => (data = Buffer.concat([data, chunk])));
+  socket.on('error', () => undefined);
+  const closed = new Promise<void>((resolve) => socket.once('close', () => ((closedAt = Date.now() - opened), resolve())));
+  return {
+    socket,
+    text: () => data.toString('latin1'),
+    closed,
+    isClosed: () => closedAt !== undefined,
+    closedAfterMs: () => closedAt,
+    /** Waits until the received text matches, or fails after `ms`. */
+    async waitFor(pattern: RegExp, ms = 3000) {
+      const until = Date.now() + ms;
+      while (!pattern.test(data.toString('latin1'))) {
+        if (Date.now() > until) throw new Error(`timed out waiting for ${pattern}; got ${JSON.stringify(data.toString('latin1'))}`);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    },
+  };
+}
+
+interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Splits a byte stream of responses into responses (Content-Length or chunked framing). */
+function parseResponses(text: string, bodiless: (index: number) => boolean = () => false): RawResponse[] {
+  const responses: RawResponse[] = [];
+  let at = 0;
+  while (at < text.length) {
+    const end = text.indexOf('\r\n\r\n', at);
+    if (end === -1) throw new Error(`incomplete head at ${at}: ${JSON.stringify(text.slice(at))}`);
+    const [statusLine, ...lines] = text.slice(at, end).split('\r\n');
+    const status = Number(/^HTTP\/1\.1 (\d{3}) /.exec(statusLine!)?.[1]);
+    const headers: Record<string, string> = {};
+    for (const line of lines) {
+      const colon = line.indexOf(':');
+      const name = line.slice(0, colon).toLowerCase();
+      if (name in headers) throw new Error(`duplicate response header ${name}`);
+      headers[name] = line.slice(colon + 1).trim();
+    }
+    at = end + 4;
+    let body = '';
+    if (status === 100) {
+      responses.push({ status, headers, body });
+      continue;
+    }
+    if (bodiless(responses.length) || status === 204 || status === 304) {
+      // no body
+    } else if (headers['transfer-encoding'] === 'chunked') {
+      for (;;) {
+        const lineEnd = text.indexOf('\r\n', at);
+        const size = parseInt(text.slice(at, lineEnd), 16);
+        at = lineEnd + 2;
+        if (size === 0) {
+          at += 2;
+          break;
+        }
+        body += text.slice(at, at + size);
+        at += size + 2;
+      }
+    } else {
+      const length = Number(headers['content-length']);
+      body = text.slice(at, at + length);
+      at += length;
+    }
+    responses.push({ status, headers, body });
+  }
+  return responses;
+}
+
+const identification = (token: string, body: string, extra = '') =>
+  `POST /agent-identifications HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\n${extra}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+const GPTBOT = JSON.stringify({ id: 'r1', request_headers: { 'user-agent': 'Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot)' } });
+
+describe('HTTP/1.1 framing', () => {
+  it('answers pipelined requests in order on one connection, with Date, Content-Length and a keep-alive hint', async () => {
+    const { server, token } = await start();
+    const client = await open(server);
+    client.socket.write(`GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n${identification(token, GPTBOT)}GET /nope HTTP/1.1\r\nHost: x\r\n\r\n`);
+    await client.waitFor(/404 Not Found[\s\S]*\r\n\r\n\{[^]*\}$/);
+    const responses = parseResponses(client.text());
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 404]);
+    expect(JSON.parse(responses[1]!.body)).toMatchObject({ id: 'r1', agent_id: 'gptbot' });
+    for (const response of responses) {
+      expect(Number(response.headers['content-length'])).toBe(Buffer.byteLength(response.body));
+      expect(new Date(response.headers['date']!).getTime()).toBeGreaterThan(Date.now() - 60_000);
+      expect(response.headers['keep-alive']).toBe('timeout=5');
+      expect(response.headers['connection']).toBeUndefined();
+    }
+    expect(client.isClosed()).toBe(false);
+    client.socket.destroy();
+  });
+
+  it('reads a chunked body, with chunk extensions and trailer fields, exactly as the same body sent with Content-Length', async () => {
+    const { server, token } = await start();
+    const client = await open(server);
+    const parts = [GPTBOT.slice(0, 10), GPTBOT.slice(10, 11), GPTBOT.slice(11)];
+    const chunked = parts.map((part, i) => `${Buffer.byteLength(part).toString(16)}${i === 1 ? ';ext=1' : ''}\r\n${part}\r\n`).join('') + '0\r\nX-Checksum: abc\r\n\r\n';
+    const head = `POST /agent-identifications HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`;
+    // Sent in small pieces: the decoder must not depend on how TCP splits the bytes.
+    const bytes = head + chunked + identification(token, GPTBOT);
+    for (let i = 0; i < bytes.length; i += 7) {
+      client.socket.write(bytes.slice(i, i + 7));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await client.waitFor(/(HTTP\/1\.1 200[^]*){2}\}$/);
+    const [fromChunked, fromLength] = parseResponses(client.text());
+    expect(fromChunked!.status).toBe(200);
+    expect(fromChunked!.body).toBe(fromLength!.body);
+    client.socket.destroy();
+  });
+
+  it('sends 100 Continue to a client that expects it, then the answer', async () => {
+    const { server, token } = await start();
+    const client = await open(server);
+    const request = identification(token, GPTBOT, 'Expect: 100-continue\r\n');
+    const headEnd = request.indexOf('\r\n\r\n') + 4;
+    client.socket.write(request.slice(0, headEnd));
+    await client.waitFor(/^HTTP\/1\.1 100 Continue\r\n\r\n$/);
+    client.socket.write(request.slice(headEnd));
+    await client.waitFor(/200 OK[^]*\}$/);
+    expect(parseResponses(client.text()).map((r) => r.status)).toEqual([100, 200]);
+    client.socket.destroy();
+  });
+
+  it('answers HEAD with the headers of GET and no body', async () => {
+    const { server } = await start();
+    const client = await open(server);
+    client.socket.write('HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    await client.waitFor(/(HTTP\/1\.1 200[^]*){2}\}$/);
+    const [head, get] = parseResponses(client.text(), (index) => index === 0);
+    expect(head!.headers['content-length']).toBe(get!.headers['content-length']);
+    expect(head!.body).toBe('');
+    expect(get!.body).toMatch(/^\{/);
+    client.socket.destroy();
+  });
+
+  it('ignores empty lines before a request line (RFC 9112 §2.2)', async () => {
+    const { server } = await start();
+    const client = await open(server);
+    client.socket.write('\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    await client.waitFor(/200 OK[^]*\}$/);
+    client.socket.destroy();
+  });
+
+  it('keeps up with a client that pipelines 5,000 requests before reading any answer', async () => {
+    const { server } = await start();
+    const client = await open(server);
+    client.socket.pause();
+    client.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(5000));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    client.socket.resume();
+    await client.waitFor(/(HTTP\/1\.1 200 OK[^]*?){5000}/, 20_000);
+    expect(parseResponses(client.text())).toHaveLength(5000);
+    expect(client.isClosed()).toBe(false);
+    client.socket.destroy();
+  });
+});
+
+describe('HTTP/1.0 clients', () => {
+  it('closes after the response unless the client asks for keep-alive', async () => {
+    const { server } = await start();
+    const plain = await open(server);
+    plain.socket.write('GET /healthz HTTP/1.0\r\n\r\n');
+    await plain.closed;
+    const [answer] = parseResponses(plain.text());
+    expect(answer!.status).toBe(200);
+    expect(answer!.headers['connection']).toBe('close');
+
+    const kept = await open(server);
+    kept.socket.write('GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n');
+    await kept.waitFor(/\}$/);
+    expect(parseResponses(kept.text())[0]!.headers['connection']).toBe('keep-alive');
+    kept.socket.write('GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n');
+    await kept.waitFor(/(200 OK[^]*){2}\}$/);
+    kept.socket.destroy();
+  });
+
+  it('delimits a streamed body by closing the connection (no chunked coding in HTTP/1.0)', async () => {
+    const encoder = new TextEncoder();
+    const handler: ApiHandler = async () => ({
+      status: 200,
+      headers: { 'content-type': 'text/event-stream' },
+      body: new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(encoder.encode('data: one\n\n'));
+          controller.enqueue(encoder.encode('data: two\n\n'));
+          controller.close();
+        },
+      }),
+    });
+    const server = await startNodeServer({ handler, port: 0 });
+    servers.push(server);
+    const client = await open(server);
+    client.socket.write('GET /stream HTTP/1.0\r\nConnection: keep-alive\r\n\r\n');
+    await client.closed;
+    const text = client.text();
+    expect(text).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(text.toLowerCase()).toContain('connection: close');
+    expect(text.toLowerCase()).not.toContain('transfer-encoding');
+    expect(text.endsWith('\r\n\r\ndata: one\n\ndata: two\n\n')).toBe(true);
+  });
+});
+
+/** Sends raw bytes on a new connection and returns the one response and whether the server closed. */
+async function refusal(server: NodeServer, bytes: string) {
+  const client = await open(server);
+  client.socket.write(bytes);
+  await Promise.race([client.closed, new Promise((resolve) => setTimeout(resolve, 3000))]);
+  const responses = parseResponses(client.text());
+  client.socket.destroy();
+  return { responses, closed: client.isClosed() };
+}
+
+describe('refused requests: one problem+json answer, then the connection is closed', () => {
+  const smuggled = 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n';
+  it.each([
+    ['Content-Length together with Transfer-Encoding (request smuggling, RFC 9112 §6.3)', `POST /visits HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n${smuggled}`, 400, 'bad-request'],
+    ['two different Content-Length values', `POST /visits HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 40\r\n\r\nhello${smuggled}`, 400, 'bad-request'],
+    ['a Content-Length that is not a decimal number', `POST /visits HTTP/1.1\r\nHost: x\r\nContent-Length: +5\r\n\r\nhello${smuggled}`, 400, 'bad-request'],
+    ['Transfer-Encoding in HTTP/1.0', `POST /visits HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n${smuggled}`, 400, 'bad-request'],
+    ['a transfer coding other than chunked', `POST /visits HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n${smuggled}`, 501, 'not-implemented'],
+    ['obsolete line folding (RFC 9112 §5.2)', `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Folded: a\r\n b\r\n\r\n${smuggled}`, 400, 'bad-request'],
+    ['whitespace between a field name and its colon (RFC 9112 §5.1)', `GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length : 5\r\n\r\nhello${smuggled}`, 400, 'bad-request'],
+    ['a NUL byte in a header value', `GET /healthz HTTP/1.1\r\nHost: x\r\nUser-Agent: a\u0000b\r\n\r\n${smuggled}`, 400, 'bad-request'],
+    ['a bare LF ending a header line', `GET /healthz HTTP/1.1\r\nHost: x\nX-A: b\r\n\r\n${smuggled}`, 400, 'bad-request'],
+    ['a missing Host header in HTTP/1.1 (RFC 9112 §3.2)', `GET /healthz HTTP/1.1\r\n\r\n${smuggled}`, 400, 'bad-request'],
+    ['a malformed chunk size', `POST /visits HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n${smuggled}`, 400, 'bad-request'],
+    ['an HTTP/2 connection preface', 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 505, 'http-version-not-supported'],
+    ['an expectation other than 100-continue', `POST /visits HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Length: 2\r\n\r\n{}${smuggled}`, 417, 'expectation-failed'],
+    ['a declared body over the limit, before it is sent', `POST /visits HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n`, 413, 'payload-too-large'],
+    ['a chunked body that grows past the limit', `POST /visits HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n${'fffff\r\n' + 'a'.repeat(0xfffff) + '\r\n'}2\r\n`, 413, 'payload-too-large'],
+    ['a head over 16 KiB', `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`, 431, 'header-fields-too-large'],
+    ['more than 100 header fields', `GET /healthz HTTP/1.1\r\nHost: x\r\n${'X-A: b\r\n'.repeat(100)}\r\n`, 431, 'header-fields-too-large'],
+  ])('%s', async (_name, bytes, status, code) => {
+    const { server, logs } = await start();
+    const { responses, closed } = await refusal(server, bytes);
+    expect(responses).toHaveLength(1);
+    const [answer] = responses;
+    expect(answer!.status).toBe(status);
+    expect(answer!.headers['content-type']).toBe('application/problem+json');
+    expect(answer!.headers['connection']).toBe('close');
+    expect(JSON.parse(answer!.body)).toMatchObject({ type: `urn:agentwarden:problem:${code}`, status });
+    expect(closed).toBe(true);
+    expect(logs.at(-1)).toMatchObject({ status });
+    expect(server.inFlight()).toBe(0);
+  });
+
+  it('refuses a request that is slower than the head timeout with 408', async () => {
+    const { server } = await start({ timeouts: { headersMs: 200 } });
+    const client = await open(server);
+    client.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
+    await client.closed;
+    const [answer] = parseResponses(client.text());
+    expect(answer!.status).toBe(408);
+    expect(JSON.parse(answer!.body).type).toBe('urn:agentwarden:problem:request-timeout');
+    expect(client.closedAfterMs()).toBeLessThan(2000);
+  });
+
+  it('closes an idle keep-alive connection after the keep-alive timeout, silently', async () => {
+    const { server } = await start({ timeouts: { keepAliveMs: 200 } });
+    const client = await open(server);
+    client.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    await client.waitFor(/\}$/);
+    expect(parseResponses(client.text())[0]!.headers['keep-alive']).toBe('timeout=1');
+    await client.closed;
+    expect(parseResponses(client.text())).toHaveLength(1);
+    expect(client.closedAfterMs()).toBeLessThan(2000);
+  });
+});
+
+describe('responses the API builds badly', () => {
+  it('answers 500 instead of sending a header value with CR LF (response splitting) and logs it', async () => {
+    const handler: ApiHandler = async () => ({ status: 200, headers: { 'content-type': 'text/plain', 'x-echo': 'a\r\nSet-Cookie: evil=1' }, body: 'hi' });
+    const errors: Record<string, unknown>[] = [];
+    const server = await startNodeServer({ handler, port: 0, log: (entry) => errors.push(entry) });
+    servers.push(server);
+    const client = await open(server);
+    client.socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    await client.waitFor(/\}$/);
+    const [answer] = parseResponses(client.text());
+    expect(answer!.status).toBe(500);
+    expect(client.text().toLowerCase()).not.toContain('set-cookie');
+    expect(errors).toEqual([expect.objectContaining({ level: 'error', msg: 'invalid response header' })]);
+    client.socket.destroy();
+  });
+
+  it('writes the framing headers itself, whatever the API put in them', async () => {
+    const handler: ApiHandler = async () => ({ status: 200, headers: { 'content-type': 'text/plain', 'content-length': '999', connection: 'close', 'transfer-encoding': 'chunked' }, body: 'hi' });
+    const server = await startNodeServer({ handler, port: 0 });
+    servers.push(server);
+    const client = await open(server);
+    client.socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    await client.waitFor(/hi$/);
+    const [answer] = parseResponses(client.text());
+    expect(answer).toMatchObject({ status: 200, body: 'hi', headers: { 'content-length': '2' } });
+    expect(answer!.headers['transfer-encoding']).toBeUndefined();
+    expect(client.isClosed()).toBe(false);
+    client.socket.destroy();
+  });
+});
