@@ -26,8 +26,10 @@ const server = http.createServer((req, res) => {
   req.on('end', () => {
     let body;
     try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { res.writeHead(400); res.end(); return; }
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(Array.isArray(body) ? '[' + body.map(() => answer).join(',') + ']' : answer);
+    // With Content-Length (node:http would use chunked coding after writeHead without one).
+    const out = Array.isArray(body) ? '[' + body.map(() => answer).join(',') + ']' : answer;
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(out) });
+    res.end(out);
   });
 });
 server.listen(0, '127.0.0.1', () => console.log('agentwarden listening on http://127.0.0.1:' + server.address().port));
