@@ -195,6 +195,32 @@ const VISIT_MIGRATIONS: readonly string[] = [
    ALTER TABLE visits ADD COLUMN created TEXT;
    ALTER TABLE visits ADD COLUMN request_headers TEXT;
    ALTER TABLE visits ADD COLUMN response_headers TEXT;`,
+  // Top paths without aggregating every (agent, path) of the range (pathCounts): the day table is
+  // keyed by (agent, path) first, so one pair's count over any days is one short range read, and
+  // triggers keep per-pair totals over all the days kept, read largest first. A pair's total bounds
+  // its count in any range, so reading pairs by total can stop once the top is out of reach.
+  `CREATE TABLE visit_agent_paths_day_by_key (project_id TEXT NOT NULL, agent_id TEXT NOT NULL, request_path TEXT NOT NULL, bucket INTEGER NOT NULL, agent_type TEXT NOT NULL,
+     path TEXT NOT NULL, count INTEGER NOT NULL, last INTEGER NOT NULL,
+     PRIMARY KEY (project_id, agent_id, request_path, bucket, agent_type)) WITHOUT ROWID;
+   INSERT INTO visit_agent_paths_day_by_key SELECT project_id, agent_id, request_path, bucket, agent_type, path, count, last FROM visit_agent_paths_day;
+   DROP TABLE visit_agent_paths_day;
+   ALTER TABLE visit_agent_paths_day_by_key RENAME TO visit_agent_paths_day;
+   CREATE INDEX visit_agent_paths_day_by_bucket ON visit_agent_paths_day(bucket);
+   CREATE TABLE visit_agent_path_totals (project_id TEXT NOT NULL, agent_id TEXT NOT NULL, request_path TEXT NOT NULL, path TEXT NOT NULL, count INTEGER NOT NULL,
+     PRIMARY KEY (project_id, agent_id, request_path)) WITHOUT ROWID;
+   INSERT INTO visit_agent_path_totals SELECT project_id, agent_id, request_path, min(path), sum(count) FROM visit_agent_paths_day GROUP BY project_id, agent_id, request_path;
+   CREATE INDEX visit_agent_path_totals_by_count ON visit_agent_path_totals(project_id, count DESC);
+   CREATE TRIGGER visit_agent_paths_day_inserted AFTER INSERT ON visit_agent_paths_day BEGIN
+     INSERT INTO visit_agent_path_totals VALUES (NEW.project_id, NEW.agent_id, NEW.request_path, NEW.path, NEW.count)
+       ON CONFLICT (project_id, agent_id, request_path) DO UPDATE SET count = count + excluded.count;
+   END;
+   CREATE TRIGGER visit_agent_paths_day_counted AFTER UPDATE OF count ON visit_agent_paths_day BEGIN
+     UPDATE visit_agent_path_totals SET count = count + NEW.count - OLD.count WHERE project_id = NEW.project_id AND agent_id = NEW.agent_id AND request_path = NEW.request_path;
+   END;
+   CREATE TRIGGER visit_agent_paths_day_deleted AFTER DELETE ON visit_agent_paths_day BEGIN
+     UPDATE visit_agent_path_totals SET count = count - OLD.count WHERE project_id = OLD.project_id AND agent_id = OLD.agent_id AND request_path = OLD.request_path;
+     DELETE FROM visit_agent_path_totals WHERE project_id = OLD.project_id AND agent_id = OLD.agent_id AND request_path = OLD.request_path AND count <= 0;
+   END;`,
 ];
 
 /** The visit schema version this code writes (component 'visits' in schema_versions). */
@@ -313,6 +339,73 @@ function parseCursor(parameter: string, cursor: string): number {
   const id = CURSOR.test(cursor) ? Number(cursor) : Number.NaN;
   if (!Number.isSafeInteger(id)) throw new VisitQueryError(parameter, `${JSON.stringify(cursor)} is not a visit id from this store`);
   return id;
+}
+
+type MutablePathCount = { -readonly [K in keyof PathCount]: PathCount[K] };
+
+/** The key of an (agent, path) pair; '' is never an agent id, and the path ends the key. */
+function pairKey(agentId: string, requestPath: string): string {
+  return `${agentId}\u0000${requestPath}`;
+}
+
+/** Adds one count of a pair ('' agent id or type: none, as rollups store it) into `rows`. */
+function addPathCount(rows: Map<string, MutablePathCount>, agentId: string | null, agentType: string | null, requestPath: string, count: number, last: number): void {
+  const id = agentId === NONE ? null : agentId;
+  const type = (agentType === NONE ? null : agentType) as AgentType | null;
+  const key = pairKey(id ?? NONE, requestPath);
+  const seen = rows.get(key);
+  if (seen === undefined) {
+    rows.set(key, { agent_id: id, agent_type: type, path: requestPath, count, last });
+    return;
+  }
+  seen.count += count;
+  if (last > seen.last) seen.last = last;
+  // As SQL's min(agent_type) over all the pair's rows (none first), whichever part is read first.
+  if (seen.agent_type !== null && (type === null || type < seen.agent_type)) seen.agent_type = type;
+}
+
+/** Top paths order: most visits first, then agent id and path (none as ''). */
+function comparePathCounts(a: PathCount, b: PathCount): number {
+  return b.count - a.count || compareText(a.agent_id ?? '', b.agent_id ?? '') || compareText(a.path, b.path);
+}
+
+/** The best `limit` path counts seen so far: a binary heap with the worst at the root. */
+class PathCountHeap {
+  private readonly items: PathCount[] = [];
+  constructor(private readonly limit: number) {}
+  get full(): boolean {
+    return this.items.length >= this.limit;
+  }
+  get worst(): PathCount {
+    return this.items[0]!;
+  }
+  offer(item: PathCount): void {
+    const items = this.items;
+    if (items.length < this.limit) {
+      items.push(item);
+      let i = items.length - 1;
+      while (i > 0) {
+        const parent = (i - 1) >> 1;
+        if (comparePathCounts(items[parent]!, items[i]!) >= 0) break;
+        [items[parent], items[i]] = [items[i]!, items[parent]!];
+        i = parent;
+      }
+    } else if (comparePathCounts(item, items[0]!) < 0) {
+      items[0] = item;
+      for (let i = 0; ; ) {
+        const left = 2 * i + 1;
+        let worst = i;
+        if (left < items.length && comparePathCounts(items[left]!, items[worst]!) > 0) worst = left;
+        if (left + 1 < items.length && comparePathCounts(items[left + 1]!, items[worst]!) > 0) worst = left + 1;
+        if (worst === i) break;
+        [items[worst], items[i]] = [items[i]!, items[worst]!];
+        i = worst;
+      }
+    }
+  }
+  sorted(): PathCount[] {
+    return [...this.items].sort(comparePathCounts);
+  }
 }
 
 function compareText(a: string, b: string): number {
@@ -1059,40 +1152,110 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
     };
   };
 
-  const pathCountsNow = (query: PathCountsQuery): PathCount[] => {
-    const rows = new Map<string, { -readonly [K in keyof PathCount]: PathCount[K] }>();
-    const watermark = readWatermark();
-    const add = (segment: Segment, table: string | undefined, after?: number) => {
-      const rollup = table !== undefined;
-      const where = filterSql(query.filter, rollup);
-      const range = timeRange(rollup, segment.from, segment.to, after);
-      const sql =
-        `SELECT agent_id, min(agent_type) AS agent_type, request_path AS path, ${rollup ? 'sum(count)' : 'count(*)'} AS count, max(${rollup ? 'last' : 'time'}) AS last ` +
-        `FROM ${table ?? source(undefined, false, after !== undefined)} WHERE project_id = ?${range.sql}${where.sql}` +
-        `${query.agentsOnly === true ? (rollup ? " AND agent_id != ''" : ' AND agent_id IS NOT NULL') : ''} GROUP BY agent_id, request_path`;
-      const params = [query.projectId, ...range.params, ...where.params];
-      for (const row of prepared(sql).all(...params) as { agent_id: string | null; agent_type: string | null; path: string; count: number; last: number }[]) {
-        const agentId = row.agent_id === NONE ? null : row.agent_id;
-        // '' is never an agent id, and the path ends the key.
-        const key = `${agentId ?? NONE}\u0000${row.path}`;
-        const seen = rows.get(key);
-        if (seen === undefined) {
-          rows.set(key, { agent_id: agentId, agent_type: (row.agent_type === NONE ? null : row.agent_type) as AgentType | null, path: row.path, count: row.count, last: row.last });
+  /** Adds the (agent, path) counts of one segment (every pair in it) into `rows`. */
+  const countPairs = (rows: Map<string, MutablePathCount>, query: PathCountsQuery, segment: Segment, table: string | undefined, after?: number) => {
+    const rollup = table !== undefined;
+    const where = filterSql(query.filter, rollup);
+    const range = timeRange(rollup, segment.from, segment.to, after);
+    const sql =
+      `SELECT agent_id, min(agent_type) AS agent_type, request_path AS path, ${rollup ? 'sum(count)' : 'count(*)'} AS count, max(${rollup ? 'last' : 'time'}) AS last ` +
+      `FROM ${table ?? source(undefined, false, after !== undefined)} WHERE project_id = ?${range.sql}${where.sql}` +
+      `${query.agentsOnly === true ? (rollup ? " AND agent_id != ''" : ' AND agent_id IS NOT NULL') : ''} GROUP BY agent_id, request_path`;
+    const params = [query.projectId, ...range.params, ...where.params];
+    for (const row of prepared(sql).all(...params) as { agent_id: string | null; agent_type: string | null; path: string; count: number; last: number }[]) {
+      addPathCount(rows, row.agent_id, row.agent_type, row.path, row.count, row.last);
+    }
+  };
+
+  /**
+   * The top `limit` pairs when whole days of the range come from the day table: pairs are read
+   * largest total first (the totals bound a pair's count in any range) alongside the pairs of the
+   * rest of the range (`partial`, exact) largest first, each read pair counted exactly, until no
+   * pair left unread can reach the top (Fagin's threshold algorithm over the two lists). Undefined
+   * when that takes more reads than aggregating the days would (a range much shorter than the
+   * history kept, where totals bound loosely).
+   */
+  const topPairsByTotals = (query: PathCountsQuery, days: Segment, partial: Map<string, MutablePathCount>, limit: number): PathCount[] | undefined => {
+    const filter = query.filter;
+    let sql = 'SELECT agent_id, request_path, count FROM visit_agent_path_totals WHERE project_id = ?';
+    const params: unknown[] = [query.projectId];
+    if (query.agentsOnly === true) sql += " AND agent_id != ''";
+    if (filter?.agent_id !== undefined) {
+      sql += ' AND agent_id = ?';
+      params.push(filter.agent_id ?? NONE);
+    }
+    if (filter?.path !== undefined) {
+      sql += ' AND path = ?';
+      params.push(filter.path);
+    }
+    const totals = (prepared(`${sql} ORDER BY count DESC`).raw() as BetterSqlite3.Statement<unknown[], [string, string, number]>).iterate(...params);
+    // A pair's total spans all its agent types; a type filter applies to the rows counted.
+    const count = prepared(
+      'SELECT sum(count) AS count, max(last) AS last, min(agent_type) AS agent_type FROM visit_agent_paths_day WHERE project_id = ? AND agent_id = ? AND request_path = ? AND bucket >= ? AND bucket < ?' +
+        (filter?.agent_type !== undefined ? ' AND agent_type = ?' : ''),
+    );
+    const typeParam = filter?.agent_type !== undefined ? [filter.agent_type ?? NONE] : [];
+    const partialLargestFirst = [...partial.values()].sort((a, b) => b.count - a.count);
+    const top = new PathCountHeap(limit);
+    const read = new Set<string>();
+    // A pair read costs about what aggregating ten day rows does (one seek and a short range, measured in
+    // bench/visits-stats.mjs): past that many reads, aggregating the days is cheaper.
+    const dayRows = prepared('SELECT count(*) FROM visit_agent_paths_day INDEXED BY visit_agent_paths_day_by_bucket WHERE bucket >= ? AND bucket < ?').pluck().get(days.from, days.to) as number;
+    const budget = Math.max(limit, Math.ceil(dayRows / 10));
+    let nextTotal = totals.next();
+    let nextPartial = 0;
+    try {
+      for (let turn = 0; !nextTotal.done || nextPartial < partialLargestFirst.length; turn++) {
+        // Every pair not read yet has a total at most the next one's and a partial count at most the next one's.
+        const bound = (nextTotal.done ? 0 : nextTotal.value[2]) + (partialLargestFirst[nextPartial]?.count ?? 0);
+        if (top.full && bound < top.worst.count) break;
+        if (read.size >= budget) return undefined;
+        let agentId: string;
+        let requestPath: string;
+        if ((turn % 2 === 0 || nextPartial >= partialLargestFirst.length) && !nextTotal.done) {
+          [agentId, requestPath] = nextTotal.value;
+          nextTotal = totals.next();
         } else {
-          seen.count += row.count;
-          if (row.last > seen.last) seen.last = row.last;
+          const row = partialLargestFirst[nextPartial++]!;
+          agentId = row.agent_id ?? NONE;
+          requestPath = row.path;
         }
+        const key = pairKey(agentId, requestPath);
+        if (read.has(key)) continue;
+        read.add(key);
+        const exact = new Map<string, MutablePathCount>();
+        const inDays = count.get(query.projectId, agentId, requestPath, days.from, days.to, ...typeParam) as { count: number | null; last: number | null; agent_type: string | null };
+        if (inDays.count !== null) addPathCount(exact, agentId, inDays.agent_type, requestPath, inDays.count, inDays.last!);
+        const rest = partial.get(key);
+        if (rest !== undefined) addPathCount(exact, agentId, rest.agent_type ?? NONE, requestPath, rest.count, rest.last);
+        const row = exact.get(key);
+        if (row !== undefined) top.offer(row);
       }
-    };
+    } finally {
+      totals.return?.();
+    }
+    return top.sorted();
+  };
+
+  const pathCountsNow = (query: PathCountsQuery): PathCount[] => {
+    const limit = query.limit ?? 1000;
+    const watermark = readWatermark();
     // The day rollup has no result or referral columns: filters on those read hours only.
     const byDay = query.filter?.result === undefined && query.filter?.referral === undefined;
     const all = segments(query.from, query.to, byDay ? [DAY_MS, HOUR_MS] : [HOUR_MS]);
-    for (const segment of all) add(segment, segment.width === DAY_MS ? 'visit_agent_paths_day' : segment.width === HOUR_MS ? 'visit_agent_paths_hour' : undefined);
+    // Everything but whole days, counted pair by pair: hours at the edges, raw rows, and the raw
+    // rows the rollups do not hold yet.
+    const rows = new Map<string, MutablePathCount>();
+    for (const segment of all) if (segment.width !== DAY_MS) countPairs(rows, query, segment, segment.width === HOUR_MS ? 'visit_agent_paths_hour' : undefined);
     const rolled = all.filter((segment) => segment.width !== 0);
-    if (rolled.length > 0) add({ width: 0, from: rolled[0]!.from, to: rolled[rolled.length - 1]!.to }, undefined, watermark);
-    return [...rows.values()]
-      .sort((a, b) => b.count - a.count || compareText(a.agent_id ?? '', b.agent_id ?? '') || compareText(a.path, b.path))
-      .slice(0, query.limit ?? 1000);
+    if (rolled.length > 0) countPairs(rows, query, { width: 0, from: rolled[0]!.from, to: rolled[rolled.length - 1]!.to }, undefined, watermark);
+    const days = all.find((segment) => segment.width === DAY_MS);
+    if (days !== undefined) {
+      const top = topPairsByTotals(query, days, rows, limit);
+      if (top !== undefined) return top;
+      countPairs(rows, query, days, 'visit_agent_paths_day');
+    }
+    return [...rows.values()].sort(comparePathCounts).slice(0, limit);
   };
 
   return {

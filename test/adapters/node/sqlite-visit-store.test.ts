@@ -86,6 +86,12 @@ function exactnessQueries(projectId: string): { stats: StatsQuery[]; paths: Path
     { projectId, from: BASE + 5 * HOUR + 3, to: BASE + 3 * DAY + 7, agentsOnly: true },
     { projectId, from: BASE, to: BASE + DAY_SET, filter: { result: 'verified' } },
     { projectId, from: BASE + 11, to: BASE + DAY_SET, filter: { agent_id: null } },
+    // Small limits stop reading pairs by total early; filters narrow the totals read.
+    { projectId, from: BASE, to: BASE + DAY_SET, limit: 3 },
+    { projectId, from: BASE + 5 * HOUR + 3, to: BASE + 3 * DAY + 7, agentsOnly: true, limit: 4 },
+    { projectId, from: BASE + DAY, to: BASE + 2 * DAY, limit: 2 },
+    { projectId, from: BASE, to: BASE + DAY_SET, filter: { agent_type: 'AI Data Scraper' }, limit: 2 },
+    { projectId, from: BASE - HOUR, to: BASE + DAY_SET, filter: { path: '/docs' }, limit: 1 },
   ];
   return { stats, paths };
 }
@@ -529,7 +535,10 @@ describe('openSqliteVisitStore', () => {
       db.pragma('journal_mode = WAL');
       const store = openSqliteVisitStore(db, { retentionDays: 0, rollupIntervalMs: 0 });
       store.close();
-      db.exec(`DROP INDEX visits_by_minute; DROP TABLE visit_header_pairs; CREATE INDEX visits_by_time ON visits(project_id, time);
+      db.exec(`DROP TABLE visit_agent_path_totals; DROP TABLE visit_agent_paths_day;
+        CREATE TABLE visit_agent_paths_day (project_id TEXT NOT NULL, bucket INTEGER NOT NULL, agent_id TEXT NOT NULL, agent_type TEXT NOT NULL, request_path TEXT NOT NULL,
+          path TEXT NOT NULL, count INTEGER NOT NULL, last INTEGER NOT NULL, PRIMARY KEY (project_id, bucket, agent_id, agent_type, request_path)) WITHOUT ROWID;
+        DROP INDEX visits_by_minute; DROP TABLE visit_header_pairs; CREATE INDEX visits_by_time ON visits(project_id, time);
         ALTER TABLE visits DROP COLUMN response_status_code; ALTER TABLE visits DROP COLUMN response_duration_in_milliseconds;
         ALTER TABLE visits DROP COLUMN created; ALTER TABLE visits DROP COLUMN request_headers; ALTER TABLE visits DROP COLUMN response_headers;
         UPDATE schema_versions SET version = 2 WHERE component = 'visits'`);
@@ -556,6 +565,67 @@ describe('openSqliteVisitStore', () => {
     expect(progress(db)).toEqual({ watermark: 2, last: 2 });
     for (const total of Object.values(rollupTotals(db))) expect(total).toBe(2);
     expect((await store.stats(query)).total).toBe(2);
+  });
+
+  it('upgrades a database of visit schema 3: the day table is rebuilt (agent, path) first and totals are counted from it', async () => {
+    const dir = tempDir();
+    cleanups.push(dir.cleanup);
+    const file = join(dir.dir, 'visits.db');
+    const visits = generateVisits();
+    {
+      const db = new Database(file);
+      db.pragma('journal_mode = WAL');
+      const store = openSqliteVisitStore(db, { retentionDays: 0, rollupIntervalMs: 0 });
+      await store.append('prj_x', visits);
+      await store.rollUp();
+      store.close();
+      // Schema 3 as it shipped: the day table keyed by bucket first, no totals, no triggers.
+      const rows = db.prepare('SELECT * FROM visit_agent_paths_day').all();
+      db.exec(`DROP TABLE visit_agent_path_totals; DROP TABLE visit_agent_paths_day;
+        CREATE TABLE visit_agent_paths_day (project_id TEXT NOT NULL, bucket INTEGER NOT NULL, agent_id TEXT NOT NULL, agent_type TEXT NOT NULL, request_path TEXT NOT NULL,
+          path TEXT NOT NULL, count INTEGER NOT NULL, last INTEGER NOT NULL, PRIMARY KEY (project_id, bucket, agent_id, agent_type, request_path)) WITHOUT ROWID;
+        UPDATE schema_versions SET version = 3 WHERE component = 'visits'`);
+      const insert = db.prepare('INSERT INTO visit_agent_paths_day VALUES (@project_id, @bucket, @agent_id, @agent_type, @request_path, @path, @count, @last)');
+      for (const row of rows) insert.run(row);
+      db.close();
+    }
+    const { db, store } = openFresh({ rollupIntervalMs: 0 }, { dir: dir.dir, cleanup: () => undefined });
+    expect(db.prepare("SELECT version FROM schema_versions WHERE component = 'visits'").pluck().get()).toBe(VISIT_SCHEMA_VERSION);
+    for (const [table, total] of Object.entries(rollupTotals(db))) expect(total, table).toBe(visits.length);
+    await expectExact(store, visits, 'prj_x');
+    // The triggers keep totals in step with what is folded and what retention deletes.
+    const more = generateVisits().map((visit) => ({ ...visit, time: visit.time + DAY_SET }));
+    await store.append('prj_x', more);
+    await store.rollUp();
+    for (const [table, total] of Object.entries(rollupTotals(db))) expect(total, table).toBe(2 * visits.length);
+    db.exec(`DELETE FROM visit_agent_paths_day WHERE bucket < ${BASE + DAY_SET}`);
+    expect(rollupTotals(db)['visit_agent_path_totals']).toBe(more.length);
+    expect(db.prepare('SELECT count(*) FROM visit_agent_path_totals WHERE count <= 0').pluck().get()).toBe(0);
+  });
+
+  it('reads top paths by totals exactly as counting every pair would, for any range, filter and limit', async () => {
+    const { store } = openFresh({ rollupIntervalMs: 0, retentionDays: 0 });
+    await settled();
+    const visits = generateVisits();
+    await store.append('prj_p', visits.slice(0, 1500));
+    await store.rollUp();
+    // The rest stays past the watermark: read from raw rows alongside the rollups.
+    await store.append('prj_p', visits.slice(1500));
+    const span = 4 * DAY;
+    const query = fc.record({
+      from: fc.integer({ min: -DAY, max: span }),
+      length: fc.integer({ min: 1, max: span + DAY }),
+      limit: fc.integer({ min: 1, max: 40 }),
+      agentsOnly: fc.boolean(),
+      filter: fc.constantFrom(undefined, { agent_type: 'AI Data Scraper' as const }, { agent_id: null }, { path: '/docs' }, { result: 'verified' as const }),
+    });
+    await fc.assert(
+      fc.asyncProperty(query, async ({ from, length, limit, agentsOnly, filter }) => {
+        const q: PathCountsQuery = { projectId: 'prj_p', from: BASE + from, to: BASE + from + length, limit, agentsOnly, ...(filter === undefined ? {} : { filter }) };
+        expect(await store.pathCounts(q)).toEqual(expectedPathCounts(visits, q));
+      }),
+      { numRuns: 150 },
+    );
   });
 
   it('refuses a database with a newer visit schema, and bad options by name', () => {
