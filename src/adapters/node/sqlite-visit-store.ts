@@ -360,8 +360,12 @@ function addPathCount(rows: Map<string, MutablePathCount>, agentId: string | nul
   }
   seen.count += count;
   if (last > seen.last) seen.last = last;
-  // As SQL's min(agent_type) over all the pair's rows (none first), whichever part is read first.
-  if (seen.agent_type !== null && (type === null || type < seen.agent_type)) seen.agent_type = type;
+  seen.agent_type = minAgentType(seen.agent_type, type);
+}
+
+/** As SQL's min(agent_type) over a pair's rows (none first), whichever part of a range is read first. */
+function minAgentType(a: AgentType | null, b: AgentType | null): AgentType | null {
+  return a === null || b === null ? null : b < a ? b : a;
 }
 
 /** Top paths order: most visits first, then agent id and path (none as ''). */
@@ -1191,17 +1195,17 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
     const totals = (prepared(`${sql} ORDER BY count DESC`).raw() as BetterSqlite3.Statement<unknown[], [string, string, number]>).iterate(...params);
     // A pair's total spans all its agent types; a type filter applies to the rows counted.
     const count = prepared(
-      'SELECT sum(count) AS count, max(last) AS last, min(agent_type) AS agent_type FROM visit_agent_paths_day WHERE project_id = ? AND agent_id = ? AND request_path = ? AND bucket >= ? AND bucket < ?' +
+      'SELECT sum(count), max(last), min(agent_type) FROM visit_agent_paths_day WHERE project_id = ? AND agent_id = ? AND request_path = ? AND bucket >= ? AND bucket < ?' +
         (filter?.agent_type !== undefined ? ' AND agent_type = ?' : ''),
-    );
+    ).raw();
     const typeParam = filter?.agent_type !== undefined ? [filter.agent_type ?? NONE] : [];
     const partialLargestFirst = [...partial.values()].sort((a, b) => b.count - a.count);
     const top = new PathCountHeap(limit);
     const read = new Set<string>();
-    // A pair read costs about what aggregating ten day rows does (one seek and a short range, measured in
-    // bench/visits-stats.mjs): past that many reads, aggregating the days is cheaper.
-    const dayRows = prepared('SELECT count(*) FROM visit_agent_paths_day INDEXED BY visit_agent_paths_day_by_bucket WHERE bucket >= ? AND bucket < ?').pluck().get(days.from, days.to) as number;
-    const budget = Math.max(limit, Math.ceil(dayRows / 10));
+    // Reading pairs one by one pays off while the top is found in few reads; past a budget,
+    // aggregating the days is cheaper. The budget is sized only for queries that get that far.
+    let budget = Math.max(2000, 2 * limit);
+    let budgetSized = false;
     let nextTotal = totals.next();
     let nextPartial = 0;
     try {
@@ -1209,7 +1213,15 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
         // Every pair not read yet has a total at most the next one's and a partial count at most the next one's.
         const bound = (nextTotal.done ? 0 : nextTotal.value[2]) + (partialLargestFirst[nextPartial]?.count ?? 0);
         if (top.full && bound < top.worst.count) break;
-        if (read.size >= budget) return undefined;
+        if (read.size >= budget) {
+          if (budgetSized) return undefined;
+          budgetSized = true;
+          // A pair read (one seek and a short range, ~8 us) costs about what aggregating four day
+          // rows does (~2 us each; bench/visits-stats.mjs).
+          const dayRows = prepared('SELECT count(*) FROM visit_agent_paths_day INDEXED BY visit_agent_paths_day_by_bucket WHERE bucket >= ? AND bucket < ?').pluck().get(days.from, days.to) as number;
+          budget = Math.ceil(dayRows / 4);
+          if (read.size >= budget) return undefined;
+        }
         let agentId: string;
         let requestPath: string;
         if ((turn % 2 === 0 || nextPartial >= partialLargestFirst.length) && !nextTotal.done) {
@@ -1223,13 +1235,18 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
         const key = pairKey(agentId, requestPath);
         if (read.has(key)) continue;
         read.add(key);
-        const exact = new Map<string, MutablePathCount>();
-        const inDays = count.get(query.projectId, agentId, requestPath, days.from, days.to, ...typeParam) as { count: number | null; last: number | null; agent_type: string | null };
-        if (inDays.count !== null) addPathCount(exact, agentId, inDays.agent_type, requestPath, inDays.count, inDays.last!);
+        const [inDays, last, type] = count.get(query.projectId, agentId, requestPath, days.from, days.to, ...typeParam) as [number | null, number | null, string | null];
         const rest = partial.get(key);
-        if (rest !== undefined) addPathCount(exact, agentId, rest.agent_type ?? NONE, requestPath, rest.count, rest.last);
-        const row = exact.get(key);
-        if (row !== undefined) top.offer(row);
+        if (inDays === null) {
+          if (rest !== undefined) top.offer(rest);
+          continue;
+        }
+        const agentType = (type === NONE ? null : type) as AgentType | null;
+        top.offer(
+          rest === undefined
+            ? { agent_id: agentId === NONE ? null : agentId, agent_type: agentType, path: requestPath, count: inDays, last: last! }
+            : { ...rest, count: rest.count + inDays, last: Math.max(rest.last, last!), agent_type: minAgentType(rest.agent_type, agentType) },
+        );
       }
     } finally {
       totals.return?.();
