@@ -92,6 +92,9 @@ function bodiless(status: number): boolean {
 export class HttpConnection {
   /** Received bytes not parsed yet. */
   private buffered: Buffer | undefined;
+  /** The buffer trickled-in bytes are gathered in, and where its written part ends. */
+  private grown: Buffer | undefined;
+  private grownEnd = 0;
   /** Where the search for the end of the head resumes, so a dribbled head is not rescanned. */
   private scanFrom = 0;
   private phase: 'head' | 'body' | 'handling' | 'closed' = 'head';
@@ -150,15 +153,43 @@ export class HttpConnection {
   private receive(chunk: Buffer): void {
     this.lastActivity = performance.now();
     if (this.phase === 'closed') return;
-    this.buffered = this.buffered === undefined ? chunk : Buffer.concat([this.buffered, chunk]);
+    this.append(chunk);
     if (this.phase === 'handling') {
-      if (this.buffered.length > PIPELINE_BUFFER_BYTES && !this.paused) {
+      if (this.buffered!.length > PIPELINE_BUFFER_BYTES && !this.paused) {
         this.paused = true;
         this.socket.pause();
       }
       return;
     }
     this.advance();
+  }
+
+  /**
+   * Appends received bytes to the unparsed ones. A request that arrives in one chunk is parsed
+   * from that chunk; bytes that trickle in are gathered in a buffer that doubles as it fills, so
+   * a client sending one byte at a time costs linear, not quadratic, copying. Bytes already
+   * handed out (body views) are never written over: appends only go past the end.
+   */
+  private append(chunk: Buffer): void {
+    const have = this.buffered;
+    if (have === undefined) {
+      this.buffered = chunk;
+      return;
+    }
+    const total = have.length + chunk.length;
+    const grown = this.grown;
+    if (grown !== undefined && have.buffer === grown.buffer && have.byteOffset + have.length === grown.byteOffset + this.grownEnd && this.grownEnd + chunk.length <= grown.length) {
+      chunk.copy(grown, this.grownEnd);
+      this.grownEnd += chunk.length;
+      this.buffered = grown.subarray(this.grownEnd - total, this.grownEnd);
+      return;
+    }
+    const fresh = Buffer.allocUnsafe(Math.max(2 * total, 4096));
+    have.copy(fresh, 0);
+    chunk.copy(fresh, have.length);
+    this.grown = fresh;
+    this.grownEnd = total;
+    this.buffered = fresh.subarray(0, total);
   }
 
   /** Parses what is buffered until a request is handed to the handler or more bytes are needed. */
