@@ -1166,9 +1166,9 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
       `FROM ${table ?? source(undefined, false, after !== undefined)} WHERE project_id = ?${range.sql}${where.sql}` +
       `${query.agentsOnly === true ? (rollup ? " AND agent_id != ''" : ' AND agent_id IS NOT NULL') : ''} GROUP BY agent_id, request_path`;
     const params = [query.projectId, ...range.params, ...where.params];
-    for (const row of prepared(sql).all(...params) as { agent_id: string | null; agent_type: string | null; path: string; count: number; last: number }[]) {
-      addPathCount(rows, row.agent_id, row.agent_type, row.path, row.count, row.last);
-    }
+    // Rows as arrays: named objects cost as much again as the query for thousands of pairs.
+    const statement = prepared(sql).raw() as BetterSqlite3.Statement<unknown[], [string | null, string | null, string, number, number]>;
+    for (const [agentId, agentType, path, count, last] of statement.all(...params)) addPathCount(rows, agentId, agentType, path, count, last);
   };
 
   /**
@@ -1224,6 +1224,8 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
         }
         let agentId: string;
         let requestPath: string;
+        // Alternate between the lists (reading the larger next value first took 13,600 reads
+        // where alternating took 8,900, bench/visits-stats.mjs, last 7 days).
         if ((turn % 2 === 0 || nextPartial >= partialLargestFirst.length) && !nextTotal.done) {
           [agentId, requestPath] = nextTotal.value;
           nextTotal = totals.next();
