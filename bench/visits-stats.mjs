@@ -173,6 +173,7 @@ try {
   await measure('pathCounts, 30 days, agents only', () => store.pathCounts({ projectId: project, from: START, to: END, agentsOnly: true }));
   // What the dashboard asks: top 20 (the API's default) over ranges ending at an unaligned now.
   await measure('top 20 paths, 30 days to an unaligned now', () => store.pathCounts({ projectId: project, from: now - DAYS * DAY, to: now, agentsOnly: true, limit: 20 }));
+  await measure('top 20 paths, last 7 days to an unaligned now', () => store.pathCounts({ projectId: project, from: now - 7 * DAY, to: now, agentsOnly: true, limit: 20 }));
   await measure('top 1000 paths, last 7 days to an unaligned now', () => store.pathCounts({ projectId: project, from: now - 7 * DAY, to: now, agentsOnly: true }));
   await measure('top 1000 paths, last 24 h (no whole day: every pair counted)', () => store.pathCounts({ projectId: project, from: now - DAY, to: now, agentsOnly: true }));
   await measure('top 100 paths of AI Data Scrapers, 30 days', () => store.pathCounts({ projectId: project, from: START, to: END, agentsOnly: true, filter: { agent_type: 'AI Data Scraper' }, limit: 100 }));
