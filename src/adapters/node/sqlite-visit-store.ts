@@ -96,6 +96,8 @@ const MAX_RECENT_CELLS = 100_000;
 // distinct paths, or times spread over days) one transaction holds the event loop 100-300 ms. The
 // more rows one fold sees, the more of them share a cell: 20,000 cost half what 4 x 5,000 do.
 const ROLLUP_CHUNK = 10_000;
+// Pair totals from which visit_agent_path_totals_by_count indexes a pair (the index's WHERE clause).
+const INDEXED_TOTAL = 16;
 // Rollup key columns hold '' for "no value" (a NULL in a primary key would never conflict, so
 // upserts would add a row per batch instead of counting); '' is never an agent id, type or referral.
 const NONE = '';
@@ -198,7 +200,9 @@ const VISIT_MIGRATIONS: readonly string[] = [
   // Top paths without aggregating every (agent, path) of the range (pathCounts): the day table is
   // keyed by (agent, path) first, so one pair's count over any days is one short range read, and
   // triggers keep per-pair totals over all the days kept, read largest first. A pair's total bounds
-  // its count in any range, so reading pairs by total can stop once the top is out of reach.
+  // its count in any range, so reading pairs by total can stop once the top is out of reach. Only
+  // pairs of 16 visits or more are indexed by total: the long tail's updates, most of the fold's,
+  // then leave the index alone, and a query that reaches the tail sorts it.
   `CREATE TABLE visit_agent_paths_day_by_key (project_id TEXT NOT NULL, agent_id TEXT NOT NULL, request_path TEXT NOT NULL, bucket INTEGER NOT NULL, agent_type TEXT NOT NULL,
      path TEXT NOT NULL, count INTEGER NOT NULL, last INTEGER NOT NULL,
      PRIMARY KEY (project_id, agent_id, request_path, bucket, agent_type)) WITHOUT ROWID;
@@ -209,7 +213,7 @@ const VISIT_MIGRATIONS: readonly string[] = [
    CREATE TABLE visit_agent_path_totals (project_id TEXT NOT NULL, agent_id TEXT NOT NULL, request_path TEXT NOT NULL, path TEXT NOT NULL, count INTEGER NOT NULL,
      PRIMARY KEY (project_id, agent_id, request_path)) WITHOUT ROWID;
    INSERT INTO visit_agent_path_totals SELECT project_id, agent_id, request_path, min(path), sum(count) FROM visit_agent_paths_day GROUP BY project_id, agent_id, request_path;
-   CREATE INDEX visit_agent_path_totals_by_count ON visit_agent_path_totals(project_id, count DESC);
+   CREATE INDEX visit_agent_path_totals_by_count ON visit_agent_path_totals(project_id, count DESC) WHERE count >= 16;
    CREATE TRIGGER visit_agent_paths_day_inserted AFTER INSERT ON visit_agent_paths_day BEGIN
      INSERT INTO visit_agent_path_totals VALUES (NEW.project_id, NEW.agent_id, NEW.request_path, NEW.path, NEW.count)
        ON CONFLICT (project_id, agent_id, request_path) DO UPDATE SET count = count + excluded.count;
@@ -1192,7 +1196,12 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
       sql += ' AND path = ?';
       params.push(filter.path);
     }
-    const totals = (prepared(`${sql} ORDER BY count DESC`).raw() as BetterSqlite3.Statement<unknown[], [string, string, number]>).iterate(...params);
+    const byTotal = (range: string) => (prepared(`${sql} AND count ${range} ORDER BY count DESC`).raw() as BetterSqlite3.Statement<unknown[], [string, string, number]>).iterate(...params);
+    // Indexed pairs first; the tail (sorted when read) only if the top is not settled by then.
+    const totals = (function* () {
+      yield* byTotal(`>= ${INDEXED_TOTAL}`);
+      yield* byTotal(`< ${INDEXED_TOTAL}`);
+    })();
     // A pair's total spans all its agent types; a type filter applies to the rows counted.
     const count = prepared(
       'SELECT sum(count), max(last), min(agent_type) FROM visit_agent_paths_day WHERE project_id = ? AND agent_id = ? AND request_path = ? AND bucket >= ? AND bucket < ?' +
