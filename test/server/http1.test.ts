@@ -333,3 +333,32 @@ describe('responses the API builds badly', () => {
     client.socket.destroy();
   });
 });
+
+describe('HEAD of a streamed resource', () => {
+  it('sends the framing GET would have (chunked), no body, cancels the stream and keeps the connection', async () => {
+    let cancelled = false;
+    const handler: ApiHandler = async (request) =>
+      request.path === '/stream'
+        ? {
+            status: 200,
+            headers: { 'content-type': 'text/event-stream' },
+            body: new ReadableStream<Uint8Array>({
+              cancel() {
+                cancelled = true;
+              },
+            }),
+          }
+        : { status: 200, headers: { 'content-type': 'text/plain' }, body: 'next' };
+    const server = await startNodeServer({ handler, port: 0 });
+    servers.push(server);
+    const client = await open(server);
+    client.socket.write('HEAD /stream HTTP/1.1\r\nHost: x\r\n\r\nGET /after HTTP/1.1\r\nHost: x\r\n\r\n');
+    await client.waitFor(/next$/);
+    const [head, after] = parseResponses(client.text(), (index) => index === 0);
+    expect(head!.headers['transfer-encoding']).toBe('chunked');
+    expect(head!.headers['content-length']).toBeUndefined();
+    expect(after!.body).toBe('next');
+    expect(cancelled).toBe(true);
+    client.socket.destroy();
+  });
+});

@@ -343,8 +343,13 @@ export class HttpConnection {
       this.stream(response, body, text, close, head.minorVersion === 1);
       return;
     }
-    if (typeof body === 'object') body.cancel().catch(() => undefined);
-    if (!bodiless(status)) text += `content-length: ${typeof body === 'string' ? Buffer.byteLength(body) : 0}\r\n`;
+    if (typeof body === 'object') {
+      // HEAD of a streamed resource: the framing GET would have, without the body (RFC 9110 §9.3.2).
+      body.cancel().catch(() => undefined);
+      if (!bodiless(status) && head?.minorVersion === 1) text += 'transfer-encoding: chunked\r\n';
+    } else if (!bodiless(status)) {
+      text += `content-length: ${body === undefined ? 0 : Buffer.byteLength(body)}\r\n`;
+    }
     this.socket.write(withoutBody || typeof body !== 'string' ? `${text}\r\n` : `${text}\r\n${body}`);
     this.lastActivity = performance.now();
     this.log(response);
