@@ -386,8 +386,8 @@ export class HttpConnection {
         if (value.length === 0) continue;
         socket.cork();
         if (chunked) socket.write(`${value.length.toString(16)}\r\n`);
-        socket.write(value);
-        const more = socket.write(chunked ? '\r\n' : '');
+        let more = socket.write(value);
+        if (chunked) more = socket.write('\r\n');
         socket.uncork();
         this.lastActivity = performance.now();
         if (!more) {

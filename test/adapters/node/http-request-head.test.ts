@@ -1,8 +1,7 @@
-// The strict HTTP/1.x request-head parser and the chunked body decoder, without sockets: every
-// refusal with its status and reason, framing and keep-alive rules, and random splits of bodies.
+// The strict HTTP/1.x request-head parser, without sockets: every refusal with its status and
+// reason, framing and keep-alive rules, and random header maps.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ChunkedBodyDecoder } from '../../../src/adapters/node/chunked-body.js';
 import { parseRequestHead } from '../../../src/adapters/node/http-request-head.js';
 
 const LIMITS = { maxHeaders: 10, maxBodyBytes: 1000 };
@@ -139,76 +138,6 @@ describe('parseRequestHead', () => {
         const position = at % (text.length + 1);
         const line = `X-Test: a${text.slice(0, position)}${String.fromCharCode(code)}${text.slice(position)}b`;
         expect(parse(['GET / HTTP/1.1', 'Host: x', line].join('\r\n'))).toMatchObject({ ok: false, status: 400 });
-      }),
-      { numRuns: 300 },
-    );
-  });
-});
-
-/** Decodes `bytes` pushed in the given pieces; returns data, consumed bytes, and every outcome. */
-function decode(pieces: string[], max = 1000) {
-  const decoder = new ChunkedBodyDecoder(max);
-  let data = '';
-  let consumed = 0;
-  const outcomes = [];
-  for (const piece of pieces) {
-    const outcome = decoder.push(Buffer.from(piece, 'latin1'), (bytes) => (data += Buffer.from(bytes).toString('latin1')));
-    outcomes.push(outcome);
-    if (!outcome.ok || outcome.done) {
-      if (outcome.ok) consumed += outcome.consumed;
-      break;
-    }
-    consumed += outcome.consumed;
-  }
-  return { data, consumed, last: outcomes.at(-1)!, dones: outcomes.filter((o) => o.ok && o.done).length };
-}
-
-describe('ChunkedBodyDecoder', () => {
-  const body = '5;name=value\r\nhello\r\nA\r\n, chunked!\r\nb\r\n 0123456789\r\n0\r\nX-Trailer: yes\r\n\r\n';
-  const next = 'GET / HTTP/1.1\r\n';
-
-  it('decodes chunks with extensions, hex of either case and trailers, and stops right after the body', () => {
-    const result = decode([body + next]);
-    expect(result.data).toBe('hello, chunked! 0123456789');
-    expect(result.last).toEqual({ ok: true, consumed: body.length, done: true });
-  });
-
-  it('decodes the same in every two-way split and byte by byte, done exactly once at the end', () => {
-    for (let at = 0; at <= body.length; at++) {
-      const split = decode([body.slice(0, at), body.slice(at)]);
-      expect(split.data, `split at ${at}`).toBe('hello, chunked! 0123456789');
-      expect(split.dones).toBe(1);
-      expect(split.consumed).toBe(body.length);
-    }
-    const bytes = decode([...body]);
-    expect(bytes.data).toBe('hello, chunked! 0123456789');
-    expect(bytes.dones).toBe(1);
-  });
-
-  it.each([
-    ['a size that is not hexadecimal', ['zz\r\n'], 400],
-    ['an empty size line', ['\r\n'], 400],
-    ['data not followed by CRLF', ['3\r\nabcX'], 400],
-    ['LF-only line ends', ['3\nabc\n0\n\n'], 400],
-    ['a size line over 4096 bytes', [`1;${'x'.repeat(5000)}\r\n`], 400],
-    ['a malformed trailer', ['0\r\nno colon here\r\n\r\n'], 400],
-    ['a 17-digit size', ['1'.repeat(17) + '\r\n'], 400],
-    ['a size past the limit, before its data arrives', ['3e9\r\n'], 413],
-    ['sizes adding up past the limit', ['200\r\n' + 'a'.repeat(0x200) + '\r\n200\r\n'], 413],
-  ])('refuses %s', (_name, pieces, status) => {
-    expect(decode(pieces).last).toMatchObject({ ok: false, status });
-  });
-
-  it('decodes any bytes in any chunk sizes and any splits', () => {
-    fc.assert(
-      fc.property(fc.array(fc.string({ minLength: 1, maxLength: 30 }), { maxLength: 8 }), fc.array(fc.nat({ max: 400 }), { maxLength: 6 }), (chunks, cuts) => {
-        const latin1 = chunks.map((chunk) => Buffer.from(chunk, 'utf8').toString('latin1'));
-        const encoded = latin1.map((chunk) => `${chunk.length.toString(16)}\r\n${chunk}\r\n`).join('') + '0\r\n\r\n';
-        const points = [...new Set(cuts.map((cut) => cut % (encoded.length + 1)))].sort((a, b) => a - b);
-        const pieces = [0, ...points].map((from, i, all) => encoded.slice(from, all[i + 1] ?? encoded.length)).filter((piece) => piece !== '');
-        const result = decode(pieces, 10_000);
-        expect(result.data).toBe(latin1.join(''));
-        expect(result.dones).toBe(1);
       }),
       { numRuns: 300 },
     );
