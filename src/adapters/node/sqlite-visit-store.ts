@@ -1227,7 +1227,9 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
           budgetSized = true;
           // A pair read (one seek and a short range, ~8 us) costs about what aggregating four day
           // rows does (~2 us each; bench/visits-stats.mjs).
-          const dayRows = prepared('SELECT count(*) FROM visit_agent_paths_day INDEXED BY visit_agent_paths_day_by_bucket WHERE bucket >= ? AND bucket < ?').pluck().get(days.from, days.to) as number;
+          const dayRows = prepared('SELECT count(*) FROM visit_agent_paths_day INDEXED BY visit_agent_paths_day_by_bucket WHERE bucket >= ? AND bucket < ? AND project_id = ?')
+            .pluck()
+            .get(days.from, days.to, query.projectId) as number;
           budget = Math.ceil(dayRows / 4);
           if (read.size >= budget) return undefined;
         }
