@@ -10,8 +10,13 @@ export type ChunkedProgress =
 /** Which part of the chunked framing the next byte belongs to. */
 type Part = 'size-line' | 'data' | 'data-end' | 'trailer';
 
-// chunk-size [ BWS ";" chunk-ext ]: the extension text is checked for controls, then ignored.
-const SIZE_LINE = /^([0-9A-Fa-f]{1,16})[\t ]*(?:;[\t\x20-\x7e\x80-\xff]*)?$/;
+// RFC 9112 §7.1.1: chunk-size *( BWS ";" BWS token [ BWS "=" BWS ( token / quoted-string ) ] ).
+// Extensions are checked against the grammar, then ignored: a size followed by a space and no
+// ";", or a ";" with no name, is refused, as llhttp refuses it (parsers must agree on framing).
+const TOKEN = "[!#$%&'*+\\-.^_`|~0-9A-Za-z]+";
+const QUOTED_STRING = '"(?:[\\t \\x21\\x23-\\x5b\\x5d-\\x7e\\x80-\\xff]|\\\\[\\t \\x21-\\x7e\\x80-\\xff])*"';
+const CHUNK_EXT = `[\\t ]*;[\\t ]*${TOKEN}(?:[\\t ]*=[\\t ]*(?:${TOKEN}|${QUOTED_STRING}))?`;
+const SIZE_LINE = new RegExp(`^([0-9A-Fa-f]{1,16})(?:${CHUNK_EXT})*$`);
 const TRAILER_LINE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+:[\t\x20-\x7e\x80-\xff]*$/;
 // Longer size or trailer lines are refused: nothing legitimate needs them.
 const MAX_LINE_BYTES = 4096;
@@ -64,7 +69,7 @@ export class ChunkedBodyDecoder {
         this.line = '';
         if (this.part === 'size-line') {
           const match = SIZE_LINE.exec(content);
-          if (match === null) return { ok: false, status: 400, detail: 'A chunk size is not a hexadecimal number.' };
+          if (match === null) return { ok: false, status: 400, detail: 'A chunk-size line must be a hexadecimal size, optionally with well-formed extensions.' };
           const size = parseInt(match[1]!, 16);
           if (size === 0) {
             this.part = 'trailer';

@@ -32,6 +32,12 @@ describe('ChunkedBodyDecoder', () => {
     expect(result.last).toEqual({ ok: true, consumed: body.length, done: true });
   });
 
+  it('accepts extensions with whitespace around ";" and "=" and quoted values with escapes', () => {
+    const result = decode(['5 ; a = b;c="x \\"y\\"; z";d\r\nhello\r\n0\r\n\r\n']);
+    expect(result.data).toBe('hello');
+    expect(result.dones).toBe(1);
+  });
+
   it('decodes the same in every two-way split and byte by byte, done exactly once at the end', () => {
     for (let at = 0; at <= body.length; at++) {
       const split = decode([body.slice(0, at), body.slice(at)]);
@@ -46,6 +52,9 @@ describe('ChunkedBodyDecoder', () => {
 
   it.each([
     ['a size that is not hexadecimal', ['zz\r\n'], 400],
+    ['a space after the size with no extension (RFC 9112 §7.1.1, as llhttp)', ['a \r\n'], 400],
+    ['a semicolon with no extension name', ['2;\r\n'], 400],
+    ['an extension value with an unbalanced quote', ['5;a="b;c\r\n'], 400],
     ['an empty size line', ['\r\n'], 400],
     ['data not followed by CRLF', ['3\r\nabcX'], 400],
     ['LF-only line ends', ['3\nabc\n0\n\n'], 400],
