@@ -59,6 +59,29 @@ describe('adapters use the core only through its public API', () => {
   });
 });
 
+describe('the core parts below the API stay below it', () => {
+  // DESIGN.md §1: api/ builds on catalog/, identify/, verify/, robots/ and visits/; none of them
+  // reaches up into api/ (what both need, such as FieldError and JSON pointers, lives below both).
+  const LOWER = ['src/catalog/', 'src/identify/', 'src/verify/', 'src/robots/', 'src/visits/'];
+
+  it('finds files in every lower part', () => {
+    for (const part of LOWER) expect(core.some((f) => f.rel.startsWith(part)), part).toBe(true);
+  });
+
+  it('no file of catalog/, identify/, verify/, robots/ or visits/ imports from api/', () => {
+    const violations = core
+      .filter((f) => LOWER.some((part) => f.rel.startsWith(part)))
+      .flatMap(({ path, rel }) => {
+        const dir = rel.split('/').slice(0, -1).join('/');
+        return [...code(path).matchAll(/(?:from|import)\s*\(?\s*['"](\.[^'"]+)['"]/g)].flatMap(([, spec]) => {
+          const target = join(dir, spec!).split('\\').join('/');
+          return target.startsWith('src/api/') ? [`${rel} imports ${spec}`] : [];
+        });
+      });
+    expect(violations).toEqual([]);
+  });
+});
+
 describe('public API hygiene', () => {
   it('src/index.ts uses explicit named exports only (no export *)', () => {
     expect(readFileSync(join(SRC, 'index.ts'), 'utf8')).not.toMatch(/export\s+\*/);

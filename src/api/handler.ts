@@ -14,7 +14,8 @@ import { checkHeaderLimits, readItems, validateRequestItem, type RequestItem } f
 import { parseJsonBody } from './json-body.js';
 import { resolveLimits, type ApiLimits } from './limits.js';
 import { createOpenApiDocument } from './openapi.js';
-import { pointerTo, problem, type FieldError } from './problem.js';
+import { pointerTo, type FieldError } from '../field-error.js';
+import { problem } from './problem.js';
 import type { Project, ProjectLookup, TokenRecord } from './projects.js';
 import { createRateLimiter, type RateLimiter } from './rate-limit.js';
 import { headerValue } from './request-headers.js';

@@ -1,7 +1,8 @@
 // Request bodies of the batch endpoints: one object or an array of them (array order kept), and
 // the checks shared by identification, verification and visits items (types, header limits).
 import type { ApiLimits } from './limits.js';
-import { pointerTo, problem, type FieldError } from './problem.js';
+import { pointerTo, type FieldError } from '../field-error.js';
+import { problem } from './problem.js';
 import type { ApiResponse } from './types.js';
 
 /** A body split into items, remembering whether the client sent one object or an array. */

@@ -1,4 +1,5 @@
 // RFC 9457 problem details (application/problem+json): the one shape of every 4xx/5xx body.
+import type { FieldError } from '../field-error.js';
 import type { ApiResponse } from './types.js';
 
 /** The closed set of problem codes this API answers with. */
@@ -21,15 +22,6 @@ export type ProblemCode =
   | 'not-implemented'
   | 'service-unavailable'
   | 'http-version-not-supported';
-
-/** One field-level error: where (RFC 6901 JSON pointer into the request body), which rule, and why. */
-export interface FieldError {
-  readonly pointer: string;
-  /** The query parameter at fault, for errors outside the body (pointer is then ''). */
-  readonly parameter?: string;
-  readonly code: string;
-  readonly message: string;
-}
 
 const TITLES: Record<ProblemCode, { status: number; title: string }> = {
   'bad-request': { status: 400, title: 'Malformed HTTP request' },
@@ -81,11 +73,4 @@ export function problem(
     headers: { 'content-type': 'application/problem+json', 'cache-control': 'no-store', ...options.headers },
     body: JSON.stringify(body),
   };
-}
-
-/** Appends one reference token to a JSON pointer, escaping `~` and `/` (RFC 6901 §3). */
-export function pointerTo(parent: string, token: string | number): string {
-  if (typeof token === 'number') return `${parent}/${token}`;
-  const text = token.includes('~') || token.includes('/') ? token.replace(/~/g, '~0').replace(/\//g, '~1') : token;
-  return `${parent}/${text}`;
 }

@@ -4,7 +4,7 @@ import { validateRobotsOptions } from '../robots/options.js';
 import { RobotsOptionsError } from '../robots/errors.js';
 import type { AgentType } from '../catalog/types.js';
 import { createClientIpRule, type ClientIpRule } from '../verify/client-ip.js';
-import { pointerTo, type FieldError } from './problem.js';
+import { pointerTo, type FieldError } from '../field-error.js';
 
 /** The robots rules a project publishes (the `POST /robots-txts` options it saved), canonical. */
 export interface ProjectRobotsSettings {

@@ -1,6 +1,6 @@
 // A Visit as `POST /visits` accepts it (Known Agents field names): validated, header names
 // lower-cased and secret headers stripped before anything is stored (DESIGN.md §6).
-import { pointerTo, type FieldError } from '../api/problem.js';
+import { pointerTo, type FieldError } from '../field-error.js';
 import { daysInMonth, isoUtcMillis } from './iso-time.js';
 
 /** Header values as stored: one string per lower-case name (repeated values joined, RFC 9110 §5.3). */

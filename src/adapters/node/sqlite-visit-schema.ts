@@ -1,0 +1,222 @@
+// The SQLite visit schema: its migrations (versioned apart from the project store's), and the rows
+// of the first schema's bare `visits` table moved into the current one.
+import type BetterSqlite3 from 'better-sqlite3';
+import type { EnrichedVisit } from '../../index.js';
+import { createVisitRowWriter } from './sqlite-visit-rows.js';
+
+type Database = BetterSqlite3.Database;
+
+// Visit schema migrations, versioned apart from the project store's (schema_versions, component
+// 'visits'), so both can grow without renumbering each other. Append; never edit an applied one.
+const VISIT_MIGRATIONS: readonly string[] = [
+  `CREATE TABLE visits (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     project_id TEXT NOT NULL,
+     time INTEGER NOT NULL,
+     received INTEGER NOT NULL,
+     request_method TEXT NOT NULL,
+     request_path TEXT NOT NULL,
+     path TEXT NOT NULL,
+     agent_id TEXT,
+     agent_type TEXT,
+     result TEXT NOT NULL,
+     client_ip TEXT,
+     referral TEXT,
+     extras TEXT NOT NULL
+   );
+   CREATE INDEX visits_by_project ON visits(project_id, id);
+   CREATE INDEX visits_by_time ON visits(project_id, time);
+   CREATE INDEX visits_by_agent ON visits(project_id, agent_id, id);
+   CREATE INDEX visits_by_path ON visits(project_id, path, id);
+   CREATE TABLE visit_dims_minute (project_id TEXT NOT NULL, bucket INTEGER NOT NULL, agent_id TEXT NOT NULL, agent_type TEXT NOT NULL, result TEXT NOT NULL, referral TEXT NOT NULL, count INTEGER NOT NULL,
+     PRIMARY KEY (project_id, bucket, agent_id, agent_type, result, referral)) WITHOUT ROWID;
+   CREATE TABLE visit_dims_hour (project_id TEXT NOT NULL, bucket INTEGER NOT NULL, agent_id TEXT NOT NULL, agent_type TEXT NOT NULL, result TEXT NOT NULL, referral TEXT NOT NULL, count INTEGER NOT NULL,
+     PRIMARY KEY (project_id, bucket, agent_id, agent_type, result, referral)) WITHOUT ROWID;
+   CREATE TABLE visit_dims_day (project_id TEXT NOT NULL, bucket INTEGER NOT NULL, agent_id TEXT NOT NULL, agent_type TEXT NOT NULL, result TEXT NOT NULL, referral TEXT NOT NULL, count INTEGER NOT NULL,
+     PRIMARY KEY (project_id, bucket, agent_id, agent_type, result, referral)) WITHOUT ROWID;
+   CREATE TABLE visit_by_agent_id_hour (project_id TEXT NOT NULL, bucket INTEGER NOT NULL, agent_id TEXT NOT NULL, count INTEGER NOT NULL,
+     PRIMARY KEY (project_id, bucket, agent_id)) WITHOUT ROWID;
+   CREATE INDEX visit_by_agent_id_hour_by_key ON visit_by_agent_id_hour(project_id, agent_id, bucket);
+   CREATE TABLE visit_by_agent_id_day (project_id TEXT NOT NULL, bucket INTEGER NOT NULL, agent_id TEXT NOT NULL, count INTEGER NOT NULL,
+     PRIMARY KEY (project_id, bucket, agent_id)) WITHOUT ROWID;
+   CREATE TABLE visit_by_agent_type_hour (project_id TEXT NOT NULL, bucket INTEGER NOT NULL, agent_type TEXT NOT NULL, count INTEGER NOT NULL,
+     PRIMARY KEY (project_id, bucket, agent_type)) WITHOUT ROWID;
+   CREATE TABLE visit_by_agent_type_day (project_id TEXT NOT NULL, bucket INTEGER NOT NULL, agent_type TEXT NOT NULL, count INTEGER NOT NULL,
+     PRIMARY KEY (project_id, bucket, agent_type)) WITHOUT ROWID;
+   CREATE TABLE visit_by_result_hour (project_id TEXT NOT NULL, bucket INTEGER NOT NULL, result TEXT NOT NULL, count INTEGER NOT NULL,
+     PRIMARY KEY (project_id, bucket, result)) WITHOUT ROWID;
+   CREATE TABLE visit_by_result_day (project_id TEXT NOT NULL, bucket INTEGER NOT NULL, result TEXT NOT NULL, count INTEGER NOT NULL,
+     PRIMARY KEY (project_id, bucket, result)) WITHOUT ROWID;
+   CREATE TABLE visit_by_referral_hour (project_id TEXT NOT NULL, bucket INTEGER NOT NULL, referral TEXT NOT NULL, count INTEGER NOT NULL,
+     PRIMARY KEY (project_id, bucket, referral)) WITHOUT ROWID;
+   CREATE TABLE visit_by_referral_day (project_id TEXT NOT NULL, bucket INTEGER NOT NULL, referral TEXT NOT NULL, count INTEGER NOT NULL,
+     PRIMARY KEY (project_id, bucket, referral)) WITHOUT ROWID;
+   CREATE TABLE visit_by_path_hour (project_id TEXT NOT NULL, bucket INTEGER NOT NULL, path TEXT NOT NULL, count INTEGER NOT NULL,
+     PRIMARY KEY (project_id, bucket, path)) WITHOUT ROWID;
+   CREATE INDEX visit_by_path_hour_by_key ON visit_by_path_hour(project_id, path, bucket);
+   CREATE TABLE visit_by_path_day (project_id TEXT NOT NULL, bucket INTEGER NOT NULL, path TEXT NOT NULL, count INTEGER NOT NULL,
+     PRIMARY KEY (project_id, bucket, path)) WITHOUT ROWID;
+   CREATE TABLE visit_agent_paths_hour (project_id TEXT NOT NULL, bucket INTEGER NOT NULL, agent_id TEXT NOT NULL, agent_type TEXT NOT NULL, result TEXT NOT NULL, referral TEXT NOT NULL, request_path TEXT NOT NULL,
+     path TEXT NOT NULL, count INTEGER NOT NULL, last INTEGER NOT NULL,
+     PRIMARY KEY (project_id, bucket, agent_id, agent_type, result, referral, request_path)) WITHOUT ROWID;
+   CREATE INDEX visit_agent_paths_hour_by_path ON visit_agent_paths_hour(project_id, path, bucket);
+   CREATE TABLE visit_agent_paths_day (project_id TEXT NOT NULL, bucket INTEGER NOT NULL, agent_id TEXT NOT NULL, agent_type TEXT NOT NULL, request_path TEXT NOT NULL,
+     path TEXT NOT NULL, count INTEGER NOT NULL, last INTEGER NOT NULL,
+     PRIMARY KEY (project_id, bucket, agent_id, agent_type, request_path)) WITHOUT ROWID;`,
+  // Appends write raw rows only; a background pass folds rows past the watermark into the rollups
+  // (exact: queries add the raw rows past it). Existing rollups are exact up to the last id, so
+  // they are kept and the watermark starts there. Path-filtered stats get a table keyed by path
+  // first (read in key order, not through an index); day tables the queries can do without (the
+  // combined day table is small) are dropped, as are the agent and path indexes on raw rows (a
+  // B-tree insert per visit each, for filtered timelines that walk the id index fast enough).
+  `CREATE TABLE visit_rollup_state (id INTEGER PRIMARY KEY CHECK (id = 1), watermark INTEGER NOT NULL);
+   INSERT INTO visit_rollup_state (id, watermark) SELECT 1, coalesce(max(id), 0) FROM visits;
+   CREATE TABLE visit_paths_hour (project_id TEXT NOT NULL, path TEXT NOT NULL, bucket INTEGER NOT NULL, agent_id TEXT NOT NULL, agent_type TEXT NOT NULL, result TEXT NOT NULL, referral TEXT NOT NULL, count INTEGER NOT NULL,
+     PRIMARY KEY (project_id, path, bucket, agent_id, agent_type, result, referral)) WITHOUT ROWID;
+   INSERT INTO visit_paths_hour SELECT project_id, path, bucket, agent_id, agent_type, result, referral, sum(count) FROM visit_agent_paths_hour
+     GROUP BY project_id, path, bucket, agent_id, agent_type, result, referral;
+   DROP INDEX visit_agent_paths_hour_by_path;
+   DROP TABLE visit_by_agent_id_day;
+   DROP TABLE visit_by_agent_type_day;
+   DROP TABLE visit_by_result_day;
+   DROP TABLE visit_by_referral_day;
+   DROP INDEX visits_by_agent;
+   DROP INDEX visits_by_path;`,
+  // Header pairs most visits repeat, interned (sqlite-header-pairs.ts); rows written before keep
+  // their headers as JSON objects, which reads tell apart from the encoded arrays.
+  // Raw rows are found by minute, not by time: SDKs send batches late, so visit times arrive out
+  // of order and an index on the exact time took a page write per visit (scattered over the last
+  // seconds of entries), where entries of one minute sit in id order and a batch's land together.
+  // Fields every visit has get columns rather than keys in extras: the keys cost bytes per row
+  // (a fifth of a row), and JSON.stringify formats a fractional duration slowly. Rows written
+  // before keep them in extras.
+  `CREATE TABLE visit_header_pairs (id INTEGER PRIMARY KEY, name TEXT NOT NULL, value TEXT NOT NULL, UNIQUE (name, value));
+   DROP INDEX visits_by_time;
+   CREATE INDEX visits_by_minute ON visits(project_id, (time / 60000));
+   ALTER TABLE visits ADD COLUMN response_status_code INTEGER;
+   ALTER TABLE visits ADD COLUMN response_duration_in_milliseconds REAL;
+   ALTER TABLE visits ADD COLUMN created TEXT;
+   ALTER TABLE visits ADD COLUMN request_headers TEXT;
+   ALTER TABLE visits ADD COLUMN response_headers TEXT;`,
+  // Top paths without aggregating every (agent, path) of the range (pathCounts): the day table is
+  // keyed by (agent, path) first, so one pair's count over any days is one short range read, and
+  // triggers keep per-pair totals over all the days kept, read largest first. A pair's total bounds
+  // its count in any range, so reading pairs by total can stop once the top is out of reach. Only
+  // pairs of 16 visits or more are indexed by total: the long tail's updates, most of the fold's,
+  // then leave the index alone, and a query that reaches the tail sorts it.
+  `CREATE TABLE visit_agent_paths_day_by_key (project_id TEXT NOT NULL, agent_id TEXT NOT NULL, request_path TEXT NOT NULL, bucket INTEGER NOT NULL, agent_type TEXT NOT NULL,
+     path TEXT NOT NULL, count INTEGER NOT NULL, last INTEGER NOT NULL,
+     PRIMARY KEY (project_id, agent_id, request_path, bucket, agent_type)) WITHOUT ROWID;
+   INSERT INTO visit_agent_paths_day_by_key SELECT project_id, agent_id, request_path, bucket, agent_type, path, count, last FROM visit_agent_paths_day;
+   DROP TABLE visit_agent_paths_day;
+   ALTER TABLE visit_agent_paths_day_by_key RENAME TO visit_agent_paths_day;
+   CREATE INDEX visit_agent_paths_day_by_bucket ON visit_agent_paths_day(bucket);
+   CREATE TABLE visit_agent_path_totals (project_id TEXT NOT NULL, agent_id TEXT NOT NULL, request_path TEXT NOT NULL, path TEXT NOT NULL, count INTEGER NOT NULL,
+     PRIMARY KEY (project_id, agent_id, request_path)) WITHOUT ROWID;
+   INSERT INTO visit_agent_path_totals SELECT project_id, agent_id, request_path, min(path), sum(count) FROM visit_agent_paths_day GROUP BY project_id, agent_id, request_path;
+   CREATE INDEX visit_agent_path_totals_by_count ON visit_agent_path_totals(project_id, count DESC) WHERE count >= 16;
+   CREATE TRIGGER visit_agent_paths_day_inserted AFTER INSERT ON visit_agent_paths_day BEGIN
+     INSERT INTO visit_agent_path_totals VALUES (NEW.project_id, NEW.agent_id, NEW.request_path, NEW.path, NEW.count)
+       ON CONFLICT (project_id, agent_id, request_path) DO UPDATE SET count = count + excluded.count;
+   END;
+   CREATE TRIGGER visit_agent_paths_day_counted AFTER UPDATE OF count ON visit_agent_paths_day BEGIN
+     UPDATE visit_agent_path_totals SET count = count + NEW.count - OLD.count WHERE project_id = NEW.project_id AND agent_id = NEW.agent_id AND request_path = NEW.request_path;
+   END;
+   CREATE TRIGGER visit_agent_paths_day_deleted AFTER DELETE ON visit_agent_paths_day BEGIN
+     UPDATE visit_agent_path_totals SET count = count - OLD.count WHERE project_id = OLD.project_id AND agent_id = OLD.agent_id AND request_path = OLD.request_path;
+     DELETE FROM visit_agent_path_totals WHERE project_id = OLD.project_id AND agent_id = OLD.agent_id AND request_path = OLD.request_path AND count <= 0;
+   END;`,
+];
+
+/** The visit schema version this code writes (component 'visits' in schema_versions). */
+export const VISIT_SCHEMA_VERSION = VISIT_MIGRATIONS.length;
+
+/**
+ * Runs the visit schema migrations on `db` in one transaction, moving rows of the first schema's
+ * `visits` table over (they were never rolled up, so the rollups are then rebuilt from raw rows).
+ * @throws {RangeError} when the database has a newer visit schema than this code.
+ */
+export function migrateVisitSchema(db: Database): void {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)');
+  const versionOf = db.prepare<[], { version: number }>("SELECT version FROM schema_versions WHERE component = 'visits'");
+  const check = (current: number) => {
+    if (current > VISIT_MIGRATIONS.length) {
+      throw new RangeError(`the database has visit schema version ${current}; this agentwarden knows up to ${VISIT_MIGRATIONS.length}`);
+    }
+  };
+  check(versionOf.get()?.version ?? 0);
+  if ((versionOf.get()?.version ?? 0) === VISIT_MIGRATIONS.length) return;
+  db.transaction(() => {
+    // Another process (the CLI beside a starting server) may have migrated while this one waited
+    // for the write lock: read the version again under the lock.
+    const current = versionOf.get()?.version ?? 0;
+    check(current);
+    // The project store's first migration made a bare `visits` table (no enrichment columns): keep
+    // its rows, moved into the new table with their ids once it has every column the writer fills.
+    const legacy = current === 0 && db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'visits'").get() !== undefined;
+    if (legacy) db.exec('ALTER TABLE visits RENAME TO visits_v1');
+    for (let version = current; version < VISIT_MIGRATIONS.length; version++) db.exec(VISIT_MIGRATIONS[version]!);
+    if (legacy) {
+      copyLegacyVisits(db);
+      db.exec('DROP TABLE visits_v1');
+      // Never rolled up: the pass rebuilds the rollups from the raw rows.
+      db.exec('UPDATE visit_rollup_state SET watermark = 0');
+    }
+    db.prepare("INSERT INTO schema_versions (component, version) VALUES ('visits', ?) ON CONFLICT (component) DO UPDATE SET version = excluded.version").run(VISIT_MIGRATIONS.length);
+  }).immediate();
+}
+
+interface LegacyRow {
+  id: number;
+  project_id: string;
+  received: string;
+  created: string | null;
+  request_path: string;
+  request_method: string;
+  request_headers: string;
+  response_status_code: number | null;
+  response_headers: string | null;
+  response_duration_in_milliseconds: number | null;
+}
+
+// Header values of the first schema could be arrays; a Visit joins them (RFC 9110 §5.3).
+function joinHeaderValues(json: string): Record<string, string> {
+  const parsed = JSON.parse(json) as Record<string, string | string[]>;
+  return Object.fromEntries(Object.entries(parsed).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : value]));
+}
+
+// Rows stored before enrichment existed carry no identification: they count as unknown agents
+// without client IP or referral (re-identifying them would need the engine at open time).
+function copyLegacyVisits(db: Database): void {
+  const page = db.prepare<[number], LegacyRow>('SELECT * FROM visits_v1 WHERE id > ? ORDER BY id LIMIT 1000');
+  const writer = createVisitRowWriter(db);
+  for (let last = 0; ; ) {
+    const rows = page.all(last);
+    if (rows.length === 0) break;
+    const batch = rows.map((row) => {
+      const created = row.created === null ? Number.NaN : Date.parse(row.created);
+      const parsed = Date.parse(row.received);
+      const received = Number.isFinite(parsed) ? parsed : Number.isFinite(created) ? created : 0;
+      const visit: Record<string, unknown> = {
+        request_path: row.request_path,
+        request_method: row.request_method,
+        request_headers: joinHeaderValues(row.request_headers),
+        received,
+        time: Number.isFinite(created) ? created : received,
+        agent_id: null,
+        agent_type: null,
+        result: 'unknown_agent',
+        client_ip: null,
+        referral: null,
+      };
+      if (row.created !== null) visit['created'] = row.created;
+      if (row.response_status_code !== null) visit['response_status_code'] = row.response_status_code;
+      if (row.response_headers !== null) visit['response_headers'] = joinHeaderValues(row.response_headers);
+      if (row.response_duration_in_milliseconds !== null) visit['response_duration_in_milliseconds'] = row.response_duration_in_milliseconds;
+      return { projectId: row.project_id, visit: visit as unknown as EnrichedVisit, id: row.id };
+    });
+    writer.write(batch);
+    last = rows[rows.length - 1]!.id;
+  }
+}
+
