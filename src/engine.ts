@@ -23,10 +23,29 @@ export interface VerificationItem extends IdentificationItem {
   readonly request_method?: string;
 }
 
+/** What was checked to verify an agent: the method that decided (null when none did) and every check made. */
+export interface VerificationReport {
+  readonly method: VerificationMethod | null;
+  readonly checks: readonly VerificationCheck[];
+}
+
 /** What `engine.verify` returns: the identification fields plus what was checked. */
 export type VerificationOutcome = Identification & {
-  verification: { method: VerificationMethod | null; checks: readonly VerificationCheck[] };
+  verification: VerificationReport;
 };
+
+/** What `engine.verifyNormalized` knows of the request beyond its headers. */
+export interface NormalizedRequestContext {
+  readonly id?: string;
+  readonly method?: string;
+  /** The request path with its query string (signatures may cover it, RFC 9421 §2.2). */
+  readonly path?: string;
+  /**
+   * Picks the client address for IP-based verifiers instead of the engine's `clientIp` rule (a
+   * project's own proxies), so a stored visit's address and its checks agree.
+   */
+  readonly clientIp?: (headers: ReadonlyMap<string, string>) => string | undefined;
+}
 
 /** Options of `createEngine`. */
 export interface EngineOptions {
@@ -56,6 +75,14 @@ export interface Engine {
    * engine.identifyNormalized(new Map([['user-agent', 'GPTBot/1.2']])); // { result: 'not_verifiable', agent_id: 'gptbot', ... }
    */
   identifyNormalized(headers: ReadonlyMap<string, string>, id?: string): Identification | Promise<Identification>;
+  /**
+   * As `identifyNormalized`, plus what was checked (as `verify` reports it): what the visit
+   * pipeline stores with each visit. Synchronous unless a verifier has to wait.
+   * @example
+   * engine.verifyNormalized(new Map([['user-agent', 'GPTBot/1.2'], ['x-forwarded-for', '203.0.113.7']]), { method: 'GET', path: '/' });
+   * // { result: 'verification_failed', agent_id: 'gptbot', ..., verification: { method: 'ip-ranges', checks: [...] } }
+   */
+  verifyNormalized(headers: ReadonlyMap<string, string>, context?: NormalizedRequestContext): VerificationOutcome | Promise<VerificationOutcome>;
   /** Identifies many requests; results keep the input order. */
   identifyMany(items: readonly IdentificationItem[]): Promise<Identification[]>;
   /** Identifies a request and reports every verification check made. */
@@ -92,6 +119,8 @@ class ChainRequest implements VerificationRequest {
     return this.#address;
   }
 }
+
+const NO_REPORT: VerificationReport = Object.freeze({ method: null, checks: Object.freeze([]) as readonly VerificationCheck[] });
 
 function isCatalog(value: unknown): value is Catalog {
   return typeof value === 'object' && value !== null && typeof (value as Catalog).matchUserAgent === 'function';
@@ -139,10 +168,16 @@ export function createEngine(options: EngineOptions = {}): Engine {
       typeof item?.request_method === 'string' ? item.request_method : undefined,
       typeof item?.request_path === 'string' ? item.request_path : undefined,
     );
-  const runNormalized = (headers: ReadonlyMap<string, string>, id: string | undefined, method: string | undefined, path: string | undefined): Run | Promise<Run> => {
+  const runNormalized = (
+    headers: ReadonlyMap<string, string>,
+    id: string | undefined,
+    method: string | undefined,
+    path: string | undefined,
+    rule: (headers: ReadonlyMap<string, string>) => string | undefined = clientIp,
+  ): Run | Promise<Run> => {
     const agent = findCandidate(headers);
     if (agent === undefined) return { identification: unknownAgent(id) };
-    const request = new ChainRequest(headers, method, path, clientIp);
+    const request = new ChainRequest(headers, method, path, rule);
     const chain = startVerifierChain(verifiers, agent, request, context);
     const finish = (outcome: ChainOutcome): Run => ({ outcome, identification: identifiedAgent(agent, outcome.result, id) });
     return chain instanceof Promise ? chain.then(finish) : finish(chain);
@@ -152,6 +187,14 @@ export function createEngine(options: EngineOptions = {}): Engine {
     return ran instanceof Promise ? ran.then((r) => r.identification) : Promise.resolve(ran.identification);
   };
 
+  // The identification object is the run's own (made for this request), so it takes the report
+  // in place; a spread copy of it would cost more than identifying (see enrich.ts).
+  const withReport = ({ identification, outcome }: Run): VerificationOutcome => {
+    const outcomeWithReport = identification as VerificationOutcome;
+    outcomeWithReport.verification = outcome === undefined ? NO_REPORT : { method: outcome.method, checks: outcome.checks };
+    return outcomeWithReport;
+  };
+
   return {
     catalog,
     identify: identification,
@@ -159,12 +202,21 @@ export function createEngine(options: EngineOptions = {}): Engine {
       const ran = runNormalized(headers, typeof id === 'string' ? id : undefined, undefined, undefined);
       return ran instanceof Promise ? ran.then((r) => r.identification) : ran.identification;
     },
+    verifyNormalized(headers, request = {}) {
+      const ran = runNormalized(
+        headers,
+        typeof request.id === 'string' ? request.id : undefined,
+        typeof request.method === 'string' ? request.method : undefined,
+        typeof request.path === 'string' ? request.path : undefined,
+        typeof request.clientIp === 'function' ? request.clientIp : clientIp,
+      );
+      return ran instanceof Promise ? ran.then(withReport) : withReport(ran);
+    },
     identifyMany(items) {
       return Promise.all(items.map(identification));
     },
     async verify(item) {
-      const { identification, outcome } = await run(item);
-      return { ...identification, verification: { method: outcome?.method ?? null, checks: outcome?.checks ?? [] } };
+      return withReport(await run(item));
     },
     robotsTxt: (options) => robotsRenderer().robotsTxt(options),
     renderRobotsTxt: (options) => robotsRenderer().renderRobotsTxt(options),

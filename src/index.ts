@@ -1,6 +1,6 @@
 // The core public API of agentwarden: explicit named exports only.
 export { createEngine } from './engine.js';
-export type { Engine, EngineOptions, IdentificationItem, VerificationItem, VerificationOutcome } from './engine.js';
+export type { Engine, EngineOptions, IdentificationItem, NormalizedRequestContext, VerificationItem, VerificationOutcome, VerificationReport } from './engine.js';
 export { createCatalog, resolveAgentType } from './catalog/catalog.js';
 export type { Catalog } from './catalog/catalog.js';
 export { defaultCatalogDocument } from './catalog/default-catalog.js';

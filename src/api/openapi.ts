@@ -267,19 +267,21 @@ export function createOpenApiDocument(options: {
             agent_url: { type: 'string' },
             agent_type_name: { type: 'string', enum: [...AGENT_TYPES] },
             operator_name: { type: 'string' },
-            verification: {
-              type: 'object',
-              required: ['method', 'checks'],
-              properties: {
-                method: { type: ['string', 'null'], description: 'The method that decided, or null.' },
-                checks: {
-                  type: 'array',
-                  items: {
-                    type: 'object',
-                    required: ['method', 'outcome', 'reason'],
-                    properties: { method: { type: 'string' }, outcome: { type: 'string', enum: ['pass', 'fail', 'inconclusive'] }, reason: { type: 'string' } },
-                  },
-                },
+            verification: ref('VerificationReport'),
+          },
+        },
+        VerificationReport: {
+          type: 'object',
+          required: ['method', 'checks'],
+          properties: {
+            method: { type: ['string', 'null'], description: 'The method that decided, or null.' },
+            checks: {
+              type: 'array',
+              description: 'Every verifier asked, in order; the chain stops at the first pass or fail.',
+              items: {
+                type: 'object',
+                required: ['method', 'outcome', 'reason'],
+                properties: { method: { type: 'string' }, outcome: { type: 'string', enum: ['pass', 'fail', 'inconclusive'] }, reason: { type: 'string' } },
               },
             },
           },
@@ -349,11 +351,16 @@ export function createOpenApiDocument(options: {
             agent_name: { type: ['string', 'null'] },
             agent_type: { type: ['string', 'null'], enum: [...AGENT_TYPES, null] },
             result: { type: 'string', enum: ['verified', 'verification_failed', 'not_verifiable', 'unknown_agent'] },
-            client_ip: { type: ['string', 'null'] },
+            client_ip: { type: ['string', 'null'], description: "The visitor's address by the project's client-IP rule." },
+            client_ip_header: { type: 'string', description: 'The request header client_ip was read from (absent when none gave one).' },
             referral: { type: ['string', 'null'] },
             request_method: { type: 'string' },
             request_path: { type: 'string' },
-            request_headers: { type: 'object', additionalProperties: { type: 'string' } },
+            request_headers: { type: 'object', additionalProperties: { type: 'string' }, description: 'Lower-case names; secret headers (authorization, cookie, tokens, API keys) were stripped before storage.' },
+            verification: {
+              ...ref('VerificationReport'),
+              description: 'What verifying the agent checked when the visit was recorded; absent when nothing could be checked (no method applies to the agent, or no agent).',
+            },
             response_status_code: { type: 'integer' },
             response_headers: { type: 'object', additionalProperties: { type: 'string' } },
             response_duration_in_milliseconds: { type: 'number' },

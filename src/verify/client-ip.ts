@@ -20,8 +20,24 @@ export interface ClientIpOptions {
   readonly trustedProxies?: number | readonly string[];
 }
 
-/** Picks the client address from lower-cased request headers; undefined when none can be trusted or parsed. */
-export type ClientIpRule = (headers: ReadonlyMap<string, string>) => string | undefined;
+/**
+ * Picks the client address from lower-cased request headers; undefined when none can be trusted or
+ * parsed. Rules made by `createClientIpRule` also list the headers they consult, in order: the
+ * first of them present is the one an address came from.
+ */
+export type ClientIpRule = ((headers: ReadonlyMap<string, string>) => string | undefined) & { readonly headers?: readonly string[] };
+
+/**
+ * The header a rule took the client address from: the first of its headers the request has
+ * (the one that decides, see `createClientIpRule`); undefined when the rule does not list its
+ * headers or the request has none of them.
+ */
+export function clientIpHeader(rule: ClientIpRule, headers: ReadonlyMap<string, string>): string | undefined {
+  const names = rule.headers;
+  if (names === undefined) return undefined;
+  for (const name of names) if (headers.has(name)) return name;
+  return undefined;
+}
 
 const DEFAULT_HEADERS = ['cf-connecting-ip', 'true-client-ip', 'x-real-ip', 'x-forwarded-for', 'forwarded'] as const;
 const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
@@ -190,7 +206,7 @@ export function createClientIpRule(options: ClientIpOptions = {}): ClientIpRule 
     return leftmost;
   };
 
-  return (map) => {
+  const rule = (map: ReadonlyMap<string, string>) => {
     for (const name of headers) {
       const value = map.get(name);
       if (value === undefined) continue;
@@ -200,4 +216,5 @@ export function createClientIpRule(options: ClientIpOptions = {}): ClientIpRule 
     }
     return undefined;
   };
+  return Object.assign(rule, { headers: Object.freeze(headers) });
 }

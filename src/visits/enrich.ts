@@ -1,10 +1,9 @@
 // The enrichment step of the visit pipeline: identification (agent, type, result), client IP,
 // referral class and the visit's time, added to parsed visits before a store sees them.
 import type { Engine } from '../engine.js';
-import type { Identification } from '../identify/identification.js';
+import type { VerificationOutcome } from '../engine.js';
 import { headerMapOf } from '../identify/headers.js';
-import type { ClientIpRule } from '../verify/client-ip.js';
-import { createClientIpRule } from '../verify/client-ip.js';
+import { clientIpHeader, createClientIpRule, type ClientIpRule } from '../verify/client-ip.js';
 import { isoUtcMillis } from './iso-time.js';
 import { classifyReferral } from './referral.js';
 import type { Visit } from './visit.js';
@@ -29,8 +28,9 @@ const MAX_CLOCK_SKEW_MS = 60_000;
 
 /**
  * Creates the enricher. Identification runs the engine's verifier chain, so a spoofed Googlebot
- * is stored as `verification_failed`; a per-call `clientIp` rule (a project's trusted proxies)
- * overrides the default one.
+ * is stored as `verification_failed` with the checks that decided it; a per-call `clientIp` rule
+ * (a project's trusted proxies) overrides the default one, for the stored address and for the
+ * IP-based checks alike.
  * @throws {TypeError} for a missing engine or a clientIp that is not a function.
  * @example
  * const enrich = createVisitEnricher({ engine: createEngine() });
@@ -38,7 +38,7 @@ const MAX_CLOCK_SKEW_MS = 60_000;
  * visit.agent_id; // 'gptbot'
  */
 export function createVisitEnricher(options: VisitEnricherOptions): VisitEnricher {
-  if (typeof options?.engine?.identify !== 'function' || typeof options.engine.identifyNormalized !== 'function') throw new TypeError('engine must be an engine from createEngine()');
+  if (typeof options?.engine?.identify !== 'function' || typeof options.engine.verifyNormalized !== 'function') throw new TypeError('engine must be an engine from createEngine()');
   const engine = options.engine;
   const defaultClientIp = options.clientIp ?? createClientIpRule();
   if (typeof defaultClientIp !== 'function') throw new TypeError('clientIp must be a function of the headers');
@@ -51,16 +51,18 @@ export function createVisitEnricher(options: VisitEnricherOptions): VisitEnriche
     // One header map per visit serves identification, the referral and the client IP; engines
     // answer synchronously unless a verifier waits, so promises are awaited only when some did.
     const headerMaps: ReadonlyMap<string, string>[] = new Array(count);
-    const pending: (Identification | Promise<Identification>)[] = new Array(count);
+    const pending: (VerificationOutcome | Promise<VerificationOutcome>)[] = new Array(count);
     let waiting = false;
     for (let i = 0; i < count; i++) {
-      const headers = headerMapOf(visits[i]!.request_headers);
+      const visit = visits[i]!;
+      const headers = headerMapOf(visit.request_headers);
       headerMaps[i] = headers;
-      const identification = engine.identifyNormalized(headers);
+      // Signatures may cover the method and path (RFC 9421 §2.2), so the chain sees them.
+      const identification = engine.verifyNormalized(headers, { method: visit.request_method, path: visit.request_path, clientIp });
       if (identification instanceof Promise) waiting = true;
       pending[i] = identification;
     }
-    const identifications = waiting ? await Promise.all(pending) : (pending as Identification[]);
+    const identifications = waiting ? await Promise.all(pending) : (pending as VerificationOutcome[]);
     const enriched: EnrichedVisit[] = new Array(count);
     for (let i = 0; i < count; i++) {
       const visit = visits[i]!;
@@ -80,7 +82,13 @@ export function createVisitEnricher(options: VisitEnricherOptions): VisitEnriche
       item.agent_type = known ? (identification.agent_type_name as EnrichedVisit['agent_type']) : null;
       item.result = identification.result;
       item.client_ip = clientIp(headers) ?? null;
+      if (item.client_ip !== null) {
+        const header = clientIpHeader(clientIp, headers);
+        if (header !== undefined) item.client_ip_header = header;
+      }
       item.referral = referral ?? null;
+      // Stored only when something was checked: most visits (browsers, agents without a method) carry none.
+      if (identification.verification.checks.length > 0) item.verification = identification.verification;
       enriched[i] = item;
     }
     return enriched;

@@ -1,6 +1,7 @@
 // The VisitStore contract (DESIGN.md §6): append enriched visits per project, read the timeline,
 // count them over time buckets, count paths per agent, and subscribe to new visits.
 import type { AgentType } from '../catalog/types.js';
+import type { VerificationReport } from '../engine.js';
 import type { IdentificationResult } from '../identify/identification.js';
 import type { ReferralClass } from './referral.js';
 import type { Visit } from './visit.js';
@@ -17,6 +18,10 @@ export interface EnrichedVisit extends Visit {
   readonly result: IdentificationResult;
   /** The visitor's address by the project's client-IP rule; null when no header gave one. */
   readonly client_ip: string | null;
+  /** The (lower-case) request header `client_ip` was read from; absent when there is none or the rule does not say. */
+  readonly client_ip_header?: string;
+  /** What verifying the agent checked, every check with its reason; absent when nothing could be checked. */
+  readonly verification?: VerificationReport;
   /** The AI product a human visitor came from; null for agents and other referrers. */
   readonly referral: ReferralClass | null;
 }

@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createClientIpRule } from '../../src/index.js';
-import { parseClientAddress } from '../../src/verify/client-ip.js';
+import { clientIpHeader, parseClientAddress } from '../../src/verify/client-ip.js';
 import { normalizeIpAddress } from '../../src/verify/ip-ranges/ip-address.js';
 
 const headers = (entries: Record<string, string>) => new Map(Object.entries(entries));
@@ -61,6 +61,15 @@ describe('createClientIpRule defaults', () => {
 
   it('refuses a repeated single-address header as ambiguous', () => {
     expect(rule(headers({ 'x-real-ip': '192.0.2.1, 192.0.2.2' }))).toBeUndefined();
+  });
+
+  it('names the header an address came from: the first of its headers present', () => {
+    expect(clientIpHeader(rule, headers({ 'x-forwarded-for': '192.0.2.4', 'x-real-ip': '192.0.2.3' }))).toBe('x-real-ip');
+    expect(clientIpHeader(rule, headers({ forwarded: 'for=192.0.2.5' }))).toBe('forwarded');
+    expect(clientIpHeader(createClientIpRule({ headers: ['Fly-Client-IP'] }), headers({ 'fly-client-ip': '192.0.2.6', 'x-real-ip': '192.0.2.3' }))).toBe('fly-client-ip');
+    expect(clientIpHeader(rule, headers({}))).toBeUndefined();
+    // A plain function does not say which headers it reads.
+    expect(clientIpHeader(() => '192.0.2.1', headers({ 'x-real-ip': '192.0.2.3' }))).toBeUndefined();
   });
 });
 

@@ -179,9 +179,8 @@ describe('Referer host', () => {
   });
 });
 
-const engine = createEngine({
-  verifiers: [ipRangeVerifier({ lists: { 'openai-gptbot.json': { creationTime: '2025-10-30T11:00:00.000000', prefixes: [{ ipv4Prefix: '52.230.152.0/24' }] } } })],
-});
+const GPTBOT_LIST = { 'openai-gptbot.json': { creationTime: '2025-10-30T11:00:00.000000', prefixes: [{ ipv4Prefix: '52.230.152.0/24' }] } };
+const engine = createEngine({ verifiers: [ipRangeVerifier({ lists: GPTBOT_LIST })] });
 
 describe('engine.identifyNormalized', () => {
   it('gives what identify() gives for the same headers', async () => {
@@ -202,6 +201,26 @@ describe('engine.identifyNormalized', () => {
   });
 });
 
+describe('engine.verifyNormalized', () => {
+  it('gives what verify() gives for the same request', async () => {
+    await fc.assert(
+      fc.asyncProperty(headerInput, fc.option(fc.string({ maxLength: 8 }), { nil: undefined }), fc.constantFrom('GET', 'POST'), fc.constantFrom('/', '/a?b=c'), async (headers, id, method, path) => {
+        const expected = await engine.verify({ ...(id === undefined ? {} : { id }), request_headers: headers, request_method: method, request_path: path });
+        expect(await engine.verifyNormalized(normalizeHeaders(headers), { id, method, path })).toStrictEqual(expected);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("checks the address a per-call rule picks instead of the engine's", async () => {
+    const headers = new Map([['user-agent', 'GPTBot/1.2'], ['x-forwarded-for', '52.230.152.7'], ['x-real-ip', '203.0.113.9']]);
+    // The engine's default rule prefers x-real-ip (outside OpenAI's list): spoofed.
+    expect(await engine.verifyNormalized(headers)).toMatchObject({ result: 'verification_failed', verification: { method: 'ip-ranges', checks: [{ method: 'ip-ranges', outcome: 'fail', reason: 'ip-not-in-range' }] } });
+    const rule = createClientIpRule({ headers: ['x-forwarded-for'] });
+    expect(await engine.verifyNormalized(headers, { clientIp: rule })).toMatchObject({ result: 'verified', verification: { method: 'ip-ranges', checks: [{ method: 'ip-ranges', outcome: 'pass', reason: 'ip-in-range' }] } });
+  });
+});
+
 describe('the enricher', () => {
   const visitInput = fc.record({
     request_path: fc.constantFrom('/', '/pricing?utm_source=chatgpt.com', '/docs?utm_source=perplexity#x', '/a#?utm_source=claude'),
@@ -210,10 +229,12 @@ describe('the enricher', () => {
     created: fc.option(fc.constantFrom('2026-11-21T12:00:00.000Z', '2026-11-21T13:00:00+01:00', '2030-01-01T00:00:00Z'), { nil: undefined }),
   });
 
-  it('gives each visit what identify, normalizeHeaders, classifyReferral and the client-IP rule give one by one', async () => {
+  it('gives each visit what verify, normalizeHeaders, classifyReferral and the client-IP rule give one by one', async () => {
     const received = Date.parse('2026-11-21T12:30:00.000Z');
     const rule = createClientIpRule({ headers: ['x-forwarded-for'] });
     const enrich = createVisitEnricher({ engine, clock: { now: () => received } });
+    // The per-call rule decides the address of the IP checks too: the same verifiers under that rule.
+    const verifyingEngine = createEngine({ verifiers: [ipRangeVerifier({ lists: GPTBOT_LIST })], clientIp: rule });
     await fc.assert(
       fc.asyncProperty(fc.array(visitInput, { maxLength: 12 }), async (inputs) => {
         const visits: Visit[] = inputs.map((input) => {
@@ -223,11 +244,12 @@ describe('the enricher', () => {
         });
         const expected = await Promise.all(
           visits.map(async (visit) => {
-            const identification = await engine.identify({ request_headers: visit.request_headers });
+            const identification = await verifyingEngine.verify({ request_headers: visit.request_headers, request_method: visit.request_method, request_path: visit.request_path });
             const known = identification.result !== 'unknown_agent';
             const headers = normalizeHeaders(visit.request_headers);
             const created = visit.created === undefined ? Number.NaN : Date.parse(visit.created);
             const referrerHost = headers.get('referer');
+            const clientIp = rule(headers) ?? null;
             return {
               ...visit,
               received,
@@ -235,8 +257,10 @@ describe('the enricher', () => {
               agent_id: known ? identification.agent_id : null,
               agent_type: known ? identification.agent_type_name : null,
               result: identification.result,
-              client_ip: rule(headers) ?? null,
+              client_ip: clientIp,
+              ...(clientIp === null ? {} : { client_ip_header: 'x-forwarded-for' }),
               referral: known ? null : (classifyReferral(visit.request_path, referrerHost) ?? null),
+              ...(identification.verification.checks.length === 0 ? {} : { verification: identification.verification }),
             };
           }),
         );

@@ -223,6 +223,15 @@ export function describeVisitStore(name: string, open: () => Promise<OpenedStore
             agent_id: 'gptbot',
             agent_type: 'AI Data Scraper',
             result: 'verified',
+            client_ip_header: 'x-forwarded-for',
+            // Every check with its reason is stored with the visit (the dashboard's visit detail).
+            verification: {
+              method: 'ip-ranges',
+              checks: [
+                { method: 'web-bot-auth', outcome: 'inconclusive', reason: 'key-directory-unavailable' },
+                { method: 'ip-ranges', outcome: 'pass', reason: 'ip-in-range' },
+              ],
+            },
             created: new Date(BASE + 2).toISOString(),
             response_status_code: 404,
             response_headers: { 'content-type': 'text/html' },
