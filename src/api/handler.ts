@@ -25,6 +25,8 @@ import type { AdminAuthenticator, AdminSession, Route, RouteContext, RouteTable 
 import { createMemoryProjectSettingsStore, createProjectClientIpRules, type ProjectSettingsStore } from './project-settings.js';
 import { createProjectSettingsRoutes } from './settings-routes.js';
 import { createVisitRoutes } from './visit-routes.js';
+import { createAnalyticsRoutes } from './analytics-routes.js';
+import { createCatalogRoutes } from './catalog-routes.js';
 import { createClientIpRule, type ClientIpRule } from '../verify/client-ip.js';
 import type { ApiRequest, ApiResponse } from './types.js';
 
@@ -72,6 +74,7 @@ class Context implements RouteContext {
     private readonly queryAt: number,
     readonly project: Project | undefined,
     readonly admin: AdminSession | undefined,
+    readonly params: Readonly<Record<string, string>>,
   ) {}
   get query(): URLSearchParams {
     return (this.#query ??= parseQuery(this.request.path, this.queryAt));
@@ -81,6 +84,8 @@ class Context implements RouteContext {
 function parseQuery(path: string, queryAt: number): URLSearchParams {
   return new URLSearchParams(queryAt === -1 ? '' : path.slice(queryAt + 1));
 }
+
+const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
 
 const TOKEN_CACHE_MS = 1000;
 const TOKEN_CACHE_MAX = 10_000;
@@ -300,7 +305,9 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
   };
   const readRoutes = createVisitRoutes({ engine, visits, settings, enrich: enrichFor, clock: options.clock, maxJsonDepth: limits.maxJsonDepth, eventStream: options.eventStream });
   const settingsRoutes = createProjectSettingsRoutes({ settings, clientIpRules, maxJsonDepth: limits.maxJsonDepth });
-  for (const table of [readRoutes, settingsRoutes, ...(options.routes ?? [])]) {
+  const analyticsRoutes = createAnalyticsRoutes({ engine, visits, clock: options.clock });
+  const catalogRoutes = createCatalogRoutes(engine.catalog);
+  for (const table of [readRoutes, settingsRoutes, analyticsRoutes, catalogRoutes, ...(options.routes ?? [])]) {
     for (const [path, methods] of Object.entries(table)) {
       for (const method of Object.keys(methods)) {
         if (routes[path]?.[method] !== undefined) throw new RangeError(`routes: ${method} ${path} is defined twice`);
@@ -421,22 +428,23 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
       return problem('method-not-allowed', `${JSON.stringify(request.method)} is not allowed here; allowed: ${match.allow}.`, { headers: { allow: match.allow } });
     }
     const route = match.route;
+    const params = match.params ?? NO_PARAMS;
     const queryAt = request.path.indexOf('?');
     // token-or-admin: a request with an Authorization header is a token request, whatever cookies it carries.
     const useAdmin = route.auth === 'admin' || (route.auth === 'token-or-admin' && headerValue(request.headers, 'authorization') === undefined && admin !== undefined);
     if (useAdmin) {
       return authenticateAdmin(request, parseQuery(request.path, queryAt), route.auth === 'token-or-admin').then((auth) =>
-        auth.ok ? serve(route, request, queryAt, auth.project, auth.session) : auth.response,
+        auth.ok ? serve(route, request, queryAt, params, auth.project, auth.session) : auth.response,
       );
     }
-    if (route.auth === 'none') return serve(route, request, queryAt, undefined, undefined);
+    if (route.auth === 'none') return serve(route, request, queryAt, params, undefined, undefined);
     const cached = cachedToken(request);
-    if (cached !== undefined) return admit(route, request, queryAt, cached);
-    return authenticate(request).then((auth) => (auth.ok ? admit(route, request, queryAt, auth) : auth.response));
+    if (cached !== undefined) return admit(route, request, queryAt, params, cached);
+    return authenticate(request).then((auth) => (auth.ok ? admit(route, request, queryAt, params, auth) : auth.response));
   };
 
   /** A token request past authentication: spends its rate limit, then runs the route. */
-  const admit = (route: Route, request: ApiRequest, queryAt: number, auth: { project: Project; key: string }): ApiResponse | Promise<ApiResponse> => {
+  const admit = (route: Route, request: ApiRequest, queryAt: number, params: Readonly<Record<string, string>>, auth: { project: Project; key: string }): ApiResponse | Promise<ApiResponse> => {
     const decision = limiter?.take(auth.key);
     if (decision !== undefined && !decision.ok) {
       return {
@@ -446,11 +454,18 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
         projectId: auth.project.id,
       };
     }
-    return serve(route, request, queryAt, auth.project, undefined);
+    return serve(route, request, queryAt, params, auth.project, undefined);
   };
 
   /** An authenticated request: content checks of JSON routes, then the route itself. */
-  const serve = (route: Route, request: ApiRequest, queryAt: number, project: Project | undefined, session: AdminSession | undefined): ApiResponse | Promise<ApiResponse> => {
+  const serve = (
+    route: Route,
+    request: ApiRequest,
+    queryAt: number,
+    params: Readonly<Record<string, string>>,
+    project: Project | undefined,
+    session: AdminSession | undefined,
+  ): ApiResponse | Promise<ApiResponse> => {
     if (route.json) {
       const contentType = headerValue(request.headers, 'content-type');
       if (!isJsonMediaType(contentType)) {
@@ -466,7 +481,7 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
       }
     }
     const path = (queryAt === -1 ? request.path : request.path.slice(0, queryAt)).slice(router.basePath.length);
-    const response = route.run(new Context(request, path, queryAt, project, session));
+    const response = route.run(new Context(request, path, queryAt, project, session, params));
     if (project === undefined) return response;
     return isThenable(response) ? Promise.resolve(response).then((answered) => withProject(answered, project)) : withProject(response, project);
   };

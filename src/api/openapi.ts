@@ -36,12 +36,14 @@ const READ_PARAMETERS = [
   queryParameter('project', 'The project, for admin sessions (a token names its own project).'),
 ];
 const FILTER_PARAMETERS = [
-  queryParameter('agent', 'Only visits of this catalog agent id; "none": visits without a catalog agent.'),
+  queryParameter('agent', 'Only visits of this catalog agent id; "none": visits without a catalog agent; "any": visits of every catalog agent.'),
   queryParameter('agent_type', 'Only visits of agents of this type (legacy aliases accepted); "none": without a type.'),
   queryParameter('result', 'Only visits with this identification result.', { type: 'string', enum: ['verified', 'verification_failed', 'not_verifiable', 'unknown_agent'] }),
-  queryParameter('referral', 'Only human visits referred by this AI product; "none": without a referral.'),
+  queryParameter('referral', 'Only human visits referred by this AI product; "none": without a referral; "any": every AI referral.'),
   queryParameter('path', 'Only visits to this path (without its query string).'),
+  queryParameter('status', 'Only visits answered with this status code (100-599); "none": sent without one. Counted from the raw visits kept (retention).'),
 ];
+const idParameter = (description: string) => ({ name: 'id', in: 'path', required: true, description, schema: { type: 'string' } });
 const RANGE_PARAMETERS = [
   queryParameter('from', 'Range start: ISO 8601 or milliseconds since the epoch (default: 24 hours before `to`).'),
   queryParameter('to', 'Range end, exclusive: ISO 8601 or milliseconds since the epoch (default: now).'),
@@ -131,6 +133,17 @@ export function createOpenApiDocument(options: {
           },
         },
       },
+      '/visits/{id}': {
+        get: {
+          summary: 'One visit of the project, with everything stored about it: headers (secrets stripped), response, client address and its header, referral, and every verification check with its reason.',
+          parameters: [idParameter('The visit id (as /visits lists it).'), ...READ_PARAMETERS],
+          responses: {
+            '200': { description: 'The visit.', content: { 'application/json': { schema: ref('StoredVisit') } } },
+            ...openApiErrorResponses(READ_ERRORS),
+            '404': problemResponse('The project has no visit with this id (or an admin session named a project that does not exist).'),
+          },
+        },
+      },
       '/visits/stream': {
         get: {
           summary:
@@ -151,7 +164,7 @@ export function createOpenApiDocument(options: {
           parameters: [
             ...RANGE_PARAMETERS,
             queryParameter('interval', 'Bucket width (default hour).', { type: 'string', enum: ['minute', 'hour', 'day'] }),
-            queryParameter('by', 'What to count by (default agent_type).', { type: 'string', enum: ['agent', 'agent_type', 'result', 'path', 'referral'] }),
+            queryParameter('by', 'What to count by (default agent_type); status counts the raw visits kept (retention).', { type: 'string', enum: ['agent', 'agent_type', 'result', 'path', 'referral', 'status'] }),
             queryParameter('limit', 'Keys reported one by one: 1 to 1,000 (default 10).', { type: 'integer', minimum: 1, maximum: 1000 }),
             ...FILTER_PARAMETERS,
             FORMAT_PARAMETER,
@@ -176,8 +189,70 @@ export function createOpenApiDocument(options: {
       '/robots-violations': {
         get: {
           summary: "Visits by catalog agents to paths their type is disallowed from by the project's saved robots rules (RFC 9309 matching), with the deciding rule.",
-          parameters: [...RANGE_PARAMETERS, queryParameter('limit', 'Rows: 1 to 10,000 (default 1,000).', { type: 'integer', minimum: 1, maximum: 10000 }), FORMAT_PARAMETER, ...READ_PARAMETERS],
+          parameters: [
+            ...RANGE_PARAMETERS,
+            queryParameter('agent', "Only this catalog agent's violations."),
+            queryParameter('limit', 'Rows: 1 to 10,000 (default 1,000).', { type: 'integer', minimum: 1, maximum: 10000 }),
+            FORMAT_PARAMETER,
+            ...READ_PARAMETERS,
+          ],
           responses: { '200': { description: 'The violations, most visited first.', content: csvOr(ref('RobotsViolations')) }, ...openApiErrorResponses(READ_ERRORS) },
+        },
+      },
+      '/stats/status-codes': {
+        get: {
+          summary: "The response status codes catalog agents got: the most frequent codes as columns, the top agents as rows (counted from the raw visits kept).",
+          parameters: [
+            ...RANGE_PARAMETERS,
+            queryParameter('limit', 'Agents: 1 to 100 (default 10).', { type: 'integer', minimum: 1, maximum: 100 }),
+            queryParameter('statuses', 'Status columns: 1 to 20 (default 6).', { type: 'integer', minimum: 1, maximum: 20 }),
+            ...FILTER_PARAMETERS,
+            ...READ_PARAMETERS,
+          ],
+          responses: { '200': { description: 'The table.', content: { 'application/json': { schema: ref('StatusCodes') } } }, ...openApiErrorResponses(READ_ERRORS) },
+        },
+      },
+      '/stats/operators': {
+        get: {
+          summary:
+            'Crawl-to-referral ratio per AI operator: visits by its AI agents (AI types only) against human visits its AI products referred (ChatGPT for OpenAI, Gemini for Google, ...). ' +
+            'Agents beyond the 1,000 most frequent of the range are not counted.',
+          parameters: [...RANGE_PARAMETERS, ...READ_PARAMETERS],
+          responses: { '200': { description: 'The operators, most active first.', content: { 'application/json': { schema: ref('Operators') } } }, ...openApiErrorResponses(READ_ERRORS) },
+        },
+      },
+      '/stats/agents/{id}': {
+        get: {
+          summary: "One agent's activity in the project over the days kept: visits by result, first and last seen (to the minute while raw visits are kept, else to the day).",
+          parameters: [idParameter('The catalog agent id.'), ...READ_PARAMETERS],
+          responses: { '200': { description: 'The activity.', content: { 'application/json': { schema: ref('AgentActivity') } } }, ...openApiErrorResponses(READ_ERRORS) },
+        },
+      },
+      '/agents': {
+        get: {
+          summary: 'Search the agent catalog (public data: no token needed), in type order then name; an exact name, id or token match comes first.',
+          security: [],
+          parameters: [
+            queryParameter('q', 'Words in the name, id, operator, robots tokens or aliases (case-insensitive).'),
+            queryParameter('type', 'Only agents of this type (legacy aliases accepted).'),
+            queryParameter('operator', 'Only agents of this operator (exact).'),
+            queryParameter('verification', 'Only agents this method can verify.', { type: 'string', enum: ['web-bot-auth', 'ip-ranges', 'reverse-dns'] }),
+            queryParameter('limit', 'Agents per page: 1 to 2,000 (default 50).', { type: 'integer', minimum: 1, maximum: 2000 }),
+            queryParameter('offset', 'Skip this many (the `next_offset` of the previous page).', { type: 'integer', minimum: 0 }),
+          ],
+          responses: { '200': { description: 'One page of agents.', content: { 'application/json': { schema: ref('AgentPage') } } }, ...openApiErrorResponses([400, 405, 500]) },
+        },
+      },
+      '/agents/{id}': {
+        get: {
+          summary: 'One catalog agent.',
+          security: [],
+          parameters: [idParameter('The catalog agent id.')],
+          responses: {
+            '200': { description: 'The agent.', content: { 'application/json': { schema: ref('CatalogAgent') } } },
+            '404': problemResponse('The catalog has no such agent.'),
+            ...openApiErrorResponses([405, 500]),
+          },
         },
       },
       '/test-visits': {
@@ -367,6 +442,100 @@ export function createOpenApiDocument(options: {
             created: { type: 'string', format: 'date-time' },
           },
         },
+        StatusCodes: {
+          type: 'object',
+          required: ['from', 'to', 'statuses', 'agents'],
+          additionalProperties: false,
+          properties: {
+            from: { type: 'string', format: 'date-time' },
+            to: { type: 'string', format: 'date-time' },
+            statuses: { type: 'array', items: { type: ['string', 'null'] }, description: 'Status codes, most frequent first; null: visits sent without one.' },
+            agents: {
+              type: 'array',
+              items: {
+                type: 'object',
+                required: ['agent_id', 'agent_name', 'agent_type', 'total', 'counts', 'other'],
+                additionalProperties: false,
+                properties: {
+                  agent_id: { type: 'string' },
+                  agent_name: { type: ['string', 'null'] },
+                  agent_type: { type: ['string', 'null'] },
+                  total: { type: 'integer', minimum: 0 },
+                  counts: { type: 'array', items: { type: 'integer', minimum: 0 }, description: 'In the order of statuses.' },
+                  other: { type: 'integer', minimum: 0, description: 'Visits with a status not in the columns.' },
+                },
+              },
+            },
+          },
+        },
+        Operators: {
+          type: 'object',
+          required: ['from', 'to', 'operators'],
+          additionalProperties: false,
+          properties: {
+            from: { type: 'string', format: 'date-time' },
+            to: { type: 'string', format: 'date-time' },
+            operators: {
+              type: 'array',
+              items: {
+                type: 'object',
+                required: ['operator', 'crawled', 'referred', 'ratio', 'agents', 'referrals'],
+                additionalProperties: false,
+                properties: {
+                  operator: { type: 'string' },
+                  crawled: { type: 'integer', minimum: 0, description: "Visits by the operator's AI agents." },
+                  referred: { type: 'integer', minimum: 0, description: "Human visits referred by the operator's AI products." },
+                  ratio: { type: ['number', 'null'], description: 'crawled / referred; null when nothing was referred.' },
+                  agents: {
+                    type: 'array',
+                    items: { type: 'object', required: ['agent_id', 'agent_name', 'count'], properties: { agent_id: { type: 'string' }, agent_name: { type: 'string' }, count: { type: 'integer', minimum: 1 } } },
+                  },
+                  referrals: {
+                    type: 'array',
+                    items: { type: 'object', required: ['referral', 'name', 'count'], properties: { referral: { type: 'string' }, name: { type: 'string' }, count: { type: 'integer', minimum: 1 } } },
+                  },
+                },
+              },
+            },
+          },
+        },
+        AgentActivity: {
+          type: 'object',
+          required: ['agent_id', 'agent_name', 'visits', 'results', 'first_seen', 'last_seen'],
+          additionalProperties: false,
+          properties: {
+            agent_id: { type: 'string' },
+            agent_name: { type: ['string', 'null'] },
+            visits: { type: 'integer', minimum: 0 },
+            results: { type: 'object', additionalProperties: { type: 'integer' }, description: 'Visits by identification result.' },
+            first_seen: { type: ['string', 'null'], format: 'date-time' },
+            last_seen: { type: ['string', 'null'], format: 'date-time', description: 'The start of the minute (or day) of the latest visit.' },
+          },
+        },
+        CatalogAgent: {
+          type: 'object',
+          required: ['id', 'name', 'type', 'operator', 'url', 'description', 'robots_tokens', 'verification_methods', 'signature_agents', 'reverse_dns', 'respects_robots_txt'],
+          additionalProperties: false,
+          properties: {
+            id: { type: 'string' },
+            name: { type: 'string' },
+            type: { type: 'string', enum: [...AGENT_TYPES] },
+            operator: { type: 'string' },
+            url: { type: 'string', description: "The operator's documentation." },
+            description: { type: ['string', 'null'] },
+            robots_tokens: { type: 'array', items: { type: 'string' } },
+            verification_methods: { type: 'array', items: { type: 'string', enum: ['web-bot-auth', 'ip-ranges', 'reverse-dns'] }, description: 'Methods the catalog gives data for.' },
+            signature_agents: { type: 'array', items: { type: 'string' } },
+            reverse_dns: { type: 'array', items: { type: 'string' } },
+            respects_robots_txt: { type: ['boolean', 'null'] },
+          },
+        },
+        AgentPage: {
+          type: 'object',
+          required: ['total', 'agents', 'next_offset'],
+          additionalProperties: false,
+          properties: { total: { type: 'integer', minimum: 0 }, agents: { type: 'array', items: ref('CatalogAgent') }, next_offset: { type: ['integer', 'null'] } },
+        },
         VisitPage: {
           type: 'object',
           required: ['visits', 'next'],
@@ -381,7 +550,7 @@ export function createOpenApiDocument(options: {
             from: { type: 'string', format: 'date-time' },
             to: { type: 'string', format: 'date-time' },
             interval: { type: 'string', enum: ['minute', 'hour', 'day'] },
-            by: { type: 'string', enum: ['agent', 'agent_type', 'result', 'path', 'referral'] },
+            by: { type: 'string', enum: ['agent', 'agent_type', 'result', 'path', 'referral', 'status'] },
             series: {
               type: 'array',
               items: {

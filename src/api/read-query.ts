@@ -5,10 +5,13 @@ import type { IdentificationResult } from '../identify/identification.js';
 import { REFERRAL_CLASSES, type ReferralClass } from '../visits/referral.js';
 import { VisitQueryError, VisitStoreUnavailableError, type VisitFilter } from '../visits/visit-store.js';
 import { problem } from './problem.js';
+import type { Route, RouteContext } from './route.js';
 import type { ApiResponse } from './types.js';
 
 /** The value that selects visits without one (`agent=none`: humans and unknown agents). */
 export const NONE = 'none';
+/** The value that selects visits with any one (`agent=any`: every catalog agent; `referral=any`: every AI referral). */
+export const ANY = 'any';
 
 const RESULTS: readonly IdentificationResult[] = ['verified', 'verification_failed', 'not_verifiable', 'unknown_agent'];
 
@@ -63,14 +66,16 @@ export function enumParam<T extends string>(query: URLSearchParams, name: string
 }
 
 /**
- * The visit filter of `agent`, `agent_type` (legacy aliases accepted), `result`, `referral` and
- * `path`; `none` selects visits without an agent, type or referral.
+ * The visit filter of `agent`, `agent_type` (legacy aliases accepted), `result`, `referral`,
+ * `path` and `status`; `none` selects visits without an agent, type, referral or status, and
+ * `any` (agent, referral) those with one.
  * @throws {VisitQueryError} naming the parameter for a value that can never match.
  */
 export function visitFilterParams(query: URLSearchParams): VisitFilter {
   const filter: { -readonly [K in keyof VisitFilter]: VisitFilter[K] } = {};
   const agent = value(query, 'agent');
-  if (agent !== undefined) filter.agent_id = agent === NONE ? null : agent;
+  if (agent === ANY) filter.has_agent = true;
+  else if (agent !== undefined) filter.agent_id = agent === NONE ? null : agent;
   const type = value(query, 'agent_type');
   if (type !== undefined) {
     if (type === NONE) filter.agent_type = null;
@@ -88,13 +93,21 @@ export function visitFilterParams(query: URLSearchParams): VisitFilter {
   const referral = value(query, 'referral');
   if (referral !== undefined) {
     if (referral === NONE) filter.referral = null;
+    else if (referral === ANY) filter.has_referral = true;
     else if ((REFERRAL_CLASSES as readonly string[]).includes(referral)) filter.referral = referral as ReferralClass;
-    else throw new VisitQueryError('referral', `referral must be ${NONE} or one of ${REFERRAL_CLASSES.join(', ')}`);
+    else throw new VisitQueryError('referral', `referral must be ${NONE}, ${ANY} or one of ${REFERRAL_CLASSES.join(', ')}`);
   }
   const path = value(query, 'path');
   if (path !== undefined) {
     if (!path.startsWith('/')) throw new VisitQueryError('path', 'path must start with "/"');
     filter.path = path;
+  }
+  const status = value(query, 'status');
+  if (status !== undefined) {
+    // RFC 9110 §15: three digits, 100 to 599.
+    if (status === NONE) filter.status = null;
+    else if (/^[1-5][0-9]{2}$/.test(status)) filter.status = Number(status);
+    else throw new VisitQueryError('status', `status must be ${NONE} or an HTTP status code from 100 to 599`);
   }
   return filter;
 }
@@ -125,4 +138,37 @@ export function readProblem(error: unknown): ApiResponse | undefined {
     });
   }
   return undefined;
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * `from`/`to` of a report, defaulting to the 24 hours before now.
+ * @throws {VisitQueryError} for a bad time or an empty range.
+ */
+export function rangeParams(query: URLSearchParams, clock: { now(): number }): { from: number; to: number } {
+  const to = timeParam(query, 'to') ?? clock.now();
+  const from = timeParam(query, 'from') ?? to - DAY_MS;
+  if (to <= from) throw new VisitQueryError('to', 'to must be later than from');
+  return { from, to };
+}
+
+/**
+ * A read route of a project (a project token, or an admin session naming `?project=`): query
+ * errors become a 400 naming the parameter, an unavailable store a 503.
+ */
+export function readRoute(run: (context: RouteContext, projectId: string) => Promise<ApiResponse>): Route {
+  return {
+    auth: 'token-or-admin',
+    json: false,
+    async run(context) {
+      try {
+        return await run(context, context.project!.id);
+      } catch (error) {
+        const answer = readProblem(error);
+        if (answer === undefined) throw error;
+        return answer;
+      }
+    },
+  };
 }

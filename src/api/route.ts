@@ -19,6 +19,8 @@ export interface RouteContext {
   readonly project: Project | undefined;
   /** The admin session, when the request was authenticated by one. */
   readonly admin: AdminSession | undefined;
+  /** Values of the `{name}` segments of the route's path, percent-decoded (empty for exact paths). */
+  readonly params: Readonly<Record<string, string>>;
 }
 
 /** One route: a method on a path. */

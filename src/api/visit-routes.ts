@@ -11,9 +11,9 @@ import { parseJsonBody } from './json-body.js';
 import { pointerTo } from '../field-error.js';
 import { problem } from './problem.js';
 import { DEFAULT_PROJECT_SETTINGS, type ProjectRobotsSettings, type ProjectSettingsStore } from './project-settings.js';
-import { enumParam, integerParam, NONE, readProblem, timeParam, visitFilterParams, wantsCsv } from './read-query.js';
+import { enumParam, integerParam, NONE, rangeParams, readRoute, visitFilterParams, wantsCsv } from './read-query.js';
 import { headerValue } from './request-headers.js';
-import type { Route, RouteContext, RouteTable } from './route.js';
+import type { RouteTable } from './route.js';
 import type { ApiResponse } from './types.js';
 import { visitCsvRow, visitJson, VISIT_CSV_HEADER } from './visit-json.js';
 import { openVisitEventStream } from './visit-event-stream.js';
@@ -34,9 +34,8 @@ export interface VisitRoutesOptions {
   readonly eventStream?: { readonly heartbeatMs?: number; readonly retryMs?: number };
 }
 
-const DAY_MS = 86_400_000;
 const INTERVALS: readonly StatsInterval[] = ['minute', 'hour', 'day'];
-const DIMENSIONS: readonly StatsDimension[] = ['agent', 'agent_type', 'result', 'path', 'referral'];
+const DIMENSIONS: readonly StatsDimension[] = ['agent', 'agent_type', 'result', 'path', 'referral', 'status'];
 const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
 // A CSV export may hold more than one JSON page; the store is still read a page at a time.
 const MAX_CSV_VISITS = 100_000;
@@ -83,28 +82,8 @@ export function createVisitRoutes(options: VisitRoutesOptions): RouteTable {
   const agentName = (id: string | null) => (id === null ? null : (catalog.getAgent(id)?.name ?? null));
   const serialize = (visit: StoredVisit) => JSON.stringify(visitJson(visit, catalog));
 
-  /** A read route: query errors become 400 naming the parameter, an unavailable store 503. */
-  const read = (run: (context: RouteContext, projectId: string) => Promise<ApiResponse>): Route => ({
-    auth: 'token-or-admin',
-    json: false,
-    async run(context) {
-      try {
-        return await run(context, context.project!.id);
-      } catch (error) {
-        const answer = readProblem(error);
-        if (answer === undefined) throw error;
-        return answer;
-      }
-    },
-  });
-
-  /** `from`/`to` of a report, defaulting to the last 24 hours. */
-  const range = (query: URLSearchParams) => {
-    const to = timeParam(query, 'to') ?? clock.now();
-    const from = timeParam(query, 'from') ?? to - DAY_MS;
-    if (to <= from) throw new VisitQueryError('to', 'to must be later than from');
-    return { from, to };
-  };
+  const read = readRoute;
+  const range = (query: URLSearchParams) => rangeParams(query, clock);
 
   const pathRow = (row: PathCount) => ({ agent_id: row.agent_id, agent_name: agentName(row.agent_id), agent_type: row.agent_type, path: row.path, count: row.count, last: iso(row.last) });
 
@@ -148,6 +127,13 @@ export function createVisitRoutes(options: VisitRoutesOptions): RouteTable {
         const next = page.length === limit ? page[page.length - 1]!.id : null;
         if (csv) return csvResponse(`visits-${projectId}.csv`, toCsv(VISIT_CSV_HEADER, page.map((visit) => visitCsvRow(visit, catalog))), next === null ? {} : { 'x-next-cursor': next });
         return { status: 200, headers: JSON_HEADERS, body: `{"visits":[${page.map(serialize).join(',')}],"next":${JSON.stringify(next)}}` };
+      }),
+    },
+    '/visits/{id}': {
+      GET: read(async ({ params }, projectId) => {
+        const visit = await visits.getVisit(projectId, params['id']!);
+        if (visit === undefined) return problem('not-found', `This project has no visit ${JSON.stringify(params['id']!.slice(0, 64))}.`);
+        return { status: 200, headers: JSON_HEADERS, body: serialize(visit) };
       }),
     },
     '/visits/stream': {
@@ -211,12 +197,14 @@ export function createVisitRoutes(options: VisitRoutesOptions): RouteTable {
         const csv = wantsCsv(query, headerValue(request.headers, 'accept'));
         const { from, to } = range(query);
         const limit = integerParam(query, 'limit', { min: 1, max: 10_000, fallback: 1000 });
+        // One agent's violations (its page), or every agent's.
+        const agent = query.get('agent') || undefined;
         const robots = ((await settings.getProjectSettings(projectId)) ?? DEFAULT_PROJECT_SETTINGS).robots;
         const violations: (ReturnType<typeof pathRow> & { rule: string })[] = [];
         if (robots !== null) {
           const match = matcherFor(robots);
           for (const type of robots.agent_types) {
-            const rows = await visits.pathCounts({ projectId, from, to, filter: { agent_type: type }, agentsOnly: true, limit: VIOLATION_SCAN_ROWS });
+            const rows = await visits.pathCounts({ projectId, from, to, filter: agent === undefined ? { agent_type: type } : { agent_type: type, agent_id: agent }, agentsOnly: true, limit: VIOLATION_SCAN_ROWS });
             for (const row of rows) {
               const decision = match(row.path);
               if (!decision.allowed) violations.push({ ...pathRow(row), rule: decision.rule!.pattern });

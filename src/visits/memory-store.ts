@@ -66,6 +66,22 @@ export function createMemoryVisitStore(): MemoryVisitStore {
       }
       return page;
     },
+    async getVisit(projectId, id) {
+      if (!CURSOR.test(id)) return undefined;
+      // Ids grow in append order: a binary search of the project's list.
+      const list = byProject.get(projectId) ?? [];
+      const wanted = Number(id);
+      let low = 0;
+      let high = list.length - 1;
+      while (low <= high) {
+        const middle = (low + high) >> 1;
+        const found = Number(list[middle]!.id);
+        if (found === wanted) return list[middle];
+        if (found < wanted) low = middle + 1;
+        else high = middle - 1;
+      }
+      return undefined;
+    },
     async stats(query) {
       validateStatsQuery(query);
       const cells = new Map<string, { bucket: number; key: string | null; count: number }>();

@@ -19,6 +19,25 @@ export const REFERRAL_CLASSES = [
 /** One AI product a human visitor arrived from. */
 export type ReferralClass = (typeof REFERRAL_CLASSES)[number];
 
+/**
+ * Each referral class's product name as people write it, and the operator that runs it, spelled
+ * as the catalog spells operators (so a product's referrals meet its operator's crawlers).
+ */
+export const REFERRAL_PRODUCTS: Readonly<Record<ReferralClass, { readonly name: string; readonly operator: string }>> = {
+  chatgpt: { name: 'ChatGPT', operator: 'OpenAI' },
+  perplexity: { name: 'Perplexity', operator: 'Perplexity' },
+  gemini: { name: 'Gemini', operator: 'Google' },
+  claude: { name: 'Claude', operator: 'Anthropic' },
+  copilot: { name: 'Copilot', operator: 'Microsoft' },
+  deepseek: { name: 'DeepSeek', operator: 'DeepSeek' },
+  grok: { name: 'Grok', operator: 'xAI' },
+  'meta-ai': { name: 'Meta AI', operator: 'Meta' },
+  mistral: { name: 'Le Chat', operator: 'Mistral AI' },
+  you: { name: 'You.com', operator: 'You' },
+  phind: { name: 'Phind', operator: 'phind' },
+  poe: { name: 'Poe', operator: 'quora.com' },
+};
+
 // Hosts each product links out from (their chat apps and link-redirect hosts). A host matches
 // itself and its subdomains, so "chatgpt.com" covers "www.chatgpt.com".
 const HOSTS: ReadonlyArray<readonly [string, ReferralClass]> = [

@@ -39,7 +39,19 @@ export function dimensionKey(visit: EnrichedVisit, by: StatsDimension): string |
       return pathWithoutQuery(visit.request_path);
     case 'referral':
       return visit.referral;
+    case 'status':
+      return statusKey(visit.response_status_code);
   }
+}
+
+/** The `status` stats key of a response status code: its decimal digits, null when there is none. */
+export function statusKey(status: unknown): string | null {
+  return typeof status === 'number' ? String(status) : null;
+}
+
+/** A visit's status code as filters compare it: null when it was sent without one. */
+function statusOf(visit: EnrichedVisit): number | null {
+  return typeof visit.response_status_code === 'number' ? visit.response_status_code : null;
 }
 
 /** Whether a visit passes a filter (absent fields do not filter). */
@@ -50,6 +62,9 @@ export function matchesFilter(visit: EnrichedVisit, filter: VisitFilter | undefi
   if (filter.result !== undefined && visit.result !== filter.result) return false;
   if (filter.referral !== undefined && visit.referral !== filter.referral) return false;
   if (filter.path !== undefined && pathWithoutQuery(visit.request_path) !== filter.path) return false;
+  if (filter.status !== undefined && statusOf(visit) !== filter.status) return false;
+  if (filter.has_agent !== undefined && (visit.agent_id !== null) !== filter.has_agent) return false;
+  if (filter.has_referral !== undefined && (visit.referral !== null) !== filter.has_referral) return false;
   return true;
 }
 

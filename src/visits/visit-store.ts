@@ -41,6 +41,12 @@ export interface VisitFilter {
   readonly referral?: ReferralClass | null;
   /** The request path without its query string. */
   readonly path?: string;
+  /** The response status code; null selects visits sent without one. */
+  readonly status?: number | null;
+  /** true: only visits of catalog agents; false: only visits without one (as `agent_id: null`). */
+  readonly has_agent?: boolean;
+  /** true: only human visits referred by an AI product; false: only visits without a referral. */
+  readonly has_referral?: boolean;
 }
 
 /** A page of a project's timeline. */
@@ -57,8 +63,11 @@ export interface TimelineQuery {
 
 /** Time bucket widths for stats. */
 export type StatsInterval = 'minute' | 'hour' | 'day';
-/** What stats count visits by; `path` is the request path without its query string. */
-export type StatsDimension = 'agent' | 'agent_type' | 'result' | 'path' | 'referral';
+/**
+ * What stats count visits by; `path` is the request path without its query string, `status` the
+ * response status code as a string (null for visits sent without one).
+ */
+export type StatsDimension = 'agent' | 'agent_type' | 'result' | 'path' | 'referral' | 'status';
 
 /** Counts over time buckets `[from, to)`, by one dimension. */
 export interface StatsQuery {
@@ -76,7 +85,7 @@ export interface StatsQuery {
 
 /** One key of a stats result and its total over the range. */
 export interface StatsSeries {
-  /** The agent id, type, result, path or referral; null for visits without one. */
+  /** The agent id, type, result, path, referral or status; null for visits without one. */
   readonly key: string | null;
   readonly total: number;
 }
@@ -135,6 +144,8 @@ export interface VisitStore {
   append(projectId: string, visits: readonly EnrichedVisit[]): Promise<readonly StoredVisit[]>;
   /** @throws {VisitQueryError} for a cursor the store did not issue. */
   timeline(query: TimelineQuery): Promise<readonly StoredVisit[]>;
+  /** One visit of the project by its id; undefined when there is none (also for an id the store could not have issued). */
+  getVisit(projectId: string, id: string): Promise<StoredVisit | undefined>;
   stats(query: StatsQuery): Promise<StatsResult>;
   pathCounts(query: PathCountsQuery): Promise<readonly PathCount[]>;
   /** Calls `listener` with every batch appended to the project from now on; returns the unsubscribe. */

@@ -136,6 +136,17 @@ describe('createRouter', () => {
   it('rejects base paths that are not paths', () => {
     for (const bad of ['api', '/a b', '/a?x', '//x']) expect(() => createRouter(bad, {})).toThrow(RangeError);
   });
+
+  it('matches {name} segments, percent-decoded, after exact paths', () => {
+    const templated = createRouter('/api', { '/visits/stream': { GET: 1 }, '/visits/{id}': { GET: 2 }, '/stats/agents/{id}': { GET: 3 } });
+    expect(templated.match('GET', '/api/visits/stream')).toEqual({ kind: 'found', route: 1 });
+    expect(templated.match('GET', '/api/visits/42?x=1')).toEqual({ kind: 'found', route: 2, params: { id: '42' } });
+    expect(templated.match('GET', '/api/stats/agents/chatgpt%2Duser')).toEqual({ kind: 'found', route: 3, params: { id: 'chatgpt-user' } });
+    expect(templated.match('GET', '/api/visits/a%2Fb')).toEqual({ kind: 'found', route: 2, params: { id: 'a/b' } });
+    expect(templated.match('POST', '/api/visits/42')).toEqual({ kind: 'method-not-allowed', allow: 'GET, HEAD' });
+    // One segment, never empty, never a bad escape; nothing past it.
+    for (const path of ['/api/visits/', '/api/visits/42/x', '/api/visits/%E0%A4%A', '/visits/42', '/api/stats/agents']) expect(templated.match('GET', path), path).toEqual({ kind: 'not-found' });
+  });
 });
 
 describe('parseVisit', () => {

@@ -186,20 +186,29 @@ describe('public endpoints', () => {
     expect(Object.keys(openapi['paths']).sort()).toEqual([
       '/agent-identifications',
       '/agent-verifications',
+      '/agents',
+      '/agents/{id}',
       '/healthz',
       '/openapi.json',
       '/project-settings',
       '/robots-txts',
       '/robots-violations',
       '/stats',
+      '/stats/agents/{id}',
+      '/stats/operators',
+      '/stats/status-codes',
       '/stats/top-paths',
       '/test-visits',
       '/visits',
       '/visits/stream',
+      '/visits/{id}',
     ]);
+    // Path parameters take values that exist: a catalog agent, a stored visit.
+    const stored = await post(`${api.url}/test-visits`, tokenA, {});
+    const examples: Record<string, string> = { '/agents/{id}': '/agents/gptbot', '/stats/agents/{id}': '/stats/agents/gptbot', '/visits/{id}': `/visits/${stored.json.id}` };
     for (const [path, operations] of Object.entries(openapi['paths'] as Record<string, object>)) {
       for (const method of Object.keys(operations)) {
-        const res = await fetch(`${api.url}${path}`, { method: method.toUpperCase(), headers: { authorization: `Bearer ${tokenA}`, 'content-type': 'application/json' }, body: method === 'get' ? undefined : '{}' });
+        const res = await fetch(`${api.url}${examples[path] ?? path}`, { method: method.toUpperCase(), headers: { authorization: `Bearer ${tokenA}`, 'content-type': 'application/json' }, body: method === 'get' ? undefined : '{}' });
         expect([404, 405], `${method} ${path}`).not.toContain(res.status);
         // The event stream never ends by itself: release it.
         await res.body?.cancel();
@@ -253,7 +262,7 @@ describe('read APIs, checked against the OpenAPI document', () => {
   });
 
   it('GET /stats by every dimension', async () => {
-    for (const by of ['agent', 'agent_type', 'result', 'path', 'referral']) {
+    for (const by of ['agent', 'agent_type', 'result', 'path', 'referral', 'status']) {
       const res = await get(`/stats?by=${by}&interval=day`);
       expect(res.status).toBe(200);
       expect(res.json.total).toBeGreaterThanOrEqual(2);
@@ -279,6 +288,83 @@ describe('read APIs, checked against the OpenAPI document', () => {
     expectProblem(bad, 400);
     expectDocumented('/project-settings', 'put', bad);
     await send('PUT', '/project-settings', { robots: null, client_ip: {} });
+  });
+
+  it('GET /visits/{id}: the visit with its verification checks and client-IP header; 404 for an id of another project or none', async () => {
+    const page = await get('/visits?agent=gptbot&limit=1');
+    const id = page.json.visits[0].id as string;
+    const one = await get(`/visits/${encodeURIComponent(id)}`);
+    expect(one.status).toBe(200);
+    expect(one.json).toEqual(page.json.visits[0]);
+    expectDocumented('/visits/{id}', 'get', one);
+    const elsewhere = await get(`/visits/${encodeURIComponent(id)}`, tokenB);
+    expectProblem(elsewhere, 404);
+    expectDocumented('/visits/{id}', 'get', elsewhere);
+    expectProblem(await get('/visits/%E0%A4%A'), 404);
+    expectProblem(await get('/visits/not-an-id'), 404);
+  });
+
+  it('GET /stats/status-codes, /stats/operators, /stats/agents/{id}, with the agent and referral filters "any"', async () => {
+    const codes = await get('/stats/status-codes');
+    expect(codes.json.statuses).toEqual(['200']);
+    expect(codes.json.agents).toEqual([{ agent_id: 'gptbot', agent_name: 'GPTBot', agent_type: 'AI Data Scraper', total: 1, counts: [1], other: 0 }]);
+    expectDocumented('/stats/status-codes', 'get', codes);
+    const operators = await get('/stats/operators');
+    expect(operators.json.operators).toEqual(
+      expect.arrayContaining([
+        { operator: 'OpenAI', crawled: 1, referred: 0, ratio: null, agents: [{ agent_id: 'gptbot', agent_name: 'GPTBot', count: 1 }], referrals: [] },
+        { operator: 'Perplexity', crawled: 0, referred: 1, ratio: 0, agents: [], referrals: [{ referral: 'perplexity', name: 'Perplexity', count: 1 }] },
+      ]),
+    );
+    expectDocumented('/stats/operators', 'get', operators);
+    const activity = await get('/stats/agents/gptbot');
+    // Every GPTBot visit this file stored in project A, whenever it happened.
+    const all = await get(`/stats?agent=gptbot&interval=day&by=result&from=${Date.now() - 3650 * 86_400_000}`);
+    expect(activity.json).toMatchObject({ agent_id: 'gptbot', agent_name: 'GPTBot', visits: all.json.total, results: { not_verifiable: all.json.total } });
+    expect(all.json.total).toBeGreaterThanOrEqual(1);
+    expect(Date.parse(activity.json.first_seen)).toBeLessThanOrEqual(Date.parse(activity.json.last_seen));
+    expect(Date.parse(activity.json.last_seen)).toBeLessThanOrEqual(Date.now());
+    expectDocumented('/stats/agents/{id}', 'get', activity);
+    const never = await get('/stats/agents/claudebot');
+    expect(never.json).toEqual({ agent_id: 'claudebot', agent_name: 'ClaudeBot', visits: 0, results: {}, first_seen: null, last_seen: null });
+    const agentPages = await get('/stats?by=path&agent=any&interval=day');
+    expect(agentPages.json.series).toEqual([{ key: '/private/x', total: 1 }]);
+    const landing = await get('/stats?by=path&referral=any&interval=day');
+    expect(landing.json.series).toEqual([{ key: '/pricing', total: 1 }]);
+    expectProblem(await get('/stats?status=42'), 400);
+  });
+
+  it('GET /agents and /agents/{id}: the catalog, without a token', async () => {
+    const res = await fetch(`${api.url}/agents?q=openai`);
+    const body = (await res.json()) as any;
+    expect(res.status).toBe(200);
+    expect(body).toEqual({
+      total: 1,
+      next_offset: null,
+      agents: [
+        {
+          id: 'gptbot',
+          name: 'GPTBot',
+          type: 'AI Data Scraper',
+          operator: 'OpenAI',
+          url: 'https://platform.openai.com/docs/bots',
+          description: null,
+          robots_tokens: ['GPTBot'],
+          verification_methods: [],
+          signature_agents: [],
+          reverse_dns: [],
+          respects_robots_txt: null,
+        },
+      ],
+    });
+    expectDocumented('/agents', 'get', { status: res.status, headers: res.headers, json: body });
+    const one = await fetch(`${api.url}/agents/googlebot`);
+    expectDocumented('/agents/{id}', 'get', { status: one.status, headers: one.headers, json: await one.json() });
+    const none = await fetch(`${api.url}/agents/nope`);
+    expectDocumented('/agents/{id}', 'get', { status: none.status, headers: none.headers, json: await none.json() });
+    expect(none.status).toBe(404);
+    const bad = await fetch(`${api.url}/agents?type=Robots`);
+    expect(bad.status).toBe(400);
   });
 
   it('POST /test-visits', async () => {

@@ -29,6 +29,7 @@ function counting(store: VisitStore): { store: VisitStore; active: () => number 
     store: {
       append: (projectId, visits) => store.append(projectId, visits),
       timeline: (query) => store.timeline(query),
+      getVisit: (projectId, id) => store.getVisit(projectId, id),
       stats: (query) => store.stats(query),
       pathCounts: (query) => store.pathCounts(query),
       subscribe(projectId, listener) {

@@ -128,11 +128,15 @@ function passes(visit: EnrichedVisit, filter: VisitFilter = {}): boolean {
     (filter.agent_type === undefined || visit.agent_type === filter.agent_type) &&
     (filter.result === undefined || visit.result === filter.result) &&
     (filter.referral === undefined || visit.referral === filter.referral) &&
-    (filter.path === undefined || stripQuery(visit.request_path) === filter.path)
+    (filter.path === undefined || stripQuery(visit.request_path) === filter.path) &&
+    (filter.status === undefined || (visit.response_status_code ?? null) === filter.status) &&
+    (filter.has_agent === undefined || (visit.agent_id !== null) === filter.has_agent) &&
+    (filter.has_referral === undefined || (visit.referral !== null) === filter.has_referral)
   );
 }
 
 function keyOf(visit: EnrichedVisit, by: StatsQuery['by']): string | null {
+  if (by === 'status') return visit.response_status_code === undefined ? null : String(visit.response_status_code);
   return by === 'agent' ? visit.agent_id : by === 'path' ? stripQuery(visit.request_path) : visit[by];
 }
 
@@ -298,6 +302,13 @@ export function describeVisitStore(name: string, open: () => Promise<OpenedStore
           { path: '/blog/a' },
           { agent_id: null, referral: 'chatgpt', path: '/docs' },
           { agent_id: 'no-such-agent' },
+          { status: 200 },
+          { status: null },
+          { has_agent: true },
+          { has_agent: false },
+          { has_referral: true },
+          { has_referral: true, path: '/docs' },
+          { status: 400, agent_id: 'gptbot' },
         ];
         for (const filter of filters) {
           const expected = stored.filter((v) => passes(v, filter)).reverse();
@@ -309,6 +320,16 @@ export function describeVisitStore(name: string, open: () => Promise<OpenedStore
         }
         // `/docs` matches `/docs?utm_source=...` but never `/docs/` or `/docsx`.
         expect(stored.some((v) => v.request_path === '/docs?utm_source=chatgpt.com')).toBe(true);
+      });
+
+      it('finds one visit by id within its project only; an id it never issued finds nothing', async () => {
+        const p = projectId('one');
+        const [first, second] = await store.append(p, [makeVisit({ request_path: '/one', response_status_code: 404 }), makeVisit({ request_path: '/two' })]);
+        await readable(store, p, 2);
+        expect(await store.getVisit(p, first!.id)).toEqual(first);
+        expect(await store.getVisit(p, second!.id)).toEqual(second);
+        expect(await store.getVisit(projectId('other'), first!.id)).toBeUndefined();
+        for (const id of ['', 'not an id', '-1', '1.5', '1e3', '99999999999999999999', '💥', "1' OR '1'='1"]) expect(await store.getVisit(p, id), id).toBeUndefined();
       });
 
       it('rejects a cursor it did not issue with a VisitQueryError naming the parameter', async () => {
@@ -380,7 +401,7 @@ export function describeVisitStore(name: string, open: () => Promise<OpenedStore
           [start + 5 * HOUR + 17 * MINUTE + 3_001, start + 2 * DAY + 7 * HOUR + 5 * MINUTE + 11_017],
           [start + DAY + 30 * MINUTE, start + DAY + 3 * HOUR],
         ];
-        for (const by of ['agent', 'agent_type', 'result', 'path', 'referral'] as const) {
+        for (const by of ['agent', 'agent_type', 'result', 'path', 'referral', 'status'] as const) {
           for (const interval of ['minute', 'hour', 'day'] as const) {
             for (const [from, to] of ranges) {
               const query: StatsQuery = { projectId: p, from, to, interval, by };
@@ -403,9 +424,15 @@ export function describeVisitStore(name: string, open: () => Promise<OpenedStore
           { path: '/docs' },
           { path: '/blog/a', agent_id: null },
           { result: 'verified', agent_type: 'Search Engine Crawler', path: '/' },
+          { status: 200 },
+          { status: null, agent_type: 'AI Data Scraper' },
+          { has_agent: true },
+          { has_agent: false, path: '/docs' },
+          { has_referral: true },
+          { has_referral: false, result: 'verified' },
         ];
         for (const filter of filters) {
-          for (const by of ['agent', 'path', 'referral'] as const) {
+          for (const by of ['agent', 'path', 'referral', 'status'] as const) {
             for (const [interval, from, to] of [
               ['hour', start, end],
               ['day', start + 3 * HOUR, end - 1],
@@ -512,6 +539,11 @@ export function describeVisitStore(name: string, open: () => Promise<OpenedStore
           { from: start, to: end, filter: { referral: 'chatgpt' } },
           { from: start, to: end, filter: { result: 'verified' }, agentsOnly: true, limit: 3 },
           { from: start + DAY, to: start + DAY + 1 },
+          { from: start, to: end, filter: { status: 200 } },
+          { from: start + 5 * HOUR, to: end, filter: { status: null, agent_type: 'AI Data Scraper' }, agentsOnly: true },
+          { from: start, to: end, filter: { has_agent: true }, limit: 7 },
+          { from: start, to: end, filter: { has_agent: false } },
+          { from: start, to: end, filter: { has_referral: true } },
         ];
         for (const query of queries) {
           const result = await store.pathCounts({ projectId: p, ...query });

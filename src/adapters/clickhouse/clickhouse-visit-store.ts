@@ -87,6 +87,8 @@ interface VisitRow {
   agent_type: string;
   result: string;
   referral: string;
+  /** The response status code; 0 for none. */
+  status: number;
   visit: string;
 }
 
@@ -122,11 +124,26 @@ function filterTerms(filter: VisitFilter | undefined, withPath = true): string[]
   if (filter.result !== undefined) terms.push(`result = ${sqlString(filter.result)}`);
   if (filter.referral !== undefined) terms.push(`referral = ${sqlString(filter.referral ?? '')}`);
   if (withPath && filter.path !== undefined) terms.push(`path = ${sqlString(filter.path)}`);
+  if (filter.status !== undefined) terms.push(`status = ${sqlUInt(filter.status ?? 0)}`);
+  if (filter.has_agent !== undefined) terms.push(filter.has_agent ? "agent_id != ''" : "agent_id = ''");
+  if (filter.has_referral !== undefined) terms.push(filter.has_referral ? "referral != ''" : "referral = ''");
   return terms;
 }
 
 // The key of each stats dimension; '' is "none" for agent, type and referral (a path may be '').
-const DIMENSION_KEY = { agent: "nullIf(agent_id, '')", agent_type: "nullIf(agent_type, '')", result: 'result', path: 'path', referral: "nullIf(referral, '')" } as const;
+const DIMENSION_KEY = {
+  agent: "nullIf(agent_id, '')",
+  agent_type: "nullIf(agent_type, '')",
+  result: 'result',
+  path: 'path',
+  referral: "nullIf(referral, '')",
+  status: 'nullIf(toString(status), \'0\')',
+} as const;
+
+/** A status code as the `status` column holds it: an integer from 100 to 599, else 0 (none). */
+function statusColumn(status: unknown): number {
+  return Number.isInteger(status) && (status as number) >= 100 && (status as number) <= 599 ? (status as number) : 0;
+}
 
 function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
@@ -194,7 +211,14 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
     const current = Number(applied?.version ?? 0);
     if (current > SCHEMA_VERSION) throw new RangeError(`ClickHouse database ${databaseName} has schema version ${current}; this agentwarden knows up to ${SCHEMA_VERSION}`);
     for (let version = current; version < SCHEMA_VERSION; version++) {
-      for (const statement of MIGRATIONS[version]!) await command(statement);
+      for (const statement of MIGRATIONS[version]!) {
+        try {
+          await command(statement);
+        } catch (error) {
+          // Another server added the column a moment ago (18.16 has no ADD COLUMN IF NOT EXISTS).
+          if (!(statement.includes('ADD COLUMN') && /already exists/i.test(String((error as Error).message)))) throw error;
+        }
+      }
       await client.insert({ table: `${db}.schema_migrations`, values: [{ version: version + 1, applied: new Date(clock.now()).toISOString() }], format: 'JSONEachRow' });
     }
   }
@@ -230,6 +254,7 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
     agent_type: visit.agent_type ?? '',
     result: visit.result,
     referral: visit.referral ?? '',
+    status: statusColumn(visit.response_status_code),
     visit: JSON.stringify(visit),
   });
   const fromRow = (row: { project_id: string; id: string; visit: string }): StoredVisit => ({ ...(JSON.parse(row.visit) as EnrichedVisit), id: row.id, project_id: row.project_id });
@@ -340,6 +365,18 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
       }
     },
 
+    async getVisit(projectId, id) {
+      if (!isVisitId(id)) return undefined;
+      try {
+        const [row] = await rows<{ project_id: string; id: string; visit: string }>(
+          `SELECT project_id, id, visit FROM {db}.visits WHERE project_id = ${sqlString(projectId)} AND id = ${sqlString(id)} LIMIT 1`,
+        );
+        return row === undefined ? undefined : fromRow(row);
+      } catch (error) {
+        throw unavailableError(error, retryAfterSeconds, 'visit') ?? error;
+      }
+    },
+
     async stats(query) {
       validateStatsQuery(query);
       const width = INTERVAL_MS[query.interval];
@@ -347,7 +384,7 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
       const from = bucketStart(query.from, query.interval);
       // Whole minutes without a path: the pre-aggregated counts answer exactly, reading a few rows
       // per minute instead of every visit. Anything else counts visits one by one.
-      const aggregated = query.by !== 'path' && query.filter?.path === undefined && query.to % 60_000 === 0;
+      const aggregated = query.by !== 'path' && query.by !== 'status' && query.filter?.path === undefined && query.filter?.status === undefined && query.to % 60_000 === 0;
       const statement = aggregated
         ? `SELECT intDiv(minute, ${width}) * ${width} AS bucket, ${DIMENSION_KEY[query.by]} AS key, sum(visits) AS count
            FROM {db}.visit_counts WHERE ${[`project_id = ${sqlString(query.projectId)}`, timeRange('minute', from, query.to), ...filterTerms(query.filter, false)].join(' AND ')}

@@ -2,8 +2,8 @@
 // later (no TTL, no DateTime64, no LowCardinality, no query parameters: see README "ClickHouse").
 
 /**
- * Migrations in order; each statement is idempotent (IF NOT EXISTS), so two servers starting at
- * once over an empty database both succeed. `{db}` is replaced by the quoted database name.
+ * Migrations in order; each statement is idempotent (IF NOT EXISTS, or an ADD COLUMN whose "already
+ * exists" the runner accepts), so two servers starting at once over an empty database both succeed. `{db}` is replaced by the quoted database name.
  * Append new ones; never edit an applied one.
  */
 export const MIGRATIONS: readonly (readonly string[])[] = [
@@ -71,6 +71,16 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
        id String,
        settings String
      ) ENGINE = MergeTree ORDER BY (project_id, saved, id)`,
+  ],
+  [
+    // The response status code (0: sent without one), for stats by status and the status filter.
+    // Parts written before have no such column: ClickHouse computes the DEFAULT when it reads them,
+    // so older visits count by status too. The expression finds the field as a key with a number:
+    // a header of that name has a quoted value, and inside a JSON string a quote follows a
+    // backslash, never "{" or "," (18.16 has no JSONExtract, and mangles backslashes in a stored
+    // DEFAULT). 18.16 has no ADD COLUMN IF NOT EXISTS either: the migration runner takes "already
+    // exists" from a server that migrated at the same moment as done.
+    `ALTER TABLE {db}.visits ADD COLUMN status UInt16 DEFAULT toUInt16OrZero(extract(visit, '[{,]"response_status_code":([1-5][0-9][0-9])[,}]'))`,
   ],
 ];
 

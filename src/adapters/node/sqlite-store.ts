@@ -234,6 +234,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     },
     append: (projectId, batch) => visitStore.append(projectId, batch),
     timeline: (query) => visitStore.timeline(query),
+    getVisit: (projectId, id) => visitStore.getVisit(projectId, id),
     stats: (query) => visitStore.stats(query),
     pathCounts: (query) => visitStore.pathCounts(query),
     subscribe: (projectId, listener) => visitStore.subscribe(projectId, listener),

@@ -3,7 +3,7 @@
 // a query over whole days stop reading once no unread pair can reach the top.
 import type BetterSqlite3 from 'better-sqlite3';
 import type { AgentType, PathCount, PathCountsQuery } from '../../index.js';
-import { compareText, DAY_MS, filterSql, HOUR_MS, NONE, segments, source, timeRange, type PreparedStatements, type Segment } from './sqlite-visit-sql.js';
+import { compareText, DAY_MS, filterSql, HOUR_MS, needsRawRows, NONE, segments, source, timeRange, type PreparedStatements, type Segment } from './sqlite-visit-sql.js';
 
 // Pair totals from which visit_agent_path_totals_by_count indexes a pair (the index's WHERE clause).
 const INDEXED_TOTAL = 16;
@@ -120,7 +120,8 @@ export function createTopPaths(options: TopPathsOptions): (query: PathCountsQuer
     const filter = query.filter;
     let sql = 'SELECT agent_id, request_path, count FROM visit_agent_path_totals WHERE project_id = ?';
     const params: unknown[] = [query.projectId];
-    if (query.agentsOnly === true) sql += " AND agent_id != ''";
+    if (query.agentsOnly === true || filter?.has_agent === true) sql += " AND agent_id != ''";
+    if (filter?.has_agent === false) sql += " AND agent_id = ''";
     if (filter?.agent_id !== undefined) {
       sql += ' AND agent_id = ?';
       params.push(filter.agent_id ?? NONE);
@@ -203,9 +204,11 @@ export function createTopPaths(options: TopPathsOptions): (query: PathCountsQuer
   const pathCountsNow = (query: PathCountsQuery): PathCount[] => {
     const limit = query.limit ?? 1000;
     const watermark = readWatermark();
-    // The day rollup has no result or referral columns: filters on those read hours only.
-    const byDay = query.filter?.result === undefined && query.filter?.referral === undefined;
-    const all = segments(query.from, query.to, byDay ? [DAY_MS, HOUR_MS] : [HOUR_MS]);
+    const filter = query.filter;
+    // The day rollup has no result or referral columns: filters on those read hours only. No
+    // rollup has status codes: a status filter reads raw rows only.
+    const byDay = filter?.result === undefined && filter?.referral === undefined && filter?.has_referral === undefined;
+    const all = segments(query.from, query.to, needsRawRows(filter) ? [] : byDay ? [DAY_MS, HOUR_MS] : [HOUR_MS]);
     // Everything but whole days, counted pair by pair: hours at the edges, raw rows, and the raw
     // rows the rollups do not hold yet.
     const rows = new Map<string, MutablePathCount>();

@@ -5,6 +5,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import {
   buildStatsResult,
   INTERVAL_MS,
+  statusKey,
   VisitQueryError,
   type StatsCell,
   type StatsDimension,
@@ -16,7 +17,7 @@ import {
 } from '../../index.js';
 import type { HeaderPairs } from './sqlite-header-pairs.js';
 import { toStoredVisit, type VisitRow } from './sqlite-visit-rows.js';
-import { compareText, DAY_MS, filterSql, floorTo, HOUR_MS, MINUTE_MS, NONE, segments, source, timeRange, type PreparedStatements, type Segment } from './sqlite-visit-sql.js';
+import { compareText, DAY_MS, filterSql, floorTo, HOUR_MS, MINUTE_MS, NONE, needsRawRows, segments, source, timeRange, type PreparedStatements, type Segment } from './sqlite-visit-sql.js';
 
 // Which rollup serves which bucket width. Unfiltered stats read the dimension's own hour rollup,
 // the combined day and minute ones; filters on agent, type, result or referral the combined
@@ -44,7 +45,9 @@ const byTables = (column: ByColumn) =>
 const AGENT_PATH_TABLES = new Map([[HOUR_MS, 'visit_agent_paths_hour']]);
 const PATH_TABLES = new Map([[HOUR_MS, 'visit_paths_hour']]);
 
-const DIMENSION_COLUMN = { agent: 'agent_id', agent_type: 'agent_type', result: 'result', path: 'path', referral: 'referral' } as const;
+const DIMENSION_COLUMN = { agent: 'agent_id', agent_type: 'agent_type', result: 'result', path: 'path', referral: 'referral', status: 'response_status_code' } as const;
+// No rollup: what a status query reads is raw rows only.
+const RAW_ONLY: ReadonlyMap<number, string> = new Map();
 
 const CURSOR = /^[1-9][0-9]{0,15}$/;
 
@@ -76,6 +79,8 @@ export interface VisitQueriesOptions {
 export interface VisitQueries {
   /** A page of a project's visits, newest first (or oldest first after a cursor). */
   timeline(query: TimelineQuery): StoredVisit[];
+  /** One visit of a project by id; undefined for none (or an id this store never issues). */
+  visit(projectId: string, id: string): StoredVisit | undefined;
   /** Counts by bucket and key; call inside one read snapshot (rollups and watermark of one moment). */
   stats(query: StatsQuery): StatsResult;
   /** Every stored visit of a project, oldest first (at most `limit`; -1 for all). */
@@ -90,6 +95,7 @@ export function createVisitQueries(db: BetterSqlite3.Database, options: VisitQue
   const listAll = db.prepare<[string, number], VisitRow>('SELECT * FROM visits WHERE project_id = ? ORDER BY id LIMIT ?');
   const countAll = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM visits');
   const countOf = db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM visits WHERE project_id = ?');
+  const byId = db.prepare<[number, string], VisitRow>('SELECT * FROM visits WHERE id = ? AND project_id = ?');
 
   /**
    * Counted cells of one segment: by (bucket of `width`, key), or by key alone when `width` is 0;
@@ -125,9 +131,10 @@ export function createVisitQueries(db: BetterSqlite3.Database, options: VisitQue
       `SELECT ${bucket} AS bucket, ${column} AS key, ${rollup ? 'sum(count)' : 'count(*)'} AS count ` +
       `FROM ${source(table, keys !== undefined, after !== undefined)} WHERE project_id = ?${range.sql}${where.sql} GROUP BY 1, 2`;
     const params = [projectId, ...range.params, ...where.params];
-    const rows = prepared(sql).all(...params) as { bucket: number; key: string | null; count: number }[];
-    if (rollup && by !== 'path' && by !== 'result') for (const row of rows) if (row.key === NONE) row.key = null;
-    return rows;
+    const rows = prepared(sql).all(...params) as { bucket: number; key: string | number | null; count: number }[];
+    if (by === 'status') for (const row of rows) row.key = statusKey(row.key);
+    else if (rollup && by !== 'path' && by !== 'result') for (const row of rows) if (row.key === NONE) row.key = null;
+    return rows as StatsCell[];
   };
   /**
    * Counted cells of [from, to), each segment from the coarsest table that covers it, plus the raw
@@ -158,8 +165,11 @@ export function createVisitQueries(db: BetterSqlite3.Database, options: VisitQue
     const filter = query.filter;
     const watermark = readWatermark();
     const pathFilter = filter?.path !== undefined;
-    const dimFilter = filter !== undefined && (filter.agent_id !== undefined || filter.agent_type !== undefined || filter.result !== undefined || filter.referral !== undefined);
+    const dimFilter =
+      filter !== undefined &&
+      (filter.agent_id !== undefined || filter.agent_type !== undefined || filter.result !== undefined || filter.referral !== undefined || filter.has_agent !== undefined || filter.has_referral !== undefined);
     const from = floorTo(query.from, width);
+    if (needsRawRows(filter, query.by)) return buildStatsResult(query, countRange(query.projectId, query.by, filter, RAW_ONLY, from, query.to, width, watermark));
     if (pathFilter || dimFilter) {
       const tables = pathFilter ? PATH_TABLES : query.by === 'path' ? AGENT_PATH_TABLES : DIM_TABLES;
       return buildStatsResult(query, countRange(query.projectId, query.by, filter, tables, from, query.to, width, watermark));
@@ -167,7 +177,7 @@ export function createVisitQueries(db: BetterSqlite3.Database, options: VisitQue
     // Unfiltered: a 30-day hourly chart by path would be (hours x paths) cells, most of them
     // summed into `other`. So: totals per key from the coarsest rollups, cells of the top keys
     // only, and every bucket's total from the result rollup (four keys) for `other`.
-    const tables = byTables(DIMENSION_COLUMN[query.by]);
+    const tables = byTables(DIMENSION_COLUMN[query.by as Exclude<StatsDimension, 'status'>]);
     const totals = new Map<string | null, number>();
     for (const cell of countRange(query.projectId, query.by, undefined, tables, from, query.to, 0, watermark)) totals.set(cell.key, (totals.get(cell.key) ?? 0) + cell.count);
     // The order buildStatsResult reports series in: total descending, then key (null last).
@@ -210,6 +220,11 @@ export function createVisitQueries(db: BetterSqlite3.Database, options: VisitQue
       return (prepared(sql).all(...params) as VisitRow[]).map((row) => toStoredVisit(row, pairs));
     },
 
+    visit(projectId, id) {
+      if (!CURSOR.test(id) || !Number.isSafeInteger(Number(id))) return undefined;
+      const row = byId.get(Number(id), projectId);
+      return row === undefined ? undefined : toStoredVisit(row, pairs);
+    },
     stats: statsNow,
     list(projectId, limit) {
       return listAll.all(projectId, limit).map((row) => toStoredVisit(row, pairs));

@@ -1,7 +1,17 @@
 // How a visit lies in a raw row of the SQLite `visits` table: the multi-row INSERT writer, and the
 // row read back as a StoredVisit (fields with columns of their own, the rest as JSON in `extras`).
 import type BetterSqlite3 from 'better-sqlite3';
-import { pathWithoutQuery, type AgentType, type EnrichedVisit, type IdentificationResult, type ReferralClass, type StoredVisit } from '../../index.js';
+import {
+  pathWithoutQuery,
+  type AgentType,
+  type CheckOutcome,
+  type EnrichedVisit,
+  type IdentificationResult,
+  type ReferralClass,
+  type StoredVisit,
+  type VerificationCheck,
+  type VerificationReport,
+} from '../../index.js';
 import type { HeaderPairs } from './sqlite-header-pairs.js';
 
 /** A raw row as `SELECT *` reads it. */
@@ -22,6 +32,8 @@ export interface VisitRow {
   created: string | null;
   request_headers: string | null;
   response_headers: string | null;
+  client_ip_header: string | null;
+  verification: string | null;
   extras: string;
 }
 
@@ -33,15 +45,55 @@ const ROWS_PER_INSERT = 16;
 const COLUMN_FIELDS = new Set(['request_path', 'request_method', 'received', 'time', 'agent_id', 'agent_type', 'result', 'client_ip', 'referral', 'id', 'project_id']);
 // Optional fields with columns of their own (NULL when absent) when their value has the type a
 // visit gives them; a value of another type (a library caller's) stays in `extras`, so it reads
-// back as it was. Headers are stored as JSON, encoded through the interned pairs when there are some.
-const OPTIONAL_COLUMNS = ['response_status_code', 'response_duration_in_milliseconds', 'created', 'request_headers', 'response_headers'] as const;
+// back as it was. Headers are stored as JSON, encoded through the interned pairs when there are some;
+// verification checks in a compact text (see encodeVerification).
+const OPTIONAL_COLUMNS = ['response_status_code', 'response_duration_in_milliseconds', 'created', 'request_headers', 'response_headers', 'client_ip_header', 'verification'] as const;
 type OptionalColumn = (typeof OPTIONAL_COLUMNS)[number];
 const OPTIONAL_FIELDS: ReadonlySet<string> = new Set(OPTIONAL_COLUMNS);
 const HEADER_COLUMNS: ReadonlySet<string> = new Set(['request_headers', 'response_headers']);
 
+const OUTCOME_CODES: Readonly<Record<string, string>> = { pass: 'p', fail: 'f', inconclusive: 'i' };
+const OUTCOMES: Readonly<Record<string, CheckOutcome>> = { p: 'pass', f: 'fail', i: 'inconclusive' };
+// Method names and reason codes are kebab-case words (custom verifiers may choose others: extras).
+const CODE = /^[A-Za-z0-9._-]{1,64}$/;
+
+/**
+ * Verification checks as `method:outcome:reason` words (outcome p, f or i) joined by spaces:
+ * about 30 bytes a check, where JSON in extras takes 60 and the keys of the report. The deciding
+ * method is not stored: the chain stops at the first pass or fail, so it is the last check's when
+ * that one decided, else none. Undefined for a report this cannot hold exactly (extras keeps it).
+ */
+export function encodeVerification(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const report = value as { method?: unknown; checks?: unknown };
+  if (Object.keys(report).length !== 2 || !Array.isArray(report.checks) || report.checks.length === 0) return undefined;
+  const words: string[] = [];
+  for (const check of report.checks as unknown[]) {
+    if (typeof check !== 'object' || check === null || Object.keys(check).length !== 3) return undefined;
+    const { method, outcome, reason } = check as Record<string, unknown>;
+    const code = typeof outcome === 'string' ? OUTCOME_CODES[outcome] : undefined;
+    if (typeof method !== 'string' || !CODE.test(method) || code === undefined || typeof reason !== 'string' || !CODE.test(reason)) return undefined;
+    words.push(`${method}:${code}:${reason}`);
+  }
+  const last = report.checks[report.checks.length - 1] as VerificationCheck;
+  if (report.method !== (last.outcome === 'inconclusive' ? null : last.method)) return undefined;
+  return words.join(' ');
+}
+
+/** The report `encodeVerification` wrote. */
+export function decodeVerification(text: string): VerificationReport {
+  const checks = text.split(' ').map((word): VerificationCheck => {
+    const [method, code, reason] = word.split(':') as [string, string, string];
+    return { method, outcome: OUTCOMES[code]!, reason };
+  });
+  const last = checks[checks.length - 1]!;
+  return { method: last.outcome === 'inconclusive' ? null : last.method, checks };
+}
+
 /** The column value of an optional field, or undefined when its value belongs in extras. */
 function optionalColumnValue(field: string, value: unknown, pairs: HeaderPairs | undefined): number | string | undefined {
-  if (field === 'created') return typeof value === 'string' ? value : undefined;
+  if (field === 'created' || field === 'client_ip_header') return typeof value === 'string' ? value : undefined;
+  if (field === 'verification') return encodeVerification(value);
   if (HEADER_COLUMNS.has(field)) {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
     return JSON.stringify(pairs === undefined ? value : pairs.encode(value as Record<string, string>));
@@ -107,6 +159,8 @@ export function createVisitRowWriter(db: BetterSqlite3.Database, pairs?: HeaderP
           optional.created ?? null,
           optional.request_headers ?? null,
           optional.response_headers ?? null,
+          optional.client_ip_header ?? null,
+          optional.verification ?? null,
           extras === undefined ? '' : JSON.stringify(extras),
         );
         const rows = i - first + 1;
@@ -137,7 +191,8 @@ export function toStoredVisit(row: VisitRow, pairs: HeaderPairs): StoredVisit {
   for (const field of OPTIONAL_COLUMNS) {
     const value = row[field];
     if (value === null) continue;
-    if (!HEADER_COLUMNS.has(field)) extras[field] = value;
+    if (field === 'verification') extras[field] = decodeVerification(value as string);
+    else if (!HEADER_COLUMNS.has(field)) extras[field] = value;
     else {
       const headers = JSON.parse(value as string) as unknown;
       extras[field] = Array.isArray(headers) ? pairs.decode(headers) : headers;

@@ -126,6 +126,10 @@ const VISIT_MIGRATIONS: readonly string[] = [
      UPDATE visit_agent_path_totals SET count = count - OLD.count WHERE project_id = OLD.project_id AND agent_id = OLD.agent_id AND request_path = OLD.request_path;
      DELETE FROM visit_agent_path_totals WHERE project_id = OLD.project_id AND agent_id = OLD.agent_id AND request_path = OLD.request_path AND count <= 0;
    END;`,
+  // The header the client address came from, and the verification checks (the dashboard's visit
+  // detail), as columns: in extras each would cost its JSON key on every visit that has it.
+  `ALTER TABLE visits ADD COLUMN client_ip_header TEXT;
+   ALTER TABLE visits ADD COLUMN verification TEXT;`,
 ];
 
 /** The visit schema version this code writes (component 'visits' in schema_versions). */

@@ -100,7 +100,27 @@ export function filterSql(filter: VisitFilter | undefined, rollup: boolean): { s
     sql += ' AND path = ?';
     params.push(filter.path);
   }
+  const present = (column: string, wanted: boolean | undefined) => {
+    if (wanted === undefined) return;
+    if (rollup) sql += wanted ? ` AND ${column} != '${NONE}'` : ` AND ${column} = '${NONE}'`;
+    else sql += wanted ? ` AND ${column} IS NOT NULL` : ` AND ${column} IS NULL`;
+  };
+  present('agent_id', filter.has_agent);
+  present('referral', filter.has_referral);
+  if (filter.status !== undefined) {
+    if (rollup) throw new Error('no rollup counts status codes: a status filter reads raw rows');
+    sql += ' AND response_status_code IS ?';
+    params.push(filter.status);
+  }
   return { sql, params };
+}
+
+/**
+ * Whether a query must count raw rows only: no rollup holds status codes, so a status filter or
+ * the status dimension is answered from the visits kept (retention), not from the rollups.
+ */
+export function needsRawRows(filter: VisitFilter | undefined, by?: string): boolean {
+  return filter?.status !== undefined || by === 'status';
 }
 
 /** A statement prepared once per distinct SQL text (queries are built from a few shapes). */

@@ -147,6 +147,10 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
       return queries.timeline(query);
     },
 
+    async getVisit(projectId, id) {
+      return queries.visit(projectId, id);
+    },
+
     async stats(query) {
       validateStatsQuery(query);
       return snapshot(() => queries.stats(query));

@@ -8,6 +8,7 @@ import { createMemoryVisitStore, VisitQueryError, VisitStoreUnavailableError, ty
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from '../../helpers/clickhouse.js';
 import { describeVisitStore } from '../../visits/store-suite.js';
 import { sqlString } from '../../../src/adapters/clickhouse/sql.js';
+import { MIGRATIONS, MIGRATIONS_TABLE, SCHEMA_VERSION } from '../../../src/adapters/clickhouse/schema.js';
 
 const available = clickhouseAvailable();
 
@@ -87,7 +88,33 @@ describe.runIf(available)('ClickHouse visit store', () => {
     expect(tables).toEqual(expect.arrayContaining(['projects', 'schema_migrations', 'token_revocations', 'tokens', 'visit_counts', 'visits']));
     const engine = (await server.query("SELECT engine, partition_key, sorting_key FROM system.tables WHERE database = 'aw_store' AND name = 'visits' FORMAT TSV")).trim();
     expect(engine).toBe('MergeTree\ttoYYYYMM(toDateTime(intDiv(received, 1000)))\tproject_id, id');
-    expect((await server.query('SELECT count() FROM aw_store.schema_migrations')).trim()).toBe('1');
+    expect((await server.query('SELECT count() FROM aw_store.schema_migrations')).trim()).toBe(String(SCHEMA_VERSION));
+  });
+
+  it('migrates a first-schema database while two servers open it at once; older visits count by status', async () => {
+    const db = 'aw_upgrade';
+    await server.query(`CREATE DATABASE ${db}`);
+    for (const statement of MIGRATIONS[0]!) await server.query(statement.replaceAll('{db}', db));
+    await server.query(MIGRATIONS_TABLE.replaceAll('{db}', db));
+    await server.query(`INSERT INTO ${db}.schema_migrations VALUES (1, '2026-11-01T00:00:00.000Z')`);
+    // A visit as the first schema stored it: no status column.
+    const old = visit({ response_status_code: 404, request_headers: { 'user-agent': 'GPTBot/1.2', response_status_code: '200' } });
+    await server.query(
+      `INSERT INTO ${db}.visits (project_id, id, received, time, path, request_path, agent_id, agent_type, result, referral, visit) VALUES ('prj_old', '${T0.toString(16).padStart(12, '0')}0000000000abcdef', ${T0}, ${T0}, '/', '/', 'gptbot', 'AI Data Scraper', 'not_verifiable', '', ${sqlString(JSON.stringify(old))})`,
+    );
+    const [a, b] = await Promise.all([openClickHouseVisitStore({ url: server.url, database: db }), openClickHouseVisitStore({ url: server.url, database: db })]);
+    try {
+      await a.append('prj_old', [visit({ response_status_code: 200 })]);
+      const byStatus = await b.stats({ projectId: 'prj_old', from: T0, to: T0 + 60_000, interval: 'minute', by: 'status' });
+      expect(byStatus.series).toEqual([
+        { key: '200', total: 1 },
+        { key: '404', total: 1 },
+      ]);
+      expect((await server.query(`SELECT max(version) FROM ${db}.schema_migrations`)).trim()).toBe(String(SCHEMA_VERSION));
+    } finally {
+      await a.close();
+      await b.close();
+    }
   });
 
   it('quotes any string so ClickHouse reads back exactly that string', async () => {

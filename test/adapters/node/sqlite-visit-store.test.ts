@@ -280,6 +280,14 @@ describe('openSqliteVisitStore', () => {
       response_duration_in_milliseconds: 0.1 + 0.2,
       created: '2026-03-01T09:59:00.000Z',
       response_headers: { 'content-type': 'text/html' },
+      client_ip_header: 'x-forwarded-for',
+      verification: {
+        method: 'ip-ranges',
+        checks: [
+          { method: 'web-bot-auth', outcome: 'inconclusive', reason: 'key-directory-unavailable' },
+          { method: 'ip-ranges', outcome: 'fail', reason: 'ip-not-in-range' },
+        ],
+      },
     });
     // A library caller may hand append() what parseVisit would refuse; it must read back unchanged.
     const odd = makeVisit({
@@ -291,13 +299,13 @@ describe('openSqliteVisitStore', () => {
     } as Partial<EnrichedVisit>);
     const bare = makeVisit();
     await store.append('prj_x', [typical, odd, bare]);
-    const rows = (db.prepare('SELECT response_status_code, response_duration_in_milliseconds, created, request_headers IS NOT NULL AS headers, extras FROM visits ORDER BY id').raw().all() as unknown[][]).map(
-      (row) => [...row.slice(0, 4), row[4] === '' ? '' : JSON.parse(row[4] as string)],
-    );
+    const rows = (
+      db.prepare('SELECT response_status_code, response_duration_in_milliseconds, created, request_headers IS NOT NULL AS headers, client_ip_header, verification, extras FROM visits ORDER BY id').raw().all() as unknown[][]
+    ).map((row) => [...row.slice(0, 6), row[6] === '' ? '' : JSON.parse(row[6] as string)]);
     expect(rows).toEqual([
-      [503, 0.30000000000000004, '2026-03-01T09:59:00.000Z', 1, ''],
-      [null, null, null, 0, { response_status_code: '200', response_duration_in_milliseconds: null, created: 5, request_headers: ['user-agent', 'x'], is_blocked: true }],
-      [null, null, null, 1, ''],
+      [503, 0.30000000000000004, '2026-03-01T09:59:00.000Z', 1, 'x-forwarded-for', 'web-bot-auth:i:key-directory-unavailable ip-ranges:f:ip-not-in-range', ''],
+      [null, null, null, 0, null, null, { response_status_code: '200', response_duration_in_milliseconds: null, created: 5, request_headers: ['user-agent', 'x'], is_blocked: true }],
+      [null, null, null, 1, null, null, ''],
     ]);
     const timeline = await store.timeline({ projectId: 'prj_x', limit: 3 });
     expect(timeline.map(({ id: _id, project_id: _p, ...visit }) => visit)).toEqual([bare, odd, typical]);
@@ -318,6 +326,18 @@ describe('openSqliteVisitStore', () => {
       headers,
       fc.array(fc.string({ maxLength: 4 }), { maxLength: 3 }),
     );
+    // Verification reports as the chain makes them (the deciding method is the last check's when it
+    // passed or failed), and ones it never makes (another method, odd words) that extras keep.
+    const check = fc.record({
+      method: fc.oneof(fc.constantFrom('web-bot-auth', 'ip-ranges', 'reverse-dns'), fc.string({ maxLength: 6 })),
+      outcome: fc.constantFrom('pass', 'fail', 'inconclusive', 'maybe'),
+      reason: fc.oneof(fc.constantFrom('ip-in-range', 'no-ptr', 'signature-expired'), fc.string({ maxLength: 6 })),
+    });
+    const report = fc.array(check, { minLength: 1, maxLength: 3 }).chain((checks) => {
+      const last = checks[checks.length - 1]!;
+      const decided = last.outcome === 'pass' || last.outcome === 'fail' ? last.method : null;
+      return fc.record({ method: fc.oneof(fc.constant(decided), fc.constant(decided), anything), checks: fc.constant(checks) });
+    });
     const optional = fc.record(
       {
         response_status_code: fc.oneof(fc.integer({ min: 100, max: 599 }), anything),
@@ -326,6 +346,8 @@ describe('openSqliteVisitStore', () => {
         request_headers: fc.oneof(headers, anything),
         response_headers: fc.oneof(headers, anything),
         is_blocked: anything,
+        client_ip_header: fc.oneof(fc.constantFrom('x-forwarded-for', 'cf-connecting-ip'), anything),
+        verification: fc.oneof(report, anything, fc.record({ method: anything, checks: fc.array(anything.filter((value) => value !== undefined), { maxLength: 2 }) })),
       },
       { requiredKeys: [] },
     );
@@ -541,6 +563,7 @@ describe('openSqliteVisitStore', () => {
         DROP INDEX visits_by_minute; DROP TABLE visit_header_pairs; CREATE INDEX visits_by_time ON visits(project_id, time);
         ALTER TABLE visits DROP COLUMN response_status_code; ALTER TABLE visits DROP COLUMN response_duration_in_milliseconds;
         ALTER TABLE visits DROP COLUMN created; ALTER TABLE visits DROP COLUMN request_headers; ALTER TABLE visits DROP COLUMN response_headers;
+        ALTER TABLE visits DROP COLUMN client_ip_header; ALTER TABLE visits DROP COLUMN verification;
         UPDATE schema_versions SET version = 2 WHERE component = 'visits'`);
       db.prepare("INSERT INTO visits (project_id, time, received, request_method, request_path, path, agent_id, agent_type, result, client_ip, referral, extras) VALUES ('prj_x', ?, ?, 'GET', '/a?b=1', '/a', 'googlebot', 'Search Engine Crawler', 'verified', '66.249.66.1', NULL, ?)").run(
         BASE + 90_000,
@@ -584,6 +607,7 @@ describe('openSqliteVisitStore', () => {
       db.exec(`DROP TABLE visit_agent_path_totals; DROP TABLE visit_agent_paths_day;
         CREATE TABLE visit_agent_paths_day (project_id TEXT NOT NULL, bucket INTEGER NOT NULL, agent_id TEXT NOT NULL, agent_type TEXT NOT NULL, request_path TEXT NOT NULL,
           path TEXT NOT NULL, count INTEGER NOT NULL, last INTEGER NOT NULL, PRIMARY KEY (project_id, bucket, agent_id, agent_type, request_path)) WITHOUT ROWID;
+        ALTER TABLE visits DROP COLUMN client_ip_header; ALTER TABLE visits DROP COLUMN verification;
         UPDATE schema_versions SET version = 3 WHERE component = 'visits'`);
       const insert = db.prepare('INSERT INTO visit_agent_paths_day VALUES (@project_id, @bucket, @agent_id, @agent_type, @request_path, @path, @count, @last)');
       for (const row of rows) insert.run(row);
