@@ -6,6 +6,8 @@ export interface FieldError {
   readonly pointer: string;
   /** The query parameter at fault, for errors outside the body (pointer is then ''). */
   readonly parameter?: string;
+  /** The request header at fault, for errors outside the body (pointer is then ''). */
+  readonly header?: string;
   readonly code: string;
   readonly message: string;
 }

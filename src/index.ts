@@ -95,9 +95,12 @@ export { csvCell, toCsv } from './api/csv.js';
 export type { CsvCell } from './api/csv.js';
 export { isSecretHeader, parseVisit } from './visits/visit.js';
 export type { JsonObject, Visit, VisitHeaders, VisitParseResult } from './visits/visit.js';
-export { VisitQueryError, VisitStoreUnavailableError } from './visits/visit-store.js';
+export { IDEMPOTENCY_WINDOW_MS, VisitQueryError, VisitStoreUnavailableError } from './visits/visit-store.js';
 export type {
   EnrichedVisit,
+  IdempotencyRecord,
+  IdempotentAppendResult,
+  IdempotentBatch,
   PathCount,
   PathCountsQuery,
   StatsBucket,
@@ -113,7 +116,7 @@ export type {
   VisitStore,
 } from './visits/visit-store.js';
 export { createMemoryVisitStore } from './visits/memory-store.js';
-export type { MemoryVisitStore } from './visits/memory-store.js';
+export type { MemoryVisitStore, MemoryVisitStoreOptions } from './visits/memory-store.js';
 export { createVisitFanout } from './visits/fanout.js';
 export type { VisitFanout } from './visits/fanout.js';
 export { bucketStart, buildStatsResult, dimensionKey, INTERVAL_MS, matchesFilter, MAX_STATS_BUCKETS, MAX_STATS_KEYS, pathWithoutQuery, statusKey, validateStatsQuery } from './visits/stats.js';

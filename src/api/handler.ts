@@ -6,11 +6,10 @@ import { createIdentificationSerializer, type Identification } from '../identify
 import { RobotsOptionsError } from '../robots/errors.js';
 import type { RobotsTxtOptions } from '../robots/options.js';
 import type { Visit } from '../visits/visit.js';
-import { parseVisit } from '../visits/visit.js';
 import { createVisitEnricher } from '../visits/enrich.js';
 import { VisitStoreUnavailableError, type VisitStore } from '../visits/visit-store.js';
 import { authFailureDetail, bearerChallenge, readBearer, type AuthFailure } from './auth.js';
-import { checkHeaderLimits, readItems, validateRequestItem, type RequestItem } from './items.js';
+import { readItems, validateRequestItem, type RequestItem } from './items.js';
 import { parseJsonBody } from './json-body.js';
 import { resolveLimits, type ApiLimits } from './limits.js';
 import { createOpenApiDocument } from './openapi.js';
@@ -24,6 +23,7 @@ import { constantTimeEqual, sha256Hex, type TokenHasher } from './token.js';
 import type { AdminAuthenticator, AdminSession, Route, RouteContext, RouteTable } from './route.js';
 import { createMemoryProjectSettingsStore, createProjectClientIpRules, type ProjectSettingsStore } from './project-settings.js';
 import { createProjectSettingsRoutes } from './settings-routes.js';
+import { createVisitIngest } from './visit-ingest.js';
 import { createVisitRoutes } from './visit-routes.js';
 import { createAnalyticsRoutes } from './analytics-routes.js';
 import { createCatalogRoutes } from './catalog-routes.js';
@@ -174,6 +174,8 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
     return { ok: false, response: problem(code, parsed.message, { errors: [{ pointer: '', code: parsed.reason, message: parsed.message }] }) };
   };
 
+  const ingestVisits = createVisitIngest({ visits, limits, enrich: enrichFor, parseBody });
+
   const requestItems = (request: ApiRequest): { ok: true; single: boolean; items: RequestItem[] } | { ok: false; response: ApiResponse } => {
     const body = parseBody(request);
     if (!body.ok) return body;
@@ -244,50 +246,7 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
       },
     },
     '/visits': {
-      POST: {
-        auth: 'token',
-        json: true,
-        async run({ request, project }) {
-          const body = parseBody(request);
-          if (!body.ok) return body.response;
-          const read = readItems(body.value, limits);
-          if (!read.ok) return read.response;
-          const tooLarge: FieldError[] = [];
-          const accepted: Visit[] = [];
-          const rejected: { index: number; errors: FieldError[] }[] = [];
-          read.items.forEach((item, index) => {
-            const at = read.single ? undefined : index;
-            if (typeof item === 'object' && item !== null) {
-              const base = at === undefined ? '' : pointerTo('', at);
-              checkHeaderLimits((item as Record<string, unknown>)['request_headers'], base, 'request_headers', limits, tooLarge);
-              checkHeaderLimits((item as Record<string, unknown>)['response_headers'], base, 'response_headers', limits, tooLarge);
-            }
-            const parsed = parseVisit(item, at);
-            if (parsed.ok) accepted.push(parsed.visit);
-            else rejected.push({ index, errors: parsed.errors });
-          });
-          if (tooLarge.length > 0) return problem('payload-too-large', 'A visit is past the size limits.', { errors: tooLarge });
-          // DESIGN.md §7: 400 when none is valid; an empty array is nothing to reject.
-          if (accepted.length === 0 && rejected.length > 0) {
-            return problem('validation-failed', 'No visit in the request is valid; see errors.', { errors: rejected.flatMap((r) => r.errors), extra: { accepted: 0, rejected } });
-          }
-          if (accepted.length > 0) {
-            try {
-              await visits.append(project!.id, await enrichFor(project!.id, accepted));
-            } catch (error) {
-              if (!(error instanceof VisitStoreUnavailableError)) throw error;
-              // Backpressure (DESIGN.md §6): refuse the whole batch so the client retries it; never drop.
-              return {
-                ...problem('service-unavailable', `The visit store cannot take visits now (${error.reason}); retry after ${error.retryAfterSeconds} s. Nothing from this request was stored.`, {
-                  headers: { 'retry-after': String(error.retryAfterSeconds) },
-                }),
-                projectId: project!.id,
-              };
-            }
-          }
-          return json(202, { accepted: accepted.length, rejected }, project?.id);
-        },
-      },
+      POST: { auth: 'token', json: true, run: ({ request, project }) => ingestVisits(request, project!.id) },
     },
     '/openapi.json': {
       GET: {

@@ -126,10 +126,35 @@ export function createOpenApiDocument(options: {
         },
         post: {
           summary: 'Record visits; invalid items are rejected by index, valid ones are stored durably before the answer.',
+          description:
+            'With an `Idempotency-Key` (draft-ietf-httpapi-idempotency-key-header), the batch is stored at most once per project and key within 24 hours, ' +
+            'across restarts and across servers sharing the store: a repeat is answered with the first answer, byte for byte, and `Idempotent-Replayed: true`. ' +
+            'Send one key per batch and the same key on every retry of it.',
+          parameters: [
+            {
+              name: 'Idempotency-Key',
+              in: 'header',
+              required: false,
+              description: 'A key for this batch, unique per project within 24 hours (a UUID, say): 1 to 255 letters, digits and `. _ ~ : + / = -`, bare or as a Structured Field String in double quotes.',
+              schema: { type: 'string', pattern: '^("[A-Za-z0-9._~:+/=-]{1,255}"|[A-Za-z0-9._~:+/=-]{1,255})$' },
+            },
+          ],
           requestBody: jsonBody(oneOrMany('Visit')),
           responses: {
-            '202': { description: 'Accepted visits are stored.', content: { 'application/json': { schema: ref('VisitsAccepted') } } },
+            '202': {
+              description: 'Accepted visits are stored (or, for a repeated Idempotency-Key, were stored by the first request, whose answer this is).',
+              headers: { 'Idempotent-Replayed': { description: '"true" when this answers a repeated Idempotency-Key from the first request.', schema: { type: 'string', enum: ['true'] } } },
+              content: { 'application/json': { schema: ref('VisitsAccepted') } },
+            },
             ...openApiErrorResponses(AUTH_ERRORS),
+            '400': problemResponse('Invalid JSON, wrong field types or values, or a malformed Idempotency-Key (`invalid-header`, naming the header in `errors[].header`).'),
+            '409': problemResponse('A request with this Idempotency-Key is being stored and its outcome is not known yet (`idempotency-key-in-use`, with Retry-After); nothing from this request was stored. Retry to get its answer.'),
+            '422': problemResponse('This Idempotency-Key was used for a request with another body (`idempotency-key-reused`); nothing from this request was stored.'),
+            '501': problemResponse("An Idempotency-Key was sent, but this server's visit store keeps no keys."),
+            '503': problemResponse(
+              'The visit store cannot take the visits now (with Retry-After). `service-unavailable`: nothing from this request was stored. ' +
+                '`store-outcome-unknown`: a write was under way when the store failed, so some or all of the visits may be stored; only a retry with the same Idempotency-Key is safe.',
+            ),
           },
         },
       },
@@ -408,8 +433,9 @@ export function createOpenApiDocument(options: {
           required: ['pointer', 'code', 'message'],
           additionalProperties: false,
           properties: {
-            pointer: { type: 'string', description: 'RFC 6901 JSON pointer into the request body ("" for a query parameter).' },
+            pointer: { type: 'string', description: 'RFC 6901 JSON pointer into the request body ("" for a query parameter or a header).' },
             parameter: { type: 'string', description: 'The query parameter at fault.' },
+            header: { type: 'string', description: 'The request header at fault.' },
             code: { type: 'string' },
             message: { type: 'string' },
           },

@@ -8,10 +8,13 @@ export type ProblemCode =
   | 'invalid-json'
   | 'validation-failed'
   | 'invalid-query'
+  | 'invalid-header'
   | 'unauthorized'
   | 'forbidden'
   | 'not-found'
   | 'method-not-allowed'
+  | 'idempotency-key-in-use'
+  | 'idempotency-key-reused'
   | 'unsupported-media-type'
   | 'request-timeout'
   | 'payload-too-large'
@@ -21,6 +24,7 @@ export type ProblemCode =
   | 'internal-error'
   | 'not-implemented'
   | 'service-unavailable'
+  | 'store-outcome-unknown'
   | 'http-version-not-supported';
 
 const TITLES: Record<ProblemCode, { status: number; title: string }> = {
@@ -28,10 +32,15 @@ const TITLES: Record<ProblemCode, { status: number; title: string }> = {
   'invalid-json': { status: 400, title: 'Request body is not valid JSON' },
   'validation-failed': { status: 400, title: 'Request body failed validation' },
   'invalid-query': { status: 400, title: 'Query parameter is invalid' },
+  'invalid-header': { status: 400, title: 'Request header is invalid' },
   unauthorized: { status: 401, title: 'Missing or invalid access token' },
   forbidden: { status: 403, title: 'Forbidden' },
   'not-found': { status: 404, title: 'Not found' },
   'method-not-allowed': { status: 405, title: 'Method not allowed' },
+  // draft-ietf-httpapi-idempotency-key-header-07, "Error Scenarios": a request still processed under the
+  // key is a 409, the key reused with another request payload a 422.
+  'idempotency-key-in-use': { status: 409, title: 'A request with this Idempotency-Key is in progress' },
+  'idempotency-key-reused': { status: 422, title: 'Idempotency-Key reused with another request body' },
   'unsupported-media-type': { status: 415, title: 'Unsupported media type' },
   'request-timeout': { status: 408, title: 'Request not received in time' },
   'payload-too-large': { status: 413, title: 'Request too large' },
@@ -41,6 +50,7 @@ const TITLES: Record<ProblemCode, { status: number; title: string }> = {
   'internal-error': { status: 500, title: 'Internal server error' },
   'not-implemented': { status: 501, title: 'Not implemented' },
   'service-unavailable': { status: 503, title: 'Service unavailable' },
+  'store-outcome-unknown': { status: 503, title: 'Visits may have been stored' },
   'http-version-not-supported': { status: 505, title: 'HTTP version not supported' },
 };
 

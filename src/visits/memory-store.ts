@@ -2,10 +2,17 @@
 // tests and for embedding (a Worker, a script) where what fits in memory is enough.
 import { createVisitFanout } from './fanout.js';
 import { bucketStart, buildStatsResult, dimensionKey, matchesFilter, validateStatsQuery, type StatsCell } from './stats.js';
-import { VisitQueryError, type EnrichedVisit, type PathCount, type StoredVisit, type VisitStore } from './visit-store.js';
+import { IDEMPOTENCY_WINDOW_MS, VisitQueryError, type EnrichedVisit, type IdempotencyRecord, type IdempotentAppendResult, type IdempotentBatch, type PathCount, type StoredVisit, type VisitStore } from './visit-store.js';
+
+/** Options of `createMemoryVisitStore`. */
+export interface MemoryVisitStoreOptions {
+  /** Milliseconds since the epoch: when an idempotency key was seen (default `Date.now`). */
+  readonly clock?: { now(): number };
+}
 
 /** An in-memory visit store. */
 export interface MemoryVisitStore extends VisitStore {
+  appendOnce(projectId: string, visits: readonly EnrichedVisit[], batch: IdempotentBatch): Promise<IdempotentAppendResult>;
   /** Every stored visit of one project, oldest first. */
   list(projectId: string): readonly StoredVisit[];
 }
@@ -29,21 +36,45 @@ function compareText(a: string, b: string): number {
  * await visits.append('prj_1', [enrichedVisit]);
  * (await visits.timeline({ projectId: 'prj_1', limit: 10 })).length; // 1
  */
-export function createMemoryVisitStore(): MemoryVisitStore {
+export function createMemoryVisitStore(options: MemoryVisitStoreOptions = {}): MemoryVisitStore {
+  const clock = options.clock ?? { now: () => Date.now() };
+  if (typeof clock.now !== 'function') throw new TypeError('clock must be an object with now()');
   const byProject = new Map<string, StoredVisit[]>();
   const fanout = createVisitFanout();
   let sequence = 0;
+  // Idempotency keys by project and key, oldest first (a key stored again moves to the end).
+  const keys = new Map<string, { readonly at: number; readonly record: IdempotencyRecord }>();
+
+  const append = (projectId: string, visits: readonly EnrichedVisit[]): StoredVisit[] => {
+    let list = byProject.get(projectId);
+    if (list === undefined) byProject.set(projectId, (list = []));
+    // Object.assign, not `{ ...visit, id, ... }`: on Node 20 that spread takes V8's slow path (see enrich.ts).
+    const stored = visits.map((visit: EnrichedVisit): StoredVisit => Object.assign({}, visit, { id: String(++sequence), project_id: projectId }));
+    // A loop, not push(...stored): spreading a huge batch into arguments overflows the stack.
+    for (const visit of stored) list.push(visit);
+    fanout.publish(projectId, stored);
+    return stored;
+  };
 
   return {
     async append(projectId, visits) {
-      let list = byProject.get(projectId);
-      if (list === undefined) byProject.set(projectId, (list = []));
-      // Object.assign, not `{ ...visit, id, ... }`: on Node 20 that spread takes V8's slow path (see enrich.ts).
-      const stored = visits.map((visit: EnrichedVisit): StoredVisit => Object.assign({}, visit, { id: String(++sequence), project_id: projectId }));
-      // A loop, not push(...stored): spreading a huge batch into arguments overflows the stack.
-      for (const visit of stored) list.push(visit);
-      fanout.publish(projectId, stored);
-      return stored;
+      return append(projectId, visits);
+    },
+    async appendOnce(projectId, visits, batch) {
+      const now = clock.now();
+      // Keys past the window are forgotten, oldest first.
+      for (const [id, seen] of keys) {
+        if (now - seen.at < IDEMPOTENCY_WINDOW_MS) break;
+        keys.delete(id);
+      }
+      const id = `${projectId}\u0000${batch.key}`;
+      const seen = keys.get(id);
+      if (seen !== undefined && now - seen.at < IDEMPOTENCY_WINDOW_MS) return { outcome: 'replayed', record: seen.record };
+      // No await between the check and the append: no other call can store the key in between.
+      const stored = append(projectId, visits);
+      keys.delete(id);
+      keys.set(id, { at: now, record: { fingerprint: batch.fingerprint, response: batch.response } });
+      return { outcome: 'stored', visits: stored };
     },
     async timeline(query) {
       // TimelineQuery: 1 to 1,000 visits a page.

@@ -134,6 +134,38 @@ export interface PathCount {
 export type VisitListener = (visits: readonly StoredVisit[]) => void;
 
 /**
+ * How long a store remembers an idempotency key (24 hours, as the window a client's retries of one
+ * batch fall in many times over): a repeated key within it is answered from the first batch, a key
+ * seen again after it is a new batch.
+ */
+export const IDEMPOTENCY_WINDOW_MS = 86_400_000;
+
+/** A batch sent with an `Idempotency-Key`: the key, what identifies its body, and the answer to replay. */
+export interface IdempotentBatch {
+  /** The key as the client sent it (validated by the API); scoped to the project. */
+  readonly key: string;
+  /** A digest of the request body: a repeated key with another fingerprint is a client error. */
+  readonly fingerprint: string;
+  /** The response body the first acceptance answers with, kept to answer every repeat the same way. */
+  readonly response: string;
+}
+
+/** What the first batch stored under a key: its fingerprint and its response. */
+export interface IdempotencyRecord {
+  readonly fingerprint: string;
+  readonly response: string;
+}
+
+/**
+ * What `appendOnce` did: stored the visits; found the key already stored (the record of the batch
+ * that was); or found the key claimed by a batch whose outcome is not known yet (retry later).
+ */
+export type IdempotentAppendResult =
+  | { readonly outcome: 'stored'; readonly visits: readonly StoredVisit[] }
+  | { readonly outcome: 'replayed'; readonly record: IdempotencyRecord }
+  | { readonly outcome: 'in-progress'; readonly retryAfterSeconds: number };
+
+/**
  * Stores visits per project and answers the analytics over them.
  *
  * `append` resolves only once the visits are durable for the store (SQLite: committed; ClickHouse:
@@ -142,6 +174,13 @@ export type VisitListener = (visits: readonly StoredVisit[]) => void;
  */
 export interface VisitStore {
   append(projectId: string, visits: readonly EnrichedVisit[]): Promise<readonly StoredVisit[]>;
+  /**
+   * Appends a batch at most once per (project, `batch.key`) within `IDEMPOTENCY_WINDOW_MS`, across
+   * restarts and across servers sharing the store: the key is recorded atomically with the visits.
+   * A batch of no visits records the key alone. Rejects as `append` does; an error whose
+   * `outcome` is `'unknown'` means the batch may be stored, and a retry with the same key settles it.
+   */
+  appendOnce?(projectId: string, visits: readonly EnrichedVisit[], batch: IdempotentBatch): Promise<IdempotentAppendResult>;
   /** @throws {VisitQueryError} for a cursor the store did not issue. */
   timeline(query: TimelineQuery): Promise<readonly StoredVisit[]>;
   /** One visit of the project by its id; undefined when there is none (also for an id the store could not have issued). */
@@ -152,15 +191,22 @@ export interface VisitStore {
   subscribe(projectId: string, listener: VisitListener): () => void;
 }
 
-/** The store cannot take visits now (overloaded or its database is unreachable); retry later. */
+/**
+ * The store cannot take visits now (overloaded or its database is unreachable); retry later.
+ * `outcome` says what became of the visits of the failed call: `'not-stored'` when the store knows
+ * none was stored (refused before writing, or rolled back), `'unknown'` when a write was under way
+ * and its result could not be learnt (the connection broke mid-insert): some or all may be stored.
+ */
 export class VisitStoreUnavailableError extends Error {
   readonly reason: 'busy' | 'unavailable';
   readonly retryAfterSeconds: number;
-  constructor(reason: 'busy' | 'unavailable', retryAfterSeconds: number, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  readonly outcome: 'not-stored' | 'unknown';
+  constructor(reason: 'busy' | 'unavailable', retryAfterSeconds: number, message: string, options?: { cause?: unknown; outcome?: 'not-stored' | 'unknown' }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'VisitStoreUnavailableError';
     this.reason = reason;
     this.retryAfterSeconds = retryAfterSeconds;
+    this.outcome = options?.outcome ?? 'not-stored';
   }
 }
 

@@ -94,3 +94,67 @@ describe('openSqliteStore', () => {
     expect(() => openSqliteStore({ dataDir: dir(), synchronous: 'off' as never })).toThrow(/synchronous/);
   });
 });
+
+describe('idempotency keys in the SQLite file', () => {
+  const batch = (key: string, fingerprint = 'f') => ({ key, fingerprint, response: `{"key":"${key}"}` });
+  const visit = (path: string, time: number) => ({
+    request_path: path,
+    request_method: 'GET',
+    request_headers: { 'user-agent': 'x' },
+    received: time,
+    time,
+    agent_id: null,
+    agent_type: null,
+    result: 'unknown_agent' as const,
+    client_ip: null,
+    referral: null,
+  });
+
+  it('keeps a key across a restart, and for its window only', async () => {
+    const d = dir();
+    let now = Date.UTC(2026, 5, 1);
+    const clock = { now: () => now };
+    const first = openSqliteStore({ dataDir: d, clock });
+    const { id } = first.createProject('p');
+    expect((await first.appendOnce!(id, [visit('/a', now)], batch('k'))).outcome).toBe('stored');
+    first.close();
+
+    const second = openSqliteStore({ dataDir: d, clock });
+    cleanups.push(() => second.close());
+    expect(await second.appendOnce!(id, [visit('/a', now)], batch('k', 'f2'))).toEqual({ outcome: 'replayed', record: { fingerprint: 'f', response: '{"key":"k"}' } });
+    now += 24 * 3_600_000 - 1;
+    expect((await second.appendOnce!(id, [visit('/a', now)], batch('k'))).outcome).toBe('replayed');
+    // Past the window the key names a new batch.
+    now += 1;
+    expect((await second.appendOnce!(id, [visit('/b', now)], batch('k', 'f3'))).outcome).toBe('stored');
+    expect(second.listVisits(id).map((v) => v.request_path)).toEqual(['/a', '/b']);
+    expect(await second.appendOnce!(id, [], batch('k'))).toEqual({ outcome: 'replayed', record: { fingerprint: 'f3', response: '{"key":"k"}' } });
+  });
+
+  it('deletes keys past their window with retention, whatever the visits\' retention', async () => {
+    const d = dir();
+    let now = Date.UTC(2026, 5, 1);
+    const store = openSqliteStore({ dataDir: d, clock: { now: () => now }, retentionDays: 0 });
+    cleanups.push(() => store.close());
+    const { id } = store.createProject('p');
+    for (let i = 0; i < 5; i++) await store.appendOnce!(id, [visit(`/${i}`, now)], batch(`old-${i}`));
+    now += 12 * 3_600_000;
+    await store.appendOnce!(id, [visit('/new', now)], batch('new'));
+    now += 12 * 3_600_000 + 1;
+    expect(await store.visits.applyRetention()).toEqual({ visits: 0, rollupRows: 0, idempotencyKeys: 5 });
+    expect(store.countVisits(id)).toBe(6);
+    expect((await store.appendOnce!(id, [], batch('new'))).outcome).toBe('replayed');
+  });
+
+  it('stores a key once when two processes append it to one file at once', async () => {
+    const d = dir();
+    const a = openSqliteStore({ dataDir: d });
+    cleanups.push(() => a.close());
+    const { id } = a.createProject('p');
+    const b = openSqliteStore({ dataDir: d });
+    cleanups.push(() => b.close());
+    const results = await Promise.all([a.appendOnce!(id, [visit('/from-a', 1)], batch('both', 'fa')), b.appendOnce!(id, [visit('/from-b', 2)], batch('both', 'fb'))]);
+    expect(results.map((r) => r.outcome).sort()).toEqual(['replayed', 'stored']);
+    expect(a.countVisits(id)).toBe(1);
+  });
+});

@@ -556,6 +556,61 @@ export function describeVisitStore(name: string, open: () => Promise<OpenedStore
       });
     });
 
+    describe('appendOnce (idempotency keys)', () => {
+      const batch = (key: string, fingerprint = 'f1', response = '{"accepted":2,"rejected":[]}') => ({ key, fingerprint, response });
+      const paths = async (p: string) => (await store.timeline({ projectId: p, limit: 100 })).map((visit) => visit.request_path).sort();
+
+      it('stores a batch once per key: a repeat is answered with the first record and stores nothing', async () => {
+        expect(typeof store.appendOnce).toBe('function');
+        const p = projectId('once');
+        const sent = [makeVisit({ request_path: '/once/1' }), makeVisit({ request_path: '/once/2' })];
+        const first = await store.appendOnce!(p, sent, batch('k-1'));
+        expect(first.outcome).toBe('stored');
+        expect(first.outcome === 'stored' && first.visits.map(({ id: _id, project_id: _p, ...visit }) => visit)).toEqual(sent);
+        // The repeat carries other visits (as a retry enriched again would): none of them is stored.
+        const again = await store.appendOnce!(p, [makeVisit({ request_path: '/once/other' })], batch('k-1', 'f2', '{"other":true}'));
+        expect(again).toEqual({ outcome: 'replayed', record: { fingerprint: 'f1', response: '{"accepted":2,"rejected":[]}' } });
+        expect(await paths(p)).toEqual(['/once/1', '/once/2']);
+        // Another key is another batch.
+        expect((await store.appendOnce!(p, [makeVisit({ request_path: '/once/3' })], batch('k-2'))).outcome).toBe('stored');
+        expect(await paths(p)).toEqual(['/once/1', '/once/2', '/once/3']);
+      });
+
+      it('scopes keys to the project', async () => {
+        const a = projectId('once_a');
+        const b = projectId('once_b');
+        expect((await store.appendOnce!(a, [makeVisit({ request_path: '/a' })], batch('shared'))).outcome).toBe('stored');
+        expect((await store.appendOnce!(b, [makeVisit({ request_path: '/b' })], batch('shared', 'fb'))).outcome).toBe('stored');
+        expect(await paths(a)).toEqual(['/a']);
+        expect(await paths(b)).toEqual(['/b']);
+      });
+
+      it('records the key of a batch with no visits', async () => {
+        const p = projectId('once_empty');
+        expect(await store.appendOnce!(p, [], batch('empty', 'fe', '{"accepted":0,"rejected":[]}'))).toEqual({ outcome: 'stored', visits: [] });
+        expect(await store.appendOnce!(p, [makeVisit()], batch('empty', 'fx'))).toEqual({ outcome: 'replayed', record: { fingerprint: 'fe', response: '{"accepted":0,"rejected":[]}' } });
+        expect(await paths(p)).toEqual([]);
+      });
+
+      it('stores concurrent appends of one key once; the others are replayed or told to retry', async () => {
+        const p = projectId('once_race');
+        const results = await Promise.all(Array.from({ length: 6 }, (_, i) => store.appendOnce!(p, [makeVisit({ request_path: `/race/${i}` })], batch('race', `f${i}`))));
+        const stored = results.filter((result) => result.outcome === 'stored');
+        expect(stored).toHaveLength(1);
+        for (const result of results) if (result.outcome === 'in-progress') expect(result.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+        const winner = stored[0]!.outcome === 'stored' ? stored[0]!.visits[0]!.request_path : '';
+        expect(await paths(p)).toEqual([winner]);
+        // Once the winner is stored, every repeat is answered from its record.
+        const index = winner.split('/').pop();
+        const late = await eventually(
+          () => store.appendOnce!(p, [makeVisit({ request_path: '/late' })], batch('race', 'late')),
+          (result) => result.outcome !== 'in-progress',
+        );
+        expect(late).toEqual({ outcome: 'replayed', record: { fingerprint: `f${index}`, response: '{"accepted":2,"rejected":[]}' } });
+        expect(await paths(p)).toEqual([winner]);
+      });
+    });
+
     describe('subscribe', () => {
       it("delivers each batch of its project only, as stored, and stops after unsubscribe", async () => {
         const a = projectId('sub_a');

@@ -1,15 +1,29 @@
 // Group commit of SQLite visit appends: every append of one event-loop turn is written in one
-// transaction, and each resolves only after that commit, so an accepted visit survives kill -9.
+// transaction, and each resolves only after that commit, so an accepted visit survives kill -9. An
+// append with an idempotency key writes the key's row in the same transaction as its visits.
 import type BetterSqlite3 from 'better-sqlite3';
-import { VisitStoreUnavailableError, type EnrichedVisit, type StoredVisit } from '../../index.js';
+import {
+  IDEMPOTENCY_WINDOW_MS,
+  VisitStoreUnavailableError,
+  type EnrichedVisit,
+  type IdempotencyRecord,
+  type IdempotentAppendResult,
+  type IdempotentBatch,
+  type StoredVisit,
+} from '../../index.js';
 import type { HeaderPairs } from './sqlite-header-pairs.js';
 import { storedVisit, type VisitRowWriter } from './sqlite-visit-rows.js';
+
+/** What one append came to in a committed transaction: its visits' ids, or the record of its key. */
+type Written = { readonly ids: readonly number[] } | { readonly replayed: IdempotencyRecord };
 
 /** One append waiting for the next commit. */
 interface Pending {
   readonly projectId: string;
   readonly visits: readonly EnrichedVisit[];
-  readonly resolve: (stored: readonly StoredVisit[]) => void;
+  /** The idempotency key of an `appendOnce`. */
+  readonly once: IdempotentBatch | undefined;
+  readonly resolve: (result: { readonly stored: readonly StoredVisit[] } | { readonly replayed: IdempotencyRecord }) => void;
   readonly reject: (error: unknown) => void;
 }
 
@@ -25,12 +39,16 @@ export interface GroupCommitOptions {
   readonly onCommitted: (group: readonly { readonly projectId: string; readonly visits: readonly EnrichedVisit[] }[], ids: readonly (readonly number[])[]) => void;
   /** Called with each append's stored visits after its commit (the live timeline). */
   readonly publish: (projectId: string, stored: readonly StoredVisit[]) => void;
+  /** Milliseconds since the epoch: when a key was stored, for its window. */
+  readonly clock: { now(): number };
 }
 
 /** The group-commit writer of one open store; see `createGroupCommit`. */
 export interface GroupCommit {
   /** Queues visits for the next commit; resolves with them as stored once committed. */
   append(projectId: string, visits: readonly EnrichedVisit[]): Promise<readonly StoredVisit[]>;
+  /** As `append`, unless the project stored `batch.key` within the window: then its record, and nothing is written. */
+  appendOnce(projectId: string, visits: readonly EnrichedVisit[], batch: IdempotentBatch): Promise<IdempotentAppendResult>;
   /** Transactions committed by appends so far. */
   commits(): number;
   /** Visits waiting for the next commit. */
@@ -41,11 +59,16 @@ export interface GroupCommit {
 
 // SQLite reports these when the disk or another writer is in the way: retry later, not a bug.
 const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|READONLY)/;
+// Every code but I/O errors means the transaction rolled back. An I/O error may come from the
+// COMMIT's own write or sync: a commit frame that reached the WAL before a failed fsync is
+// replayed by the next open, so whether the visits are stored is not known.
+const UNKNOWN_OUTCOME_CODES = /^SQLITE_IOERR/;
 
 function unavailable(error: unknown): unknown {
   const code = (error as { code?: unknown })?.code;
   if (typeof code === 'string' && UNAVAILABLE_CODES.test(code)) {
-    return new VisitStoreUnavailableError('unavailable', 5, `the visit database cannot take writes now (${code})`, { cause: error });
+    const outcome = UNKNOWN_OUTCOME_CODES.test(code) ? 'unknown' : 'not-stored';
+    return new VisitStoreUnavailableError('unavailable', 5, `the visit database cannot take writes now (${code})`, { cause: error, outcome });
   }
   return error;
 }
@@ -56,20 +79,60 @@ function unavailable(error: unknown): unknown {
  * so it cannot fail the others. A bounded backlog answers busy instead of queueing without end.
  */
 export function createGroupCommit(db: BetterSqlite3.Database, options: GroupCommitOptions): GroupCommit {
-  const { writer, pairs, maxPending, onCommitted, publish } = options;
-  const writeGroupTransaction = db.transaction((group: readonly Pending[]) => group.map((item) => writer.write(item.visits.map((visit) => ({ projectId: item.projectId, visit })))));
-  const writeGroup = (group: readonly Pending[]): StoredVisit[][] => {
-    let ids: number[][];
+  const { writer, pairs, maxPending, onCommitted, publish, clock } = options;
+  const findKey = db.prepare<[string, string, number], IdempotencyRecord>(
+    'SELECT fingerprint, response FROM visit_idempotency_keys WHERE project_id = ? AND key = ? AND created > ?',
+  );
+  // A row past the window is a key seen long ago: the new batch takes it over.
+  const storeKey = db.prepare<[string, string, number, string, string]>(
+    `INSERT INTO visit_idempotency_keys (project_id, key, created, fingerprint, response) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (project_id, key) DO UPDATE SET created = excluded.created, fingerprint = excluded.fingerprint, response = excluded.response`,
+  );
+  const writeGroupTransaction = db.transaction((group: readonly Pending[], now: number): Written[] =>
+    group.map((item): Written => {
+      if (item.once !== undefined) {
+        // Inside the transaction: another process on the file, or an earlier append of this group,
+        // that stored the key has committed it or is in this very transaction.
+        const seen = findKey.get(item.projectId, item.once.key, now - IDEMPOTENCY_WINDOW_MS);
+        if (seen !== undefined) return { replayed: seen };
+        storeKey.run(item.projectId, item.once.key, now, item.once.fingerprint, item.once.response);
+      }
+      return { ids: writer.write(item.visits.map((visit) => ({ projectId: item.projectId, visit }))) };
+    }),
+  );
+  /** Writes the group in one transaction; throws (having written nothing) when it does not commit. */
+  const commitGroup = (group: readonly Pending[]): Written[] => {
+    let written: Written[];
     try {
-      ids = writeGroupTransaction.immediate(group);
+      written = writeGroupTransaction.immediate(group, clock.now());
     } catch (error) {
       pairs.rolledBack();
       throw error;
     }
     pairs.committed();
-    // Past the commit nothing may throw (the caller would write the group again).
-    onCommitted(group, ids);
-    return group.map((item, g) => item.visits.map((visit, i) => storedVisit(visit, ids[g]![i]!, item.projectId)));
+    return written;
+  };
+  /** Resolves the appends of a committed group: nothing here may write again, whatever happens. */
+  const settle = (group: readonly Pending[], written: readonly Written[]) => {
+    try {
+      const stored = group.map((item, g) => {
+        const result = written[g]!;
+        return 'ids' in result ? item.visits.map((visit, i) => storedVisit(visit, result.ids[i]!, item.projectId)) : undefined;
+      });
+      onCommitted(
+        group.map((item, g) => ({ projectId: item.projectId, visits: stored[g] === undefined ? [] : item.visits })),
+        written.map((result) => ('ids' in result ? result.ids : [])),
+      );
+      // Published only after the commit: a live timeline never shows a visit that could still be lost.
+      group.forEach((item, g) => {
+        if (stored[g] !== undefined && stored[g]!.length > 0) publish(item.projectId, stored[g]!);
+      });
+      group.forEach((item, g) => item.resolve(stored[g] !== undefined ? { stored: stored[g]! } : { replayed: (written[g] as { replayed: IdempotencyRecord }).replayed }));
+    } catch (error) {
+      // Committed, so never written again: a failure past the commit (a library caller's visit
+      // that cannot be copied) is that caller's error, not the store's.
+      for (const item of group) item.reject(error);
+    }
   };
 
   let queue: Pending[] = [];
@@ -78,50 +141,58 @@ export function createGroupCommit(db: BetterSqlite3.Database, options: GroupComm
   let commits = 0;
   let closed = false;
 
-  const settle = (group: readonly Pending[], stored: readonly (readonly StoredVisit[])[]) => {
-    // Published only after the commit: a live timeline never shows a visit that could still be lost.
-    group.forEach((item, i) => publish(item.projectId, stored[i]!));
-    group.forEach((item, i) => item.resolve(stored[i]!));
-  };
   const flush = () => {
     scheduled = undefined;
     const group = queue;
     queue = [];
     queued = 0;
     if (group.length === 0) return;
+    let written: Written[] | undefined;
     try {
-      const stored = writeGroup(group);
+      written = commitGroup(group);
       commits++;
-      settle(group, stored);
     } catch (error) {
       // One failing append must not fail the others it shared a transaction with: retry each alone.
       if (group.length === 1) return group[0]!.reject(unavailable(error));
       for (const item of group) {
+        let alone: Written[];
         try {
-          const stored = writeGroup([item]);
+          alone = commitGroup([item]);
           commits++;
-          settle([item], stored);
         } catch (itemError) {
           item.reject(unavailable(itemError));
+          continue;
         }
+        settle([item], alone);
       }
+      return;
     }
+    settle(group, written);
+  };
+
+  const enqueue = (projectId: string, visits: readonly EnrichedVisit[], once: IdempotentBatch | undefined): Promise<{ readonly stored: readonly StoredVisit[] } | { readonly replayed: IdempotencyRecord }> => {
+    if (closed) return Promise.reject(new VisitStoreUnavailableError('unavailable', 5, 'the visit store is closed'));
+    if (queued > 0 && queued + visits.length > maxPending) {
+      return Promise.reject(new VisitStoreUnavailableError('busy', 1, `${queued} visits are waiting to be written; retry in a second`));
+    }
+    return new Promise((resolve, reject) => {
+      queue.push({ projectId, visits, once, resolve, reject });
+      queued += visits.length;
+      // setImmediate runs after this turn's I/O callbacks: every request parsed in the same
+      // turn joins the one transaction.
+      scheduled ??= setImmediate(flush);
+    });
   };
 
   return {
-    append(projectId, visits) {
-      if (closed) return Promise.reject(new VisitStoreUnavailableError('unavailable', 5, 'the visit store is closed'));
-      if (visits.length === 0) return Promise.resolve([]);
-      if (queued > 0 && queued + visits.length > maxPending) {
-        return Promise.reject(new VisitStoreUnavailableError('busy', 1, `${queued} visits are waiting to be written; retry in a second`));
-      }
-      return new Promise((resolve, reject) => {
-        queue.push({ projectId, visits, resolve, reject });
-        queued += visits.length;
-        // setImmediate runs after this turn's I/O callbacks: every request parsed in the same
-        // turn joins the one transaction.
-        scheduled ??= setImmediate(flush);
-      });
+    async append(projectId, visits) {
+      if (visits.length === 0 && !closed) return [];
+      const result = await enqueue(projectId, visits, undefined);
+      return 'stored' in result ? result.stored : [];
+    },
+    async appendOnce(projectId, visits, batch) {
+      const result = await enqueue(projectId, visits, batch);
+      return 'stored' in result ? { outcome: 'stored', visits: result.stored } : { outcome: 'replayed', record: result.replayed };
     },
     commits: () => commits,
     pending: () => queued,

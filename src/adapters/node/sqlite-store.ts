@@ -233,6 +233,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
       return result.changes > 0;
     },
     append: (projectId, batch) => visitStore.append(projectId, batch),
+    appendOnce: (projectId, batch, once) => visitStore.appendOnce(projectId, batch, once),
     timeline: (query) => visitStore.timeline(query),
     getVisit: (projectId, id) => visitStore.getVisit(projectId, id),
     stats: (query) => visitStore.stats(query),

@@ -1,6 +1,8 @@
 // Retention of the SQLite visit store: raw rows and the minute rollup past `retentionDays`, hour and
-// day rollups past `aggregateRetentionDays`, deleted in short chunks between which ingestion runs.
+// day rollups past `aggregateRetentionDays`, idempotency keys past their window, deleted in short
+// chunks between which ingestion runs.
 import type BetterSqlite3 from 'better-sqlite3';
+import { IDEMPOTENCY_WINDOW_MS } from '../../index.js';
 import { DIM_KEY, ROLLUPS } from './sqlite-visit-rollups.js';
 import { DAY_MS, floorTo, indexMinute, MINUTE_MS } from './sqlite-visit-sql.js';
 
@@ -8,6 +10,8 @@ import { DAY_MS, floorTo, indexMinute, MINUTE_MS } from './sqlite-visit-sql.js';
 export interface RetentionResult {
   readonly visits: number;
   readonly rollupRows: number;
+  /** Idempotency keys past their window. */
+  readonly idempotencyKeys: number;
 }
 
 /** What a retention pass needs from its store. */
@@ -49,12 +53,16 @@ export function createRetention(db: BetterSqlite3.Database, options: RetentionOp
   const rollupDelete = (table: string, key: string) =>
     db.prepare(`DELETE FROM ${table} WHERE (project_id, bucket, ${key}) IN (SELECT project_id, bucket, ${key} FROM ${table} WHERE bucket < ? LIMIT ?)`);
   const deleteMinuteRollup = rollupDelete('visit_dims_minute', DIM_KEY);
+  const deleteKeys = db.prepare(
+    'DELETE FROM visit_idempotency_keys WHERE (project_id, key) IN (SELECT project_id, key FROM visit_idempotency_keys INDEXED BY visit_idempotency_keys_by_created WHERE created <= ? LIMIT ?)',
+  );
   const deleteAggregates = ROLLUPS.filter((rollup) => rollup.width !== MINUTE_MS).map((rollup) => rollupDelete(rollup.table, rollup.key.join(', ')));
 
   const runRetention = async (): Promise<RetentionResult> => {
     await rollUp();
     let visits = 0;
     let rollupRows = 0;
+    let idempotencyKeys = 0;
     const drain = async (step: () => number) => {
       for (;;) {
         if (closed() || !db.open) return 0;
@@ -64,6 +72,12 @@ export function createRetention(db: BetterSqlite3.Database, options: RetentionOp
       }
     };
     const now = clock.now();
+    // Keys are remembered for their window whatever the visits' retention.
+    await drain(() => {
+      const n = deleteKeys.run(now - IDEMPOTENCY_WINDOW_MS, RETENTION_CHUNK).changes;
+      idempotencyKeys += n;
+      return n;
+    });
     if (retentionDays > 0) {
       const cutoff = now - retentionDays * DAY_MS;
       for (const { id } of projectIds.all()) {
@@ -90,7 +104,7 @@ export function createRetention(db: BetterSqlite3.Database, options: RetentionOp
         });
       }
     }
-    return { visits, rollupRows };
+    return { visits, rollupRows, idempotencyKeys };
   };
   let retention: Promise<RetentionResult> | undefined;
   return () => {

@@ -130,6 +130,12 @@ const VISIT_MIGRATIONS: readonly string[] = [
   // detail), as columns: in extras each would cost its JSON key on every visit that has it.
   `ALTER TABLE visits ADD COLUMN client_ip_header TEXT;
    ALTER TABLE visits ADD COLUMN verification TEXT;`,
+  // Idempotency keys of POST /visits: a row per (project, key), written in the transaction that
+  // writes the batch's visits, so the key is stored exactly when they are. The response replays
+  // the first answer; rows past the window are deleted with retention.
+  `CREATE TABLE visit_idempotency_keys (project_id TEXT NOT NULL, key TEXT NOT NULL, created INTEGER NOT NULL, fingerprint TEXT NOT NULL, response TEXT NOT NULL,
+     PRIMARY KEY (project_id, key)) WITHOUT ROWID;
+   CREATE INDEX visit_idempotency_keys_by_created ON visit_idempotency_keys(created);`,
 ];
 
 /** The visit schema version this code writes (component 'visits' in schema_versions). */

@@ -4,7 +4,7 @@
 // (sqlite-visit-rollups.ts), retention (sqlite-visit-retention.ts), timeline and stats
 // (sqlite-visit-queries.ts) and top paths (sqlite-top-paths.ts).
 import type BetterSqlite3 from 'better-sqlite3';
-import { createVisitFanout, validateStatsQuery, type StoredVisit, type VisitStore } from '../../index.js';
+import { createVisitFanout, validateStatsQuery, type EnrichedVisit, type IdempotentAppendResult, type IdempotentBatch, type StoredVisit, type VisitStore } from '../../index.js';
 import { createGroupCommit } from './sqlite-group-commit.js';
 import { openHeaderPairs } from './sqlite-header-pairs.js';
 import { createTopPaths } from './sqlite-top-paths.js';
@@ -49,6 +49,8 @@ export interface SqliteVisitStoreOptions {
 
 /** The SQLite visit store: a VisitStore plus what the server and its tests need around it. */
 export interface SqliteVisitStore extends VisitStore {
+  /** Always there: the key's row is written in the transaction of its visits. */
+  appendOnce(projectId: string, visits: readonly EnrichedVisit[], batch: IdempotentBatch): Promise<IdempotentAppendResult>;
   /** Every stored visit of a project, oldest first (at most `limit`). */
   list(projectId: string, limit?: number): StoredVisit[];
   /** Raw visits stored, of one project or of all. */
@@ -118,6 +120,7 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
     maxPending,
     onCommitted: rollups.noteCommitted,
     publish: fanout.publish,
+    clock,
   });
   const prepared = preparedStatements(db);
   const queries = createVisitQueries(db, { pairs, prepared, watermark: rollups.watermark });
@@ -142,6 +145,7 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
 
   return {
     append: (projectId, visits) => groupCommit.append(projectId, visits),
+    appendOnce: (projectId, visits, batch) => groupCommit.appendOnce(projectId, visits, batch),
 
     async timeline(query) {
       return queries.timeline(query);

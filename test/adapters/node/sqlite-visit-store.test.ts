@@ -65,7 +65,7 @@ function progress(db: Database.Database): { watermark: number; last: number } {
 
 /** Every rollup table's visits: each must hold every visit once (retention aside). */
 function rollupTotals(db: Database.Database): Record<string, number> {
-  const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name LIKE 'visit\\_%' ESCAPE '\\' AND name NOT IN ('visit_rollup_state', 'visit_header_pairs')").pluck().all() as string[];
+  const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name LIKE 'visit\\_%' ESCAPE '\\' AND name NOT IN ('visit_rollup_state', 'visit_header_pairs', 'visit_idempotency_keys')").pluck().all() as string[];
   return Object.fromEntries(tables.map((table) => [table, (db.prepare(`SELECT coalesce(sum(count), 0) FROM ${table}`).pluck().get() as number) ?? 0]));
 }
 
@@ -184,7 +184,7 @@ describe('openSqliteVisitStore', () => {
     expect(answers[0]!.total).toBe(5000);
 
     // Nothing is 30 days old yet; 40 days after BASE the first two days' visits are.
-    expect(await store.applyRetention()).toEqual({ visits: 0, rollupRows: 0 });
+    expect(await store.applyRetention()).toEqual({ visits: 0, rollupRows: 0, idempotencyKeys: 0 });
     now = BASE + 40 * DAY;
     const pass = await store.applyRetention();
     expect(pass.visits).toBe(5001);
@@ -557,7 +557,7 @@ describe('openSqliteVisitStore', () => {
       db.pragma('journal_mode = WAL');
       const store = openSqliteVisitStore(db, { retentionDays: 0, rollupIntervalMs: 0 });
       store.close();
-      db.exec(`DROP TABLE visit_agent_path_totals; DROP TABLE visit_agent_paths_day;
+      db.exec(`DROP TABLE visit_idempotency_keys; DROP TABLE visit_agent_path_totals; DROP TABLE visit_agent_paths_day;
         CREATE TABLE visit_agent_paths_day (project_id TEXT NOT NULL, bucket INTEGER NOT NULL, agent_id TEXT NOT NULL, agent_type TEXT NOT NULL, request_path TEXT NOT NULL,
           path TEXT NOT NULL, count INTEGER NOT NULL, last INTEGER NOT NULL, PRIMARY KEY (project_id, bucket, agent_id, agent_type, request_path)) WITHOUT ROWID;
         DROP INDEX visits_by_minute; DROP TABLE visit_header_pairs; CREATE INDEX visits_by_time ON visits(project_id, time);
@@ -604,7 +604,7 @@ describe('openSqliteVisitStore', () => {
       store.close();
       // Schema 3 as it shipped: the day table keyed by bucket first, no totals, no triggers.
       const rows = db.prepare('SELECT * FROM visit_agent_paths_day').all();
-      db.exec(`DROP TABLE visit_agent_path_totals; DROP TABLE visit_agent_paths_day;
+      db.exec(`DROP TABLE visit_idempotency_keys; DROP TABLE visit_agent_path_totals; DROP TABLE visit_agent_paths_day;
         CREATE TABLE visit_agent_paths_day (project_id TEXT NOT NULL, bucket INTEGER NOT NULL, agent_id TEXT NOT NULL, agent_type TEXT NOT NULL, request_path TEXT NOT NULL,
           path TEXT NOT NULL, count INTEGER NOT NULL, last INTEGER NOT NULL, PRIMARY KEY (project_id, bucket, agent_id, agent_type, request_path)) WITHOUT ROWID;
         ALTER TABLE visits DROP COLUMN client_ip_header; ALTER TABLE visits DROP COLUMN verification;
@@ -669,7 +669,7 @@ describe('openSqliteVisitStore', () => {
     const now = BASE + 40 * DAY;
     const keeper = openSqliteStore({ dataDir: dir.dir, clock: { now: () => now } });
     await keeper.append('prj_a', [makeVisit({ time: BASE }), makeVisit({ time: now - DAY })]);
-    expect(await keeper.visits.applyRetention()).toEqual({ visits: 0, rollupRows: 0 });
+    expect(await keeper.visits.applyRetention()).toEqual({ visits: 0, rollupRows: 0, idempotencyKeys: 0 });
     keeper.close();
     const pruning = openSqliteStore({ dataDir: dir.dir, clock: { now: () => now }, retentionDays: 30 });
     cleanups.push(() => pruning.close());

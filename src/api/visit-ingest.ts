@@ -1,0 +1,136 @@
+// POST /visits: validate each visit, enrich and store the valid ones, report the rest by index.
+// With an Idempotency-Key a batch is stored at most once per project and key within the store's
+// window (IDEMPOTENCY_WINDOW_MS), and every repeat is answered as the first time.
+import { pointerTo, type FieldError } from '../field-error.js';
+import { parseVisit, type Visit } from '../visits/visit.js';
+import { VisitStoreUnavailableError, type EnrichedVisit, type VisitStore } from '../visits/visit-store.js';
+import { bodyFingerprint, createKeyedQueue, parseIdempotencyKey } from './idempotency.js';
+import { checkHeaderLimits, readItems } from './items.js';
+import type { ApiLimits } from './limits.js';
+import { problem } from './problem.js';
+import { headerValue } from './request-headers.js';
+import type { ApiRequest, ApiResponse } from './types.js';
+
+/** What the route needs from the handler. */
+export interface VisitIngestOptions {
+  readonly visits: VisitStore;
+  readonly limits: ApiLimits;
+  /** The enrichment step, with the project's client-IP rule. */
+  readonly enrich: (projectId: string, visits: readonly Visit[]) => Promise<EnrichedVisit[]>;
+  /** The handler's JSON body parser: the value, or the problem answering a bad body. */
+  readonly parseBody: (request: ApiRequest) => { ok: true; value: unknown } | { ok: false; response: ApiResponse };
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
+// Stripe's name for it: tells a client (and its logs) that this answer is the first request's.
+const REPLAYED_HEADERS = { ...JSON_HEADERS, 'idempotent-replayed': 'true' } as const;
+
+function accepted(body: string, replayed = false): ApiResponse {
+  return { status: 202, headers: replayed ? REPLAYED_HEADERS : JSON_HEADERS, body };
+}
+
+/**
+ * The 503 of a failed append, saying what became of the visits: nothing stored (the store knows),
+ * or an unknown outcome (a write was under way), where only a retry with the same key is safe.
+ */
+function unavailable(error: VisitStoreUnavailableError, keyed: boolean): ApiResponse {
+  const headers = { 'retry-after': String(error.retryAfterSeconds) };
+  if (error.outcome === 'unknown') {
+    return problem(
+      'store-outcome-unknown',
+      keyed
+        ? `The visit store failed while writing this request (${error.reason}): some or all of its visits may be stored. Send it again after ${error.retryAfterSeconds} s with the same Idempotency-Key: the retry stores what is missing, or answers as the first time.`
+        : `The visit store failed while writing this request (${error.reason}): some or all of its visits may be stored, and sending it again may store them twice. Send batches with an Idempotency-Key (the same on every retry) to store each exactly once.`,
+      { headers },
+    );
+  }
+  return problem(
+    'service-unavailable',
+    `The visit store cannot take visits now (${error.reason}); retry after ${error.retryAfterSeconds} s${keyed ? ' with the same Idempotency-Key' : ''}. Nothing from this request was stored.`,
+    { headers },
+  );
+}
+
+/**
+ * Creates the POST /visits route function (token auth and content checks are the handler's).
+ * @example
+ * const ingest = createVisitIngest({ visits, limits, enrich, parseBody });
+ * const response = await ingest(request, project.id);
+ */
+export function createVisitIngest(options: VisitIngestOptions): (request: ApiRequest, projectId: string) => Promise<ApiResponse> {
+  const { visits, limits, enrich, parseBody } = options;
+  const keyed = createKeyedQueue();
+
+  return async (request, projectId) => {
+    const keyHeader = headerValue(request.headers, 'idempotency-key');
+    let key: string | undefined;
+    if (keyHeader !== undefined) {
+      const parsed = parseIdempotencyKey(keyHeader);
+      if (!parsed.ok) return parsed.response;
+      if (visits.appendOnce === undefined) return problem('not-implemented', "This server's visit store does not keep Idempotency-Keys; send the request without one.");
+      key = parsed.key;
+    }
+    const body = parseBody(request);
+    if (!body.ok) return body.response;
+    const read = readItems(body.value, limits);
+    if (!read.ok) return read.response;
+    const tooLarge: FieldError[] = [];
+    const valid: Visit[] = [];
+    const rejected: { index: number; errors: FieldError[] }[] = [];
+    read.items.forEach((item, index) => {
+      const at = read.single ? undefined : index;
+      if (typeof item === 'object' && item !== null) {
+        const base = at === undefined ? '' : pointerTo('', at);
+        checkHeaderLimits((item as Record<string, unknown>)['request_headers'], base, 'request_headers', limits, tooLarge);
+        checkHeaderLimits((item as Record<string, unknown>)['response_headers'], base, 'response_headers', limits, tooLarge);
+      }
+      const parsed = parseVisit(item, at);
+      if (parsed.ok) valid.push(parsed.visit);
+      else rejected.push({ index, errors: parsed.errors });
+    });
+    if (tooLarge.length > 0) return problem('payload-too-large', 'A visit is past the size limits.', { errors: tooLarge });
+    // DESIGN.md §7: 400 when none is valid; an empty array is nothing to reject.
+    if (valid.length === 0 && rejected.length > 0) {
+      return problem('validation-failed', 'No visit in the request is valid; see errors.', { errors: rejected.flatMap((r) => r.errors), extra: { accepted: 0, rejected } });
+    }
+    const answer = JSON.stringify({ accepted: valid.length, rejected });
+
+    if (key === undefined) {
+      if (valid.length > 0) {
+        try {
+          await visits.append(projectId, await enrich(projectId, valid));
+        } catch (error) {
+          if (!(error instanceof VisitStoreUnavailableError)) throw error;
+          // Backpressure (DESIGN.md §6): refuse the whole batch so the client retries it; never drop.
+          return unavailable(error, false);
+        }
+      }
+      return accepted(answer);
+    }
+
+    const batch = { key, fingerprint: await bodyFingerprint(request.body), response: answer };
+    const enriched = valid.length === 0 ? [] : await enrich(projectId, valid);
+    // One request per key at a time on this server: a repeat that arrives while the first is being
+    // stored waits for it and is answered from its record. Across servers the store decides.
+    return keyed.run(`${projectId}\u0000${key}`, async () => {
+      let result;
+      try {
+        result = await visits.appendOnce!(projectId, enriched, batch);
+      } catch (error) {
+        if (!(error instanceof VisitStoreUnavailableError)) throw error;
+        return unavailable(error, true);
+      }
+      switch (result.outcome) {
+        case 'stored':
+          return accepted(answer);
+        case 'replayed':
+          if (result.record.fingerprint === batch.fingerprint) return accepted(result.record.response, true);
+          return problem('idempotency-key-reused', 'This Idempotency-Key was used for a request with another body; nothing from this request was stored. Use a new key for a new batch.');
+        case 'in-progress':
+          return problem('idempotency-key-in-use', `A request with this Idempotency-Key is being stored and its outcome is not known yet; nothing from this request was stored. Retry after ${result.retryAfterSeconds} s to get its answer.`, {
+            headers: { 'retry-after': String(result.retryAfterSeconds) },
+          });
+      }
+    });
+  };
+}
