@@ -88,19 +88,85 @@ export interface ProjectInfo {
   readonly tokens: readonly TokenInfo[];
 }
 
-/** A visit as the read API returns it (see the /visits contract). */
+/** One verification check: which method, what it concluded and why. */
+export interface CheckJson {
+  readonly method: string;
+  readonly outcome: 'pass' | 'fail' | 'inconclusive';
+  readonly reason: string;
+}
+
+/** A visit as the read API returns it (see the /visits contract); optional members appear when known. */
 export interface VisitJson {
   readonly id: string;
   readonly time: string;
+  readonly received: string;
   readonly agent_id: string | null;
   readonly agent_name: string | null;
   readonly agent_type: string | null;
   readonly result: string;
   readonly client_ip: string | null;
+  readonly client_ip_header?: string;
   readonly referral: string | null;
   readonly request_path: string;
   readonly request_method: string;
+  readonly request_headers: Readonly<Record<string, string>>;
   readonly response_status_code?: number;
+  readonly response_headers?: Readonly<Record<string, string>>;
+  readonly response_duration_in_milliseconds?: number;
+  readonly created?: string;
+  readonly verification?: { readonly method: string | null; readonly checks: readonly CheckJson[] };
+  /** The site's own access policy, when its middleware recorded one. */
+  readonly decision?: { readonly rule?: string; readonly action?: string; readonly report_only?: boolean } & Readonly<Record<string, unknown>>;
+  readonly is_blocked?: boolean;
+  readonly [field: string]: unknown;
+}
+
+/** A catalog agent (GET /agents). */
+export interface CatalogAgentJson {
+  readonly id: string;
+  readonly name: string;
+  readonly type: string;
+  readonly operator: string;
+  readonly url: string;
+  readonly description: string | null;
+  readonly robots_tokens: readonly string[];
+  readonly verification_methods: readonly string[];
+  readonly signature_agents: readonly string[];
+  readonly reverse_dns: readonly string[];
+  readonly respects_robots_txt: boolean | null;
+}
+
+/** GET /agents. */
+export interface AgentPageJson {
+  readonly total: number;
+  readonly agents: readonly CatalogAgentJson[];
+  readonly next_offset: number | null;
+}
+
+/** GET /stats/agents/{id}. */
+export interface AgentActivityJson {
+  readonly visits: number;
+  readonly results: Readonly<Record<string, number>>;
+  readonly first_seen: string | null;
+  readonly last_seen: string | null;
+}
+
+/** GET /stats/status-codes. */
+export interface StatusCodesJson {
+  readonly statuses: readonly (string | null)[];
+  readonly agents: readonly { agent_id: string; agent_name: string | null; agent_type: string | null; total: number; counts: readonly number[]; other: number }[];
+}
+
+/** GET /stats/operators. */
+export interface OperatorsJson {
+  readonly operators: readonly {
+    operator: string;
+    crawled: number;
+    referred: number;
+    ratio: number | null;
+    agents: readonly { agent_id: string; agent_name: string; count: number }[];
+    referrals: readonly { referral: string; name: string; count: number }[];
+  }[];
 }
 
 /** GET /stats. */

@@ -1,20 +1,30 @@
-// The dashboard's entry point: the admin session, the hash router (#/, #/p/ID/settings,
-// #/p/ID/timeline, #/p/ID/analytics) and the page shell.
+// The dashboard's entry point: the admin session, the hash router and the page shell. Routes:
+// #/ (projects), #/agents[/ID] (the catalog), and per project #/p/ID/settings, /timeline,
+// /analytics, /agents[/AGENT], /types/TYPE and /visits/VISIT; each may carry a query
+// (range, filters, tz=utc) so a link shows the same view.
 import 'uplot/dist/uPlot.min.css';
 import './styles.css';
 import { ApiError, request, setCsrfToken, setUnauthorizedHandler, type ProjectInfo } from './api.js';
 import { h, replace } from './dom.js';
+import { setUtc } from './format.js';
+import { renderAgent } from './pages/agent.js';
+import { renderAgentType } from './pages/agent-type.js';
 import { renderAnalytics } from './pages/analytics.js';
+import { renderCatalog, renderCatalogAgent } from './pages/catalog.js';
 import { renderLogin } from './pages/login.js';
 import { renderProjects } from './pages/projects.js';
 import { renderSettings } from './pages/settings.js';
 import { renderTimeline } from './pages/timeline.js';
+import { renderVisit } from './pages/visit.js';
+import { currentRoute, href, type HashRoute } from './route-state.js';
 import { clearToast, toast } from './toast.js';
 
 /** What a page gets: where to draw, the project (for project pages) and a way to navigate. */
 export interface PageContext {
   readonly main: HTMLElement;
   readonly project?: ProjectInfo;
+  /** The page's path segments after its own name (an agent id, a visit id) and its query. */
+  readonly route: HashRoute;
   /** Reloads the project list and draws the current page again. */
   readonly refresh: () => void;
 }
@@ -28,24 +38,39 @@ const sessionBox = document.getElementById('session') as HTMLElement;
 let cleanup: (() => void) | void = undefined;
 let loggedIn = false;
 
-const PROJECT_PAGES: Record<string, { title: string; page: Page }> = {
-  settings: { title: 'Settings', page: renderSettings },
-  timeline: { title: 'Timeline', page: renderTimeline },
-  analytics: { title: 'Analytics', page: renderAnalytics },
+// Project pages by their first segment: the tabs in the navigation, and pages reached from them.
+const PROJECT_PAGES: Record<string, { title: string; page: Page; tab?: boolean; details?: 'optional' | 'required' }> = {
+  settings: { title: 'Settings', page: renderSettings, tab: true },
+  timeline: { title: 'Timeline', page: renderTimeline, tab: true },
+  analytics: { title: 'Analytics', page: renderAnalytics, tab: true },
+  agents: { title: 'Agents', page: (context) => (context.route.segments.length > 0 ? renderAgent(context) : renderCatalog(context)), tab: true, details: 'optional' },
+  types: { title: 'Agent type', page: renderAgentType, details: 'required' },
+  visits: { title: 'Visit', page: renderVisit, details: 'required' },
 };
 
-function parseRoute(hash: string): { kind: 'projects' } | { kind: 'project'; id: string; tab: string } {
-  const match = /^#\/p\/([^/]+)\/([a-z]+)$/.exec(hash);
-  if (match !== null && PROJECT_PAGES[match[2]!] !== undefined) return { kind: 'project', id: decodeURIComponent(match[1]!), tab: match[2]! };
+type Target =
+  | { kind: 'projects' }
+  | { kind: 'catalog'; rest: readonly string[] }
+  | { kind: 'project'; id: string; tab: string; rest: readonly string[] };
+
+function parseRoute(route: HashRoute): Target {
+  const [first, second, third, ...rest] = route.segments;
+  if (first === 'agents') return { kind: 'catalog', rest: route.segments.slice(1, 2) };
+  if (first === 'p' && second !== undefined && third !== undefined) {
+    const page = PROJECT_PAGES[third];
+    const details = rest.length === 0 ? 'none' : rest.length === 1 ? 'one' : 'many';
+    if (page !== undefined && details !== 'many' && (details === 'one' ? page.details !== undefined : page.details !== 'required')) return { kind: 'project', id: second, tab: third, rest };
+  }
   return { kind: 'projects' };
 }
 
 function drawNav(project: ProjectInfo | undefined, tab: string | undefined): void {
-  const link = (href: string, label: string, current: boolean) => h('a', { href, 'aria-current': current ? 'page' : undefined }, label);
-  const items: HTMLElement[] = [link('#/', 'Projects', project === undefined)];
-  if (project !== undefined) {
+  const link = (target: string, label: string, current: boolean) => h('a', { href: target, 'aria-current': current ? 'page' : undefined }, label);
+  const items: HTMLElement[] = [link('#/', 'Projects', project === undefined && tab === undefined)];
+  if (project === undefined) items.push(link('#/agents', 'Agents', tab === 'agents'));
+  else {
     items.push(h('span', { class: 'nav-project', title: project.id }, project.name));
-    for (const [key, { title }] of Object.entries(PROJECT_PAGES)) items.push(link(`#/p/${encodeURIComponent(project.id)}/${key}`, title, key === tab));
+    for (const [key, { title, tab: isTab }] of Object.entries(PROJECT_PAGES)) if (isTab === true) items.push(link(href(['p', project.id, key]), title, key === tab));
   }
   replace(nav, ...items);
   replace(
@@ -82,12 +107,21 @@ async function route(): Promise<void> {
     });
     return;
   }
-  const target = parseRoute(window.location.hash);
+  const hashRoute = currentRoute();
+  setUtc(hashRoute.params.get('tz') === 'utc');
+  const target = parseRoute(hashRoute);
   try {
     if (target.kind === 'projects') {
       drawNav(undefined, undefined);
       document.title = 'Projects · agentwarden';
-      cleanup = await renderProjects({ main, refresh: () => void route() });
+      cleanup = await renderProjects({ main, route: hashRoute, refresh: () => void route() });
+      return;
+    }
+    if (target.kind === 'catalog') {
+      drawNav(undefined, 'agents');
+      document.title = 'Agents · agentwarden';
+      const context = { main, route: { segments: target.rest, params: hashRoute.params }, refresh: () => void route() };
+      cleanup = await (target.rest.length === 0 ? renderCatalog(context) : renderCatalogAgent(context));
       return;
     }
     const { projects } = await request<{ projects: ProjectInfo[] }>('GET', '/admin/projects');
@@ -100,7 +134,7 @@ async function route(): Promise<void> {
     drawNav(project, target.tab);
     const { title, page } = PROJECT_PAGES[target.tab]!;
     document.title = `${title} · ${project.name} · agentwarden`;
-    cleanup = await page({ main, project, refresh: () => void route() });
+    cleanup = await page({ main, project, route: { segments: target.rest, params: hashRoute.params }, refresh: () => void route() });
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) return;
     replace(main, h('h1', {}, 'Something went wrong'), h('p', { class: 'error' }, error instanceof Error ? error.message : String(error)));

@@ -40,7 +40,7 @@ export const renderProjects: Page = async ({ main }) => {
           { class: 'table-wrap' },
           h(
             'table',
-            { class: 'projects' },
+            { class: 'projects stack' },
             h('caption', { class: 'visually-hidden' }, 'Projects'),
             h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Project'), h('th', { scope: 'col' }, 'Created'), h('th', { scope: 'col', class: 'num' }, 'Live tokens'), h('th', { scope: 'col' }, 'Open'))),
             h(
@@ -52,9 +52,9 @@ export const renderProjects: Page = async ({ main }) => {
                   'tr',
                   {},
                   h('th', { scope: 'row' }, h('a', { href: `${base}/settings` }, project.name), h('div', { class: 'muted small mono' }, project.id)),
-                  h('td', {}, formatDay(project.created)),
-                  h('td', { class: 'num' }, formatCount(project.tokens.filter((t) => t.revoked === null).length)),
-                  h('td', { class: 'links' }, h('a', { href: `${base}/settings` }, 'Settings'), h('a', { href: `${base}/timeline` }, 'Timeline'), h('a', { href: `${base}/analytics` }, 'Analytics')),
+                  h('td', { 'data-label': 'Created' }, formatDay(project.created)),
+                  h('td', { class: 'num', 'data-label': 'Live tokens' }, formatCount(project.tokens.filter((t) => t.revoked === null).length)),
+                  h('td', { class: 'links', 'data-label': 'Open' }, h('div', {}, h('a', { href: `${base}/settings` }, 'Settings'), h('a', { href: `${base}/timeline` }, 'Timeline'), h('a', { href: `${base}/analytics` }, 'Analytics'), h('a', { href: `${base}/agents` }, 'Agents'))),
                 );
               }),
             ),

@@ -82,10 +82,10 @@ export const renderSettings: Page = async ({ main, project, refresh }) => {
       h(
         'tr',
         { class: token.revoked === null ? '' : 'revoked' },
-        h('td', { class: 'mono' }, `${token.prefix}${'•'.repeat(12)}`),
-        h('td', {}, formatDay(token.created)),
-        h('td', {}, token.revoked === null ? h('span', { class: 'badge ok' }, 'Live') : h('span', { class: 'badge muted-badge', title: formatDateTime(token.revoked) }, `Revoked ${formatDay(token.revoked)}`)),
-        h('td', {}, token.revoked === null ? h('button', { type: 'button', class: 'danger small', onclick: () => void revoke(token), 'aria-label': `Revoke token ${token.prefix}` }, 'Revoke') : null),
+        h('td', { class: 'mono', 'data-label': 'Token' }, `${token.prefix}${'•'.repeat(12)}`),
+        h('td', { 'data-label': 'Created' }, formatDay(token.created)),
+        h('td', { 'data-label': 'State' }, token.revoked === null ? h('span', { class: 'badge ok' }, 'Live') : h('span', { class: 'badge muted-badge', title: formatDateTime(token.revoked) }, `Revoked ${formatDay(token.revoked)}`)),
+        h('td', { 'data-label': '' }, token.revoked === null ? h('button', { type: 'button', class: 'danger small', onclick: () => void revoke(token), 'aria-label': `Revoke token ${token.prefix}` }, 'Revoke') : null),
       ),
     );
   const tokens = section(
@@ -100,7 +100,7 @@ export const renderSettings: Page = async ({ main, project, refresh }) => {
           { class: 'table-wrap' },
           h(
             'table',
-            {},
+            { class: 'stack tokens' },
             h('caption', { class: 'visually-hidden' }, 'Tokens'),
             h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Token'), h('th', { scope: 'col' }, 'Created'), h('th', { scope: 'col' }, 'State'), h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Actions')))),
             h('tbody', {}, ...tokenRows),

@@ -1,60 +1,73 @@
 // The realtime timeline: the latest visits, then new ones as they arrive over Server-Sent Events,
-// with filters by agent type, verification result and agent, and a pause that buffers arrivals.
+// with filters by agent type, verification result and agent (kept in the URL), and a pause that
+// buffers arrivals. Each row opens the visit's detail; each agent its page.
 import { AGENT_TYPES } from '../../catalog/types.js';
 import { ApiError, apiUrl, request, type StatsJson, type VisitJson } from '../api.js';
 import type { Page } from '../app.js';
 import { field, h, replace, type Child } from '../dom.js';
-import { formatCount, formatDateTime, formatTime, RESULT_LABELS, viewerTimeZone } from '../format.js';
+import { formatCount, formatDateTime, formatTime, referralName, RESULT_LABELS } from '../format.js';
+import { zoneLine } from '../range.js';
+import { href, updateParams } from '../route-state.js';
+import { resultBadge } from '../view.js';
 
 const MAX_ROWS = 500;
-
-/** The verification result as a badge; spoofed agents stand out. */
-export function resultBadge(result: string): HTMLElement {
-  return h('span', { class: `badge result-${result}` }, RESULT_LABELS[result] ?? result);
-}
 
 /** A cell whose content is one block; data-label names the column beside it when a narrow window stacks the cells. */
 function cell(label: string, className: string, ...children: Child[]): HTMLTableCellElement {
   return h('td', { class: className, 'data-label': label }, h('div', {}, ...children));
 }
 
-function row(visit: VisitJson, fresh: boolean): HTMLTableRowElement {
+/**
+ * One visit as a timeline row (also used by the agent page): the time and the result badge link
+ * to the visit's detail, the agent to its page.
+ */
+export function visitRow(projectId: string, visit: VisitJson, fresh = false): HTMLTableRowElement {
+  const detail = href(['p', projectId, 'visits', visit.id]);
   const agent =
     visit.agent_id === null
       ? h('span', { class: 'muted' }, 'Browser or unknown')
-      : h('span', {}, h('strong', {}, visit.agent_name ?? visit.agent_id), h('span', { class: 'type' }, visit.agent_type ?? ''));
+      : h('span', {}, h('a', { href: href(['p', projectId, 'agents', visit.agent_id]), class: 'agent-link' }, h('strong', {}, visit.agent_name ?? visit.agent_id)), h('span', { class: 'type' }, visit.agent_type ?? ''));
   return h(
     'tr',
     { class: fresh ? 'fresh' : '', 'data-id': visit.id },
-    cell('Time', 'nowrap', h('time', { datetime: visit.time, title: formatDateTime(visit.time) }, formatTime(visit.time))),
-    cell('Agent', 'agent', agent, ' ', resultBadge(visit.result)),
+    cell('Time', 'nowrap', h('a', { href: detail, 'aria-label': `Visit at ${formatDateTime(visit.time)}: details` }, h('time', { datetime: visit.time, title: formatDateTime(visit.time) }, formatTime(visit.time)))),
+    cell('Agent', 'agent', agent, ' ', resultBadge(visit.result, detail)),
     cell('Path', 'path', h('span', { class: 'method' }, visit.request_method), ' ', visit.request_path),
     cell('Status', 'num', visit.response_status_code === undefined ? '—' : String(visit.response_status_code)),
     cell('Client IP', 'mono', visit.client_ip ?? '—'),
-    cell('Referral', '', visit.referral ?? '—'),
+    cell('Referral', '', visit.referral === null ? '—' : referralName(visit.referral)),
+  );
+}
+
+/** The timeline's table; rows go into its body. */
+export function visitTable(caption: string, body: HTMLTableSectionElement): HTMLTableElement {
+  return h(
+    'table',
+    { class: 'timeline' },
+    h('caption', { class: 'visually-hidden' }, caption),
+    h('thead', {}, h('tr', {}, ...['Time', 'Agent', 'Path', 'Status', 'Client IP', 'Referral'].map((label) => h('th', { scope: 'col', class: label === 'Status' ? 'num' : '' }, label)))),
+    body,
   );
 }
 
 /** Draws the timeline page and keeps its event stream open until the page is left. */
-export const renderTimeline: Page = async ({ main, project }) => {
+export const renderTimeline: Page = async ({ main, project, route }) => {
   const p = project!;
-  const typeSelect = h('select', {}, h('option', { value: '' }, 'All types'), ...AGENT_TYPES.map((t) => h('option', { value: t }, t)), h('option', { value: 'none' }, 'Browsers and unknown'));
-  const resultSelect = h('select', {}, h('option', { value: '' }, 'All results'), ...Object.entries(RESULT_LABELS).map(([value, label]) => h('option', { value }, label)));
-  const agentSelect = h('select', {}, h('option', { value: '' }, 'All agents'));
+  const chosen = { type: route.params.get('agent_type') ?? '', result: route.params.get('result') ?? '', agent: route.params.get('agent') ?? '' };
+  const typeSelect = h(
+    'select',
+    {},
+    h('option', { value: '' }, 'All types'),
+    ...AGENT_TYPES.map((t) => h('option', { value: t, selected: t === chosen.type }, t)),
+    h('option', { value: 'none', selected: chosen.type === 'none' }, 'Browsers and unknown'),
+  );
+  const resultSelect = h('select', {}, h('option', { value: '' }, 'All results'), ...Object.entries(RESULT_LABELS).map(([value, label]) => h('option', { value, selected: value === chosen.result }, label)));
+  // The agent filter lists the agents seen lately (filled below); the one in the URL is there from the start.
+  const agentSelect = h('select', {}, h('option', { value: '' }, 'All agents'), chosen.agent === '' ? null : h('option', { value: chosen.agent, selected: true }, chosen.agent));
   const pauseButton = h('button', { type: 'button', 'aria-pressed': 'false' }, 'Pause');
   const status = h('p', { class: 'live-status', role: 'status' });
   const body = h('tbody', {});
-  const table = h(
-    'table',
-    { class: 'timeline' },
-    h('caption', { class: 'visually-hidden' }, 'Visits, newest first'),
-    h(
-      'thead',
-      {},
-      h('tr', {}, ...['Time', 'Agent', 'Path', 'Status', 'Client IP', 'Referral'].map((label) => h('th', { scope: 'col', class: label === 'Status' ? 'num' : '' }, label))),
-    ),
-    body,
-  );
+  const table = visitTable('Visits, newest first', body);
   const empty = h('div', { class: 'empty' });
   const olderButton = h('button', { type: 'button' }, 'Load older visits');
   let source: EventSource | undefined;
@@ -92,7 +105,7 @@ export const renderTimeline: Page = async ({ main, project }) => {
   const prepend = (visits: readonly VisitJson[]) => {
     for (const visit of visits) {
       if (body.querySelector(`tr[data-id="${CSS.escape(visit.id)}"]`) !== null) continue;
-      body.insertBefore(row(visit, true), body.firstChild);
+      body.insertBefore(visitRow(p.id, visit, true), body.firstChild);
       shown++;
     }
     while (body.rows.length > MAX_ROWS) {
@@ -143,7 +156,7 @@ export const renderTimeline: Page = async ({ main, project }) => {
     shown = 0;
     buffered = [];
     const page = await request<{ visits: VisitJson[]; next: string | null }>('GET', '/visits', { params: { project: p.id, limit: 100, ...filters() } });
-    for (const visit of page.visits) body.appendChild(row(visit, false));
+    for (const visit of page.visits) body.appendChild(visitRow(p.id, visit));
     shown = page.visits.length;
     next = page.next;
     olderButton.hidden = next === null;
@@ -170,13 +183,20 @@ export const renderTimeline: Page = async ({ main, project }) => {
   olderButton.addEventListener('click', async () => {
     if (next === null) return;
     const page = await request<{ visits: VisitJson[]; next: string | null }>('GET', '/visits', { params: { project: p.id, limit: 100, after: next, ...filters() } });
-    for (const visit of page.visits) body.appendChild(row(visit, false));
+    for (const visit of page.visits) body.appendChild(visitRow(p.id, visit));
     shown += page.visits.length;
     next = page.next;
     olderButton.hidden = next === null;
     showEmpty();
   });
-  for (const select of [typeSelect, resultSelect, agentSelect]) select.addEventListener('change', reload);
+  for (const select of [typeSelect, resultSelect, agentSelect]) {
+    select.addEventListener('change', () => {
+      updateParams({ agent_type: typeSelect.value, result: resultSelect.value, agent: agentSelect.value });
+      reload();
+    });
+  }
+  // Times are drawn once per row: a zone switch draws the rows again.
+  const zone = zoneLine(reload);
 
   replace(
     main,
@@ -190,7 +210,7 @@ export const renderTimeline: Page = async ({ main, project }) => {
       h('div', { class: 'toolbar-end' }, pauseButton),
     ),
     status,
-    h('p', { class: 'muted small' }, `Times in ${viewerTimeZone()}.`),
+    zone.element,
     empty,
     h('div', { class: 'table-wrap' }, table),
     olderButton,
@@ -199,7 +219,13 @@ export const renderTimeline: Page = async ({ main, project }) => {
   // The agent filter lists the agents seen in the last 30 days, most frequent first.
   request<StatsJson>('GET', '/stats', { params: { project: p.id, by: 'agent', interval: 'day', from: new Date(Date.now() - 30 * 86_400_000).toISOString(), limit: 50 } }).then(
     (stats) => {
-      for (const s of stats.series) if (s.key !== null) agentSelect.appendChild(h('option', { value: s.key }, `${s.agent_name ?? s.key} (${formatCount(s.total)})`));
+      for (const s of stats.series) {
+        if (s.key === null) continue;
+        const label = `${s.agent_name ?? s.key} (${formatCount(s.total)})`;
+        const existing = Array.from(agentSelect.options).find((option) => option.value === s.key);
+        if (existing !== undefined) existing.textContent = label;
+        else agentSelect.appendChild(h('option', { value: s.key }, label));
+      }
     },
     () => undefined,
   );

@@ -1,0 +1,229 @@
+// One agent on one site: who it is (the catalog), when it was first and last seen, its visits over
+// time by verification result, the status codes it got (the 404s it hits), the paths it visits,
+// whether it follows robots.txt, and its latest visits, each opening the visit's detail.
+import { ApiError, request, type AgentActivityJson, type CatalogAgentJson, type SettingsJson, type StatsJson, type TopPathsJson, type ViolationsJson, type VisitJson } from '../api.js';
+import type { Page } from '../app.js';
+import { stackedBars, type StackedChart } from '../chart.js';
+import { h, replace } from '../dom.js';
+import { formatCount, formatDateTime, formatMinute, formatTime, plural, RESULT_LABELS } from '../format.js';
+import { chosenRange, liveRedraw, rangeToolbar } from '../range.js';
+import { href } from '../route-state.js';
+import { dataTable, empty, outcomeSummary, outcomeTiles, panel, RESULT_ORDER } from '../view.js';
+import { statusBadge } from './analytics.js';
+import { agentFacts } from './catalog.js';
+import { visitRow, visitTable } from './timeline.js';
+
+/** Chart colours of the verification results: spoofed red, verified green. */
+export const RESULT_COLORS: Record<string, string> = { verification_failed: '#c62828', verified: '#2e7d32', not_verifiable: '#9aa3ae', unknown_agent: '#c9ced6' };
+
+/** Stacked series of a by=result stats answer, spoofed at the bottom where it is seen first. */
+export function resultSeries(stats: StatsJson): { label: string; color: string; counts: number[] }[] {
+  return RESULT_ORDER.flatMap((result) => {
+    const index = stats.series.findIndex((s) => s.key === result);
+    if (index === -1) return [];
+    return [{ label: RESULT_LABELS[result] ?? result, color: RESULT_COLORS[result]!, counts: stats.buckets.map((b) => b.counts[index] ?? 0) }];
+  });
+}
+
+/** What the saved robots rules say about this agent (per-agent choices first, then its type). */
+function robotsRuleFor(robots: SettingsJson['robots'], agent: CatalogAgentJson | undefined, agentId: string): string {
+  if (robots === null) return 'No robots rules are saved for this site.';
+  const extra = robots as { disallow_agents?: string[]; allow_agents?: string[] };
+  const names = new Set([agentId, ...(agent?.robots_tokens ?? [])].map((name) => name.toLowerCase()));
+  const listed = (list: string[] | undefined) => (list ?? []).some((name) => names.has(name.toLowerCase()));
+  if (listed(extra.allow_agents)) return 'Your saved rules allow it by name.';
+  if (listed(extra.disallow_agents)) return `Your saved rules disallow it by name (${(robots.disallow ?? ['/']).join(', ')}).`;
+  if (agent !== undefined && robots.agent_types.includes(agent.type)) return `Your saved rules disallow its type, ${agent.type} (${(robots.disallow ?? ['/']).join(', ')}).`;
+  return 'Your saved rules do not disallow it.';
+}
+
+/** Draws the page of one agent in a project. */
+export const renderAgent: Page = async ({ main, project, route }) => {
+  const p = project!;
+  const agentId = route.segments[0]!;
+  const agent = await request<CatalogAgentJson>('GET', `/agents/${encodeURIComponent(agentId)}`).catch((error: unknown) => {
+    if (error instanceof ApiError && error.status === 404) return undefined;
+    throw error;
+  });
+  const name = agent?.name ?? agentId;
+  document.title = `${name} · ${p.name} · agentwarden`;
+  const content = h('div', { class: 'panels' });
+  let chart: StackedChart | undefined;
+  let seq = 0;
+
+  const draw = async () => {
+    const mine = ++seq;
+    const { from, to, interval, label } = chosenRange();
+    const q = { project: p.id, from, to, agent: agentId };
+    const [activity, byResult, byStatus, notFound, topPaths, robotsFetches, violations, settings, latest] = await Promise.all([
+      request<AgentActivityJson>('GET', `/stats/agents/${encodeURIComponent(agentId)}`, { params: { project: p.id } }),
+      request<StatsJson>('GET', '/stats', { params: { ...q, interval, by: 'result', limit: 4 } }),
+      request<StatsJson>('GET', '/stats', { params: { ...q, interval, by: 'status', limit: 20 } }),
+      request<TopPathsJson>('GET', '/stats/top-paths', { params: { ...q, status: 404, limit: 10 } }),
+      request<TopPathsJson>('GET', '/stats/top-paths', { params: { ...q, limit: 10 } }),
+      request<StatsJson>('GET', '/stats', { params: { ...q, interval, by: 'path', path: '/robots.txt', limit: 1 } }),
+      request<ViolationsJson>('GET', '/robots-violations', { params: q }),
+      request<SettingsJson>('GET', '/project-settings', { params: { project: p.id } }),
+      request<{ visits: VisitJson[] }>('GET', '/visits', { params: { project: p.id, agent: agentId, limit: 20 } }),
+    ]);
+    if (mine !== seq) return;
+    chart?.destroy();
+    chart = undefined;
+    const timelineHref = (extra: Record<string, string> = {}) => href(['p', p.id, 'timeline'], { agent: agentId, ...extra }, false);
+
+    const seen = (iso: string | null) => (iso === null ? h('span', { class: 'muted' }, 'Never') : h('time', { datetime: iso, title: formatDateTime(iso) }, formatMinute(iso)));
+    const summary = h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'site-title' },
+      h('h2', { id: 'site-title' }, 'On this site'),
+      h(
+        'dl',
+        { class: 'facts' },
+        h('dt', {}, 'First seen'),
+        h('dd', {}, seen(activity.first_seen)),
+        h('dt', {}, 'Last seen'),
+        h('dd', {}, seen(activity.last_seen)),
+        h('dt', {}, 'Visits kept'),
+        h('dd', {}, activity.visits === 0 ? h('span', { class: 'muted' }, 'None yet') : h('a', { href: timelineHref() }, plural(activity.visits, 'visit'))),
+      ),
+    );
+
+    // Visits over time by verification result.
+    const resultTotals = new Map(byResult.series.map((s) => [s.key, s.total]));
+    const chartBox = h('div', { class: 'chart', role: 'img', 'aria-label': `Visits over time by result: ${byResult.series.map((s) => `${RESULT_LABELS[s.key ?? ''] ?? s.key} ${formatCount(s.total)}`).join(', ') || 'none'}` });
+    const overTime = panel(
+      'Visits over time',
+      'agent-chart-title',
+      undefined,
+      h('p', { class: 'big' }, formatCount(byResult.total), h('span', { class: 'muted' }, byResult.total === 1 ? ' visit' : ' visits'), h('span', { class: 'muted small' }, ` in the ${label}`)),
+      byResult.total === 0 ? empty(`${name} did not visit in this range.`) : chartBox,
+      outcomeTiles(resultTotals, (result) => timelineHref({ result }), true),
+      h('p', { class: 'summary' }, outcomeSummary(resultTotals)),
+    );
+
+    // Status codes, and the paths that answered 404.
+    const statusTotal = byStatus.series.reduce((sum, s) => sum + s.total, 0);
+    const statusPanel = panel(
+      'Status codes',
+      'agent-status-title',
+      undefined,
+      byStatus.series.length === 0
+        ? empty('No visits in this range.')
+        : dataTable(
+            'Status codes',
+            [
+              { label: 'Status', cell: (s) => statusBadge(s.key) },
+              { label: 'Visits', numeric: true, cell: (s) => formatCount(s.total) },
+            ],
+            byStatus.series,
+          ),
+      byStatus.series.length > 0 && byStatus.series.every((s) => s.key === null) ? h('p', { class: 'muted small' }, 'These visits were sent without response_status_code.') : null,
+      h('h3', {}, 'Paths that answered 404'),
+      notFound.paths.length === 0
+        ? h('p', { class: 'muted' }, statusTotal === 0 ? 'No visits in this range.' : `No 404s for ${name} in this range.`)
+        : dataTable(
+            'Paths that answered 404',
+            [
+              { label: 'Path', cell: (r) => h('span', { class: 'path' }, r.path) },
+              { label: 'Visits', numeric: true, cell: (r) => formatCount(r.count) },
+            ],
+            notFound.paths,
+          ),
+    );
+
+    const pathsPanel = panel(
+      'Top paths',
+      'agent-paths-title',
+      undefined,
+      topPaths.paths.length === 0
+        ? empty('No visits in this range.')
+        : dataTable(
+            'Top paths',
+            [
+              { label: 'Path', cell: (r) => h('span', { class: 'path' }, r.path) },
+              { label: 'Visits', numeric: true, cell: (r) => formatCount(r.count) },
+              { label: 'Last', cell: (r) => h('time', { datetime: r.last, title: formatDateTime(r.last) }, formatTime(r.last)) },
+            ],
+            topPaths.paths,
+          ),
+    );
+
+    // robots.txt compliance: did it read the rules, do the rules cover it, did it break them.
+    const fetches = robotsFetches.total;
+    const robotsPanel = panel(
+      'robots.txt compliance',
+      'agent-robots-title',
+      undefined,
+      h(
+        'ul',
+        { class: 'plain-list' },
+        h('li', {}, fetches === 0 ? `It did not fetch /robots.txt in this range.` : `It fetched /robots.txt ${fetches === 1 ? 'once' : `${formatCount(fetches)} times`} in this range.`),
+        h('li', {}, robotsRuleFor(settings.robots, agent, agentId), ' ', h('a', { href: href(['p', p.id, 'settings']) }, 'Edit the rules')),
+        agent?.respects_robots_txt === true ? h('li', {}, 'Its operator says it obeys robots.txt.') : agent?.respects_robots_txt === false ? h('li', {}, 'Its operator says it does not obey robots.txt.') : null,
+      ),
+      violations.robots === null
+        ? null
+        : violations.violations.length === 0
+          ? h('p', { class: 'ok-text' }, 'No violations: it visited no path the saved rules disallow for it in this range.')
+          : h(
+              'div',
+              {},
+              h('p', { class: 'error' }, `${plural(violations.violations.reduce((sum, v) => sum + v.count, 0), 'visit')} to disallowed paths in this range:`),
+              dataTable(
+                'robots.txt violations',
+                [
+                  { label: 'Path', cell: (v) => h('span', { class: 'path' }, v.path) },
+                  { label: 'Rule', cell: (v) => h('code', {}, `Disallow: ${v.rule}`) },
+                  { label: 'Visits', numeric: true, cell: (v) => formatCount(v.count) },
+                  { label: 'Last', cell: (v) => h('time', { datetime: v.last, title: formatDateTime(v.last) }, formatTime(v.last)) },
+                ],
+                violations.violations,
+                { stack: true },
+              ),
+            ),
+    );
+
+    const body = h('tbody', {});
+    for (const visit of latest.visits) body.appendChild(visitRow(p.id, visit));
+    const recent = panel(
+      'Latest visits',
+      'agent-latest-title',
+      undefined,
+      latest.visits.length === 0 ? empty('No visits kept.') : h('div', { class: 'table-wrap' }, visitTable(`Latest visits of ${name}`, body)),
+      h(
+        'p',
+        {},
+        h('a', { href: timelineHref() }, 'All its visits on the timeline'),
+        (resultTotals.get('verification_failed') ?? 0) > 0 ? h('span', {}, ' · ', h('a', { href: timelineHref({ result: 'verification_failed' }) }, 'only the spoofed ones')) : null,
+      ),
+    );
+
+    replace(content, summary, overTime, h('div', { class: 'grid' }, statusPanel, pathsPanel), robotsPanel, recent);
+    toolbar.updated(new Date());
+    if (byResult.total > 0) chart = stackedBars(chartBox, byResult.buckets.map((b) => Date.parse(b.start)), resultSeries(byResult));
+  };
+  const redraw = () =>
+    draw().catch((error: unknown) => {
+      if (error instanceof ApiError && error.status === 401) return;
+      replace(content, h('p', { class: 'error' }, `This page cannot be loaded: ${error instanceof Error ? error.message : String(error)}`));
+    });
+  const toolbar = rangeToolbar(() => void redraw());
+  replace(
+    main,
+    h('p', { class: 'crumbs' }, h('a', { href: href(['p', p.id, 'analytics']) }, 'Analytics'), ' · ', h('a', { href: href(['p', p.id, 'agents']) }, 'All agents')),
+    h('h1', {}, name, agent === undefined ? null : h('span', { class: 'subtitle' }, `${agent.type} · ${agent.operator}`)),
+    agent === undefined
+      ? h('p', { class: 'notice-box' }, `The catalog has no agent "${agentId}"; visits recorded under this id are shown below.`)
+      : h('section', { class: 'card', 'aria-labelledby': 'about-title' }, h('h2', { id: 'about-title' }, 'About'), agentFacts(agent, href(['p', p.id, 'types', agent.type]))),
+    toolbar.element,
+    toolbar.zoneLine,
+    content,
+  );
+  await redraw();
+  const stopLive = liveRedraw(p.id, () => toolbar.live(), () => void redraw());
+  return () => {
+    seq++;
+    stopLive();
+    chart?.destroy();
+  };
+};

@@ -1,0 +1,149 @@
+// The agent catalog browser: search by name, token or operator, filter by type and verification
+// method (kept in the URL); each agent with its operator, documentation, robots tokens and the
+// methods that can verify it. Inside a project, agents link to their pages there.
+import { AGENT_TYPES } from '../../catalog/types.js';
+import { request, type AgentPageJson, type CatalogAgentJson, type ProjectInfo } from '../api.js';
+import type { Page } from '../app.js';
+import { field, h, replace, type Child } from '../dom.js';
+import { METHOD_LABELS, plural } from '../format.js';
+import { currentParams, href, updateParams } from '../route-state.js';
+import { dataTable, empty } from '../view.js';
+
+const PAGE_SIZE = 50;
+
+/** The methods that can verify an agent, as chips; "None" said plainly. */
+export function methodChips(methods: readonly string[]): HTMLElement {
+  if (methods.length === 0) return h('span', { class: 'muted', title: 'Nothing can prove a visit came from it: anyone can send its user agent.' }, 'None');
+  return h('span', { class: 'chips' }, ...methods.map((method) => h('span', { class: 'chip' }, METHOD_LABELS[method] ?? method)));
+}
+
+/** A catalog agent's facts: type, operator, documentation, tokens, verification, robots.txt. */
+export function agentFacts(agent: CatalogAgentJson, typeHref?: string): HTMLElement {
+  const row = (term: string, ...description: Child[]) => [h('dt', {}, term), h('dd', {}, ...description)];
+  return h(
+    'dl',
+    { class: 'facts' },
+    ...row('Type', typeHref === undefined ? agent.type : h('a', { href: typeHref }, agent.type)),
+    ...row('Operator', agent.operator),
+    ...row('Documentation', h('a', { href: agent.url, rel: 'noopener noreferrer', target: '_blank', class: 'url' }, agent.url)),
+    ...row('Robots tokens', h('span', { class: 'chips' }, ...agent.robots_tokens.map((token) => h('code', { class: 'chip' }, token)))),
+    ...row('Verification', agent.verification_methods.length === 0 ? h('span', { class: 'muted' }, 'None: nothing can prove a visit came from it, so anyone can send its user agent') : methodChips(agent.verification_methods)),
+    ...(agent.signature_agents.length === 0 ? [] : row('Signs as', ...agent.signature_agents.map((origin) => h('code', { class: 'chip' }, origin)))),
+    ...(agent.reverse_dns.length === 0 ? [] : row('Reverse DNS', ...agent.reverse_dns.map((suffix) => h('code', { class: 'chip' }, suffix)))),
+    ...row('Obeys robots.txt', agent.respects_robots_txt === null ? h('span', { class: 'muted' }, 'Not documented') : agent.respects_robots_txt ? 'Yes, by its operator' : 'No, by its operator'),
+    ...(agent.description === null ? [] : row('About', agent.description)),
+  );
+}
+
+/** Draws the catalog browser (global, or inside a project). */
+export const renderCatalog: Page = async ({ main, project }) => {
+  const params = currentParams();
+  const agentHref = (id: string) => (project === undefined ? href(['agents', id], {}, false) : href(['p', project.id, 'agents', id]));
+  const search = h('input', { type: 'search', value: params.get('q') ?? '', placeholder: 'GPTBot, OpenAI, CCBot…', autocomplete: 'off', spellcheck: 'false' });
+  const typeSelect = h('select', {}, h('option', { value: '' }, 'All types'), ...AGENT_TYPES.map((type) => h('option', { value: type, selected: type === params.get('type') }, type)));
+  const methodSelect = h(
+    'select',
+    {},
+    h('option', { value: '' }, 'Any or none'),
+    ...Object.entries(METHOD_LABELS).map(([value, label]) => h('option', { value, selected: value === params.get('verification') }, label)),
+  );
+  const count = h('p', { class: 'muted', role: 'status' });
+  const results = h('div', {});
+  const more = h('button', { type: 'button' }, 'Show more agents');
+  more.hidden = true;
+  let shown: CatalogAgentJson[] = [];
+  let next: number | null = null;
+  let seq = 0;
+
+  const query = () => ({ q: search.value.trim(), type: typeSelect.value, verification: methodSelect.value });
+  const drawResults = (total: number) => {
+    const q = query();
+    const filtered = q.q !== '' || q.type !== '' || q.verification !== '';
+    count.textContent = filtered ? `${plural(total, 'agent')} ${total === 1 ? 'matches' : 'match'}.` : `${plural(total, 'agent')} in the catalog.`;
+    replace(
+      results,
+      shown.length === 0
+        ? empty('No agent matches. Try a shorter name, or a robots token such as GPTBot.')
+        : dataTable(
+            'Agents',
+            [
+              { label: 'Agent', cell: (a) => h('span', {}, h('a', { href: agentHref(a.id) }, h('strong', {}, a.name)), h('span', { class: 'type' }, a.type)) },
+              { label: 'Operator', cell: (a) => a.operator },
+              { label: 'Robots tokens', cell: (a) => h('span', { class: 'chips' }, ...a.robots_tokens.map((token) => h('code', { class: 'chip' }, token))) },
+              { label: 'Verification', cell: (a) => methodChips(a.verification_methods) },
+              { label: 'Docs', cell: (a) => h('a', { href: a.url, rel: 'noopener noreferrer', target: '_blank', 'aria-label': `${a.name} documentation` }, 'Docs') },
+            ],
+            shown,
+            { stack: true, className: 'catalog' },
+          ),
+    );
+    more.hidden = next === null;
+  };
+  const load = async (append: boolean) => {
+    const mine = ++seq;
+    const q = query();
+    const page = await request<AgentPageJson>('GET', '/agents', { params: { ...q, limit: PAGE_SIZE, offset: append ? (next ?? 0) : 0 } });
+    if (mine !== seq) return;
+    shown = append ? [...shown, ...page.agents] : [...page.agents];
+    next = page.next_offset;
+    drawResults(page.total);
+  };
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const changed = () => {
+    const q = query();
+    updateParams({ q: q.q, type: q.type, verification: q.verification });
+    if (timer !== undefined) clearTimeout(timer);
+    timer = setTimeout(() => void load(false), 200);
+  };
+  search.addEventListener('input', changed);
+  typeSelect.addEventListener('change', changed);
+  methodSelect.addEventListener('change', changed);
+  more.addEventListener('click', () => void load(true));
+
+  replace(
+    main,
+    h('h1', {}, project === undefined ? 'Agent catalog' : `${project.name}: agents`),
+    h(
+      'p',
+      { class: 'muted' },
+      'Every agent agentwarden recognises: who runs it, where it is documented, the tokens robots.txt rules name it by, and how a visit can be proven to come from it.',
+      project === undefined ? null : ' Open an agent to see what it did on this site.',
+    ),
+    h('form', { class: 'toolbar card', role: 'search', onsubmit: (event: Event) => event.preventDefault() }, field('Name, token or operator', search), field('Type', typeSelect), field('Can be verified by', methodSelect)),
+    count,
+    results,
+    more,
+  );
+  await load(false);
+  return () => {
+    seq++;
+    if (timer !== undefined) clearTimeout(timer);
+  };
+};
+
+/** Draws one catalog agent outside a project, with links to its pages in each project. */
+export const renderCatalogAgent: Page = async ({ main, route }) => {
+  const id = route.segments[0]!;
+  const agent = await request<CatalogAgentJson>('GET', `/agents/${encodeURIComponent(id)}`).catch(() => undefined);
+  if (agent === undefined) {
+    replace(main, h('h1', {}, 'No such agent'), h('p', {}, 'The catalog has no agent with this id. ', h('a', { href: '#/agents' }, 'Search the catalog')));
+    return;
+  }
+  document.title = `${agent.name} · Agents · agentwarden`;
+  const { projects } = await request<{ projects: ProjectInfo[] }>('GET', '/admin/projects');
+  replace(
+    main,
+    h('p', { class: 'crumbs' }, h('a', { href: '#/agents' }, 'Agent catalog')),
+    h('h1', {}, agent.name),
+    h('section', { class: 'card', 'aria-labelledby': 'facts-title' }, h('h2', { id: 'facts-title' }, 'About this agent'), agentFacts(agent)),
+    h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'in-projects-title' },
+      h('h2', { id: 'in-projects-title' }, 'Its visits'),
+      projects.length === 0
+        ? empty('No projects yet.')
+        : h('ul', { class: 'plain-list' }, ...projects.map((p) => h('li', {}, h('a', { href: href(['p', p.id, 'agents', agent.id], {}, false) }, `${agent.name} on ${p.name}`)))),
+    ),
+    h('p', { class: 'muted small' }, 'Catalog id ', h('code', {}, agent.id)),
+  );
+};

@@ -1,0 +1,325 @@
+// The dashboard's views a site owner reads, end to end in headless Chromium (Debian's, driven by
+// playwright-core) against `agentwarden serve` as a real process: from a red "Spoofed" badge to
+// the checks that decided it, from a top agent to its page, the catalog, a type page, the view
+// kept in the URL, live refresh, and every page at 390 and 1280 px without sideways scrolling or
+// cut-off controls. Any console error or CSP violation fails the run. Screenshots of every page
+// at both widths go to test-artifacts/ (git-ignored) for review by eye.
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI, ROOT, spawnServe, tempDir, type ServeProcess } from '../server/helpers.js';
+
+const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
+const ARTIFACTS = join(ROOT, 'test-artifacts');
+const available = existsSync(CHROMIUM);
+if (!available && process.env['CI'] === 'true') {
+  // CI installs Chromium (.ci/run); its absence there is a broken environment, not a reason to skip.
+  throw new Error(`Chromium is missing at ${CHROMIUM}: install the Debian "chromium" package (CI=true)`);
+}
+
+const GPTBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)';
+const CLAUDEBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)';
+const BROWSER = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+// An address OpenAI publishes for GPTBot (data/ip-ranges/openai-gptbot.json), and one it does not.
+const OPENAI_IP = '132.196.86.5';
+const FOREIGN_IP = '203.0.113.7';
+
+/** Everything on the page that can be clicked or typed into and is outside the window or cut off by a clipping box. */
+function layoutProblems(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const problems: string[] = [];
+    const width = document.documentElement.clientWidth;
+    if (document.documentElement.scrollWidth > width) problems.push(`the page scrolls sideways: ${document.documentElement.scrollWidth} px in a ${width} px window`);
+    const name = (el: Element) => `${el.tagName.toLowerCase()} "${(el.textContent ?? '').trim().slice(0, 40) || el.getAttribute('aria-label') || ''}"`;
+    for (const el of Array.from(document.querySelectorAll('a, button, input, select, textarea'))) {
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 && r.height === 0) continue;
+      if (el.id === 'skip-link' || el.closest('.visually-hidden') !== null || (el as HTMLElement).hidden) continue;
+      if (r.left < -1 || r.right > width + 1) problems.push(`${name(el)} reaches past the window (${Math.round(r.left)}..${Math.round(r.right)})`);
+      // The nearest box that clips or scrolls sideways must show the whole control.
+      for (let box = el.parentElement; box !== null && box !== document.body; box = box.parentElement) {
+        if (getComputedStyle(box).overflowX === 'visible') continue;
+        const b = box.getBoundingClientRect();
+        if (r.right > b.right + 1 || r.left < b.left - 1) problems.push(`${name(el)} is cut off by ${box.tagName.toLowerCase()}.${box.className}`);
+        break;
+      }
+    }
+    return problems;
+  });
+}
+
+describe.skipIf(!available)('dashboard views in Chromium', () => {
+  let proc: ServeProcess;
+  let browser: Browser;
+  let page: Page;
+  let dashboard: string;
+  let token: string;
+  let projectId: string;
+  const problems: string[] = [];
+  const cleanups: (() => void | Promise<void>)[] = [];
+
+  const api = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(new URL(path, proc.url), { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    expect(response.status, `${method} ${path}`).toBeLessThan(300);
+    return response.json() as Promise<any>;
+  };
+  const visit = (ua: string, path: string, over: Record<string, unknown> = {}, headers: Record<string, string> = {}) => ({
+    request_path: path,
+    request_method: 'GET',
+    request_headers: { 'user-agent': ua, ...headers },
+    response_status_code: 200,
+    response_duration_in_milliseconds: 12.5,
+    ...over,
+  });
+  const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `views-${name}.png`), fullPage: true });
+  const open = async (hash: string, heading: string | RegExp) => {
+    await page.goto(`${dashboard}${hash}`);
+    await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+    // Panels are drawn once their data arrives.
+    await page.waitForFunction(() => document.querySelector('[aria-busy="true"]') === null);
+  };
+
+  beforeAll(async () => {
+    if (!existsSync(CLI) || !existsSync(join(ROOT, 'dist', 'web', 'app.js'))) throw new Error('dist/ is missing or stale: run "npx tsup" (npm test builds it first)');
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    // The bundled catalog and IP lists, verification by IP ranges only: nothing leaves loopback.
+    proc = await spawnServe(['--data-dir', dir, '--verifiers', 'ip-ranges', '--log', 'off']);
+    cleanups.push(async () => {
+      if (proc.child.exitCode === null) {
+        proc.child.kill('SIGTERM');
+        await proc.exited;
+      }
+    });
+    dashboard = /^agentwarden dashboard: (http:\/\/\S+)$/m.exec(proc.stdout())![1]!;
+    const secret = /admin login secret, shown only now: (aws_[A-Za-z0-9_-]+)/.exec(proc.stdout())![1]!;
+    token = proc.firstToken!;
+    projectId = /created project "[^"]*" \((prj_[A-Za-z0-9_-]+)\)/.exec(proc.stdout())![1]!;
+
+    // A morning of traffic: GPTBot genuine and spoofed, ClaudeBot hitting a missing page, people from ChatGPT and Perplexity.
+    const now = Date.now();
+    const at = (minutesAgo: number) => new Date(now - minutesAgo * 60_000).toISOString();
+    await api('PUT', '/project-settings', { robots: { agent_types: ['AI Data Scraper'], disallow: ['/private/'] } });
+    await api('POST', '/visits', [
+      visit(GPTBOT, '/private/report', { created: at(90) }, { 'x-forwarded-for': FOREIGN_IP }),
+      visit(GPTBOT, '/private/report', { response_status_code: 404, created: at(80) }, { 'x-forwarded-for': FOREIGN_IP, accept: 'text/html', authorization: 'Bearer secret-of-the-site' }),
+      ...[200, 150, 100, 50, 20].map((m) => visit(GPTBOT, m === 20 ? '/robots.txt' : '/blog/first-post', { created: at(m) }, { 'x-forwarded-for': OPENAI_IP })),
+      visit(CLAUDEBOT, '/docs', { created: at(70) }),
+      visit(CLAUDEBOT, '/old-page', { response_status_code: 404, created: at(60) }),
+      visit(BROWSER, '/pricing?utm_source=chatgpt.com', { created: at(40) }, { referer: 'https://chatgpt.com/' }),
+      visit(BROWSER, '/pricing', { created: at(30) }, { referer: 'https://chatgpt.com/' }),
+      visit(BROWSER, '/docs', { created: at(10) }, { referer: 'https://www.perplexity.ai/' }),
+    ]);
+
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    cleanups.push(() => browser.close());
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 }, locale: 'en-US', timezoneId: 'Europe/Berlin' });
+    // Any script error, console error or CSP violation is a failure of the page.
+    await page.addInitScript(() => {
+      document.addEventListener('securitypolicyviolation', (event) => console.error(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`));
+    });
+    page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+    page.on('console', (message) => {
+      if (message.type() === 'error' && !/status of 401/.test(message.text())) problems.push(`console: ${message.text()}`);
+    });
+    await page.goto(dashboard);
+    await page.getByLabel('Admin secret').fill(secret);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  it('goes from a red "Spoofed" badge on the timeline to the checks that decided it', async () => {
+    await open(`#/p/${projectId}/timeline`, /realtime timeline/);
+    const spoofedRow = page.locator('table.timeline tbody tr', { hasText: '/private/report' }).first();
+    const badge = spoofedRow.locator('a.badge.result-verification_failed');
+    expect(await badge.textContent()).toBe('Spoofed');
+    // Red: the badge is filled with the "bad" colour.
+    expect(await badge.evaluate((el) => getComputedStyle(el).backgroundColor)).toBe('rgb(179, 38, 30)');
+    await badge.click();
+    await page.getByRole('heading', { level: 1, name: /Visit GET \/private\/report/ }).waitFor();
+    const verification = page.getByRole('region', { name: 'Verification' });
+    await verification.waitFor();
+    const text = await verification.textContent();
+    expect(text).toContain('Decided by Published IP ranges');
+    expect(text).toContain('Failed');
+    expect(text).toContain('outside every range the operator publishes');
+    expect(text).toContain('ip-not-in-range');
+    const summary = await page.getByRole('region', { name: 'Summary' }).textContent();
+    expect(summary).toContain(FOREIGN_IP);
+    expect(summary).toContain('x-forwarded-for');
+    expect(summary).toContain('404');
+    expect(summary).toContain('12.5 ms');
+    // The headers as stored: the secret one was never kept.
+    const headers = await page.getByRole('region', { name: 'Request headers' }).textContent();
+    expect(headers).toContain('text/html');
+    expect(headers).not.toContain('secret-of-the-site');
+    await shot('visit-spoofed-1280');
+    // A genuine GPTBot visit says what passed.
+    await page.goBack();
+    await page.locator('table.timeline tbody tr', { hasText: '/blog/first-post' }).first().locator('a.badge').click();
+    await expect.poll(() => page.getByRole('region', { name: 'Verification' }).textContent()).toContain('inside the ranges the operator publishes');
+  });
+
+  it('goes from a top agent on the analytics page to its page', async () => {
+    await open(`#/p/${projectId}/analytics`, /analytics/);
+    const topAgents = page.getByRole('region', { name: 'Top agents' });
+    await topAgents.getByRole('link', { name: 'GPTBot' }).click();
+    await page.getByRole('heading', { level: 1, name: /GPTBot/ }).waitFor();
+    await page.waitForFunction(() => document.querySelector('.panels')?.childElementCount !== 0);
+    expect(page.url()).toContain(`#/p/${projectId}/agents/gptbot`);
+    const about = await page.getByRole('region', { name: 'About' }).textContent();
+    expect(about).toContain('OpenAI');
+    expect(about).toContain('Published IP ranges');
+    await expect.poll(() => page.getByRole('region', { name: 'On this site' }).textContent()).toContain('7 visits');
+    expect(await page.getByRole('region', { name: 'Status codes' }).textContent()).toContain('/private/report');
+    const robots = await page.getByRole('region', { name: 'robots.txt compliance' }).textContent();
+    expect(robots).toContain('It fetched /robots.txt once');
+    expect(robots).toContain('disallow its type, AI Data Scraper');
+    expect(robots).toContain('Disallow: /private/');
+    expect(await page.locator('.tile.alarm').textContent()).toBe('2Spoofed');
+    await shot('agent-1280');
+    // The spoofed tile lists exactly those visits.
+    await page.locator('a.tile.alarm').click();
+    await expect.poll(() => page.locator('table.timeline tbody tr').count()).toBe(2);
+    expect(page.url()).toContain('result=verification_failed');
+  });
+
+  it('shows the new analytics panels with display names, plurals and honest empty states', async () => {
+    await open(`#/p/${projectId}/analytics`, /analytics/);
+    expect(await page.locator('.big').first().textContent()).toBe('12 visits');
+    const referrals = await page.getByRole('region', { name: 'AI referrals', exact: true }).textContent();
+    expect(referrals).toContain('ChatGPT');
+    expect(referrals).not.toContain('chatgpt');
+    expect(await page.getByRole('region', { name: 'Landing pages of AI referrals' }).textContent()).toContain('/pricing');
+    const pages = await page.getByRole('region', { name: 'Top pages (all agents)' }).textContent();
+    expect(pages).toContain('/blog/first-post');
+    const statuses = await page.getByRole('region', { name: 'Status codes by agent' }).textContent();
+    expect(statuses).toContain('404');
+    expect(statuses).toContain('ClaudeBot');
+    const operators = page.getByRole('region', { name: 'Crawls per referral, by AI operator' });
+    const openai = await operators.locator('tr', { hasText: 'OpenAI' }).textContent();
+    // 7 GPTBot visits against 2 people sent by ChatGPT.
+    expect(openai).toContain('3.5 : 1');
+    expect(await page.getByRole('region', { name: 'Verification outcomes' }).textContent()).toContain('2 of 7 checked visits came from agents that are not who they claim to be');
+    // The violations link to the agent's page.
+    expect(await page.getByRole('region', { name: 'robots.txt violations' }).getByRole('link', { name: 'GPTBot' }).getAttribute('href')).toContain('/agents/gptbot');
+    await shot('analytics-1280');
+
+    // A project where nothing could be checked says so, instead of "every agent was genuine".
+    const created = await page.evaluate(async () => {
+      const session = await (await fetch('../admin/session')).json();
+      const response = await fetch('../admin/projects', { method: 'POST', headers: { 'content-type': 'application/json', 'x-csrf-token': session.csrf_token }, body: JSON.stringify({ name: 'quiet.example' }) });
+      return (await response.json()) as { id: string; token: string };
+    });
+    const post = await fetch(new URL('/visits', proc.url), { method: 'POST', headers: { authorization: `Bearer ${created.token}`, 'content-type': 'application/json' }, body: JSON.stringify([visit(CLAUDEBOT, '/')]) });
+    expect(post.status).toBe(202);
+    await open(`#/p/${created.id}/analytics`, /analytics/);
+    const outcomes = await page.getByRole('region', { name: 'Verification outcomes' }).textContent();
+    expect(outcomes).toContain('Nothing could be checked');
+    expect(outcomes).not.toContain('genuine');
+    expect(await page.locator('.big').first().textContent()).toBe('1 visit');
+    await shot('analytics-nothing-checked-1280');
+  });
+
+  it('browses the catalog by name, token and operator, filtered by type', async () => {
+    await open(`#/p/${projectId}/agents`, /agents/);
+    await page.getByRole('searchbox').fill('gptbot');
+    await expect.poll(() => page.locator('table.catalog tbody tr').first().textContent()).toContain('GPTBot');
+    expect(page.url()).toContain('q=gptbot');
+    await page.getByRole('searchbox').fill('anthropic');
+    await expect.poll(() => page.locator('table.catalog tbody tr', { hasText: 'ClaudeBot' }).count()).toBe(1);
+    await page.getByLabel('Type', { exact: true }).selectOption('AI Search Crawler');
+    await expect.poll(() => page.locator('table.catalog tbody tr', { hasText: 'ClaudeBot' }).count()).toBe(0);
+    await page.getByLabel('Type', { exact: true }).selectOption('');
+    await page.getByRole('searchbox').fill('');
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'in the catalog' }).textContent()).toMatch(/^[\d,]+ agents in the catalog\.$/);
+    await shot('catalog-1280');
+    // Reloaded with the link, the same view.
+    await page.goto(`${dashboard}#/agents?q=googlebot&type=Search%20Engine%20Crawler`);
+    await page.getByRole('heading', { name: 'Agent catalog' }).waitFor();
+    await expect.poll(() => page.locator('table.catalog tbody tr').first().textContent()).toContain('Googlebot');
+    expect(await page.getByRole('searchbox').inputValue()).toBe('googlebot');
+    await page.locator('table.catalog tbody tr').first().getByRole('link', { name: 'Googlebot', exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: 'Googlebot' }).waitFor();
+    expect(await page.getByRole('region', { name: 'About this agent' }).textContent()).toContain('Reverse DNS');
+    await shot('catalog-agent-1280');
+  });
+
+  it('shows an agent type page reached from the chart legend', async () => {
+    await open(`#/p/${projectId}/analytics`, /analytics/);
+    await page.locator('.series-links').getByRole('link', { name: /AI Data Scraper/ }).click();
+    await page.getByRole('heading', { level: 1, name: /AI Data Scraper/ }).waitFor();
+    await expect.poll(() => page.getByRole('region', { name: 'Top agents' }).textContent()).toContain('GPTBot');
+    expect(await page.locator('main').textContent()).toContain('Your saved robots rules disallow every AI Data Scraper');
+    await shot('type-1280');
+  });
+
+  it('keeps the range, the filters and the time zone in the URL, and switches to UTC', async () => {
+    await open(`#/p/${projectId}/analytics?range=7d&tz=utc`, /analytics/);
+    expect(await page.getByLabel('Date range').inputValue()).toBe('7d');
+    expect(await page.locator('.zone-line').textContent()).toContain('Times in UTC');
+    await page.getByLabel('Date range').selectOption('30d');
+    expect(page.url()).toContain('range=30d');
+    await page.getByLabel('Show UTC').uncheck();
+    expect(page.url()).not.toContain('tz=utc');
+    expect(await page.locator('.zone-line').textContent()).toContain('Europe/Berlin');
+    // Timeline filters: a link shows the same filtered view.
+    await open(`#/p/${projectId}/timeline?result=verification_failed`, /realtime timeline/);
+    await expect.poll(() => page.locator('table.timeline tbody tr').count()).toBe(2);
+    expect(await page.getByLabel('Result').inputValue()).toBe('verification_failed');
+    await page.getByLabel('Result').selectOption('');
+    expect(page.url()).not.toContain('result=');
+    // UTC on a visit page: the same instant, written in UTC.
+    const id = (await api('GET', '/visits?limit=1')).visits[0].id as string;
+    await open(`#/p/${projectId}/visits/${id}?tz=utc`, /Visit/);
+    expect(await page.getByRole('region', { name: 'Summary' }).textContent()).toContain('(UTC)');
+  });
+
+  it('redraws the analytics live when a visit arrives', async () => {
+    await open(`#/p/${projectId}/analytics`, /analytics/);
+    const before = await page.locator('.big').first().textContent();
+    expect(before).toBe('12 visits');
+    await api('POST', '/visits', [visit(CLAUDEBOT, '/live')]);
+    await expect.poll(() => page.locator('.big').first().textContent(), { timeout: 10_000 }).toBe('13 visits');
+    await page.getByLabel('Live').uncheck();
+    expect(page.url()).toContain('live=off');
+  });
+
+  it('fits every page at 390 and 1280 px: no sideways scrolling, no cut-off control', async () => {
+    const id = (await api('GET', '/visits?agent=gptbot&result=verification_failed&limit=1')).visits[0].id as string;
+    const pages: [string, string, RegExp][] = [
+      ['projects', '#/', /Projects/],
+      ['settings', `#/p/${projectId}/settings`, /settings/],
+      ['timeline', `#/p/${projectId}/timeline`, /realtime timeline/],
+      ['analytics', `#/p/${projectId}/analytics`, /analytics/],
+      ['agent', `#/p/${projectId}/agents/gptbot`, /GPTBot/],
+      ['type', `#/p/${projectId}/types/AI%20Data%20Scraper`, /AI Data Scraper/],
+      ['visit', `#/p/${projectId}/visits/${id}`, /Visit/],
+      ['catalog', `#/p/${projectId}/agents`, /agents/],
+      ['catalog-global', '#/agents', /Agent catalog/],
+      ['catalog-agent', '#/agents/chatgpt-user', /ChatGPT-User/],
+    ];
+    const found: string[] = [];
+    for (const width of [390, 1280]) {
+      await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
+      for (const [name, hash, heading] of pages) {
+        await open(hash, heading);
+        // Charts size themselves to their box after the first frame.
+        await page.waitForTimeout(50);
+        for (const problem of await layoutProblems(page)) found.push(`${name} at ${width} px: ${problem}`);
+        await shot(`${name}-${width}`);
+      }
+    }
+    expect(found).toEqual([]);
+  });
+
+  it('had no console error and no CSP violation on any page', () => {
+    expect(problems).toEqual([]);
+  });
+});
