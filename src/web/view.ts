@@ -1,6 +1,6 @@
 // Building blocks the dashboard's pages share: panels with a CSV link, tables that become one
 // labelled block per row in a narrow window, share bars, verification badges and outcome tiles.
-import { h, type Child } from './dom.js';
+import { h, replace, type Child } from './dom.js';
 import { formatCount, plural, RESULT_LABELS } from './format.js';
 
 /** A table column: its header, how to draw a row's cell, and whether it holds numbers. */
@@ -105,4 +105,22 @@ export function outcomeSummary(totals: ReadonlyMap<string | null, number>): stri
   const unchecked = unverifiable > 0 ? ` (${plural(unverifiable, 'other visit')} could not be checked)` : '';
   if (spoofed === 0) return `No spoofed agents: ${verified === 1 ? 'the one visit that could be checked was' : `all ${formatCount(verified)} visits that could be checked were`} genuine${unchecked}.`;
   return `${formatCount(spoofed)} of ${plural(spoofed + verified, 'checked visit')} came from ${spoofed === 1 ? 'an agent that is' : 'agents that are'} not who ${spoofed === 1 ? 'it claims' : 'they claim'} to be${unchecked}.`;
+}
+
+/** What identifies a control across redraws: its tag, target and text. */
+function focusKey(element: Element): string {
+  return `${element.tagName}|${element.getAttribute('href') ?? ''}|${element.textContent ?? ''}`;
+}
+
+/**
+ * Replaces a container's content and, when keyboard focus was inside it, puts focus back on the
+ * same control in the new content: a live redraw must not throw a keyboard user back to the top.
+ */
+export function replaceKeepingFocus(container: HTMLElement, ...children: Child[]): void {
+  const active = document.activeElement;
+  const key = active !== null && active !== container && container.contains(active) ? focusKey(active) : undefined;
+  replace(container, ...children);
+  if (key === undefined || active === null) return;
+  const same = Array.from(container.querySelectorAll<HTMLElement>(active.tagName)).find((element) => focusKey(element) === key);
+  same?.focus({ preventScroll: true });
 }

@@ -285,8 +285,11 @@ describe.skipIf(!available)('dashboard views in Chromium', () => {
     await open(`#/p/${projectId}/analytics`, /analytics/);
     const before = await page.locator('.big').first().textContent();
     expect(before).toBe('12 visits');
+    // A keyboard user on a link keeps their place when the page redraws.
+    await page.getByRole('region', { name: 'Top agents' }).getByRole('link', { name: 'ClaudeBot' }).focus();
     await api('POST', '/visits', [visit(CLAUDEBOT, '/live')]);
     await expect.poll(() => page.locator('.big').first().textContent(), { timeout: 10_000 }).toBe('13 visits');
+    expect(await page.evaluate(() => [document.activeElement?.textContent, document.activeElement?.closest('section')?.getAttribute('aria-labelledby')])).toEqual(['ClaudeBot', 'agents-title']);
     await page.getByLabel('Live').uncheck();
     expect(page.url()).toContain('live=off');
   });
@@ -316,6 +319,16 @@ describe.skipIf(!available)('dashboard views in Chromium', () => {
         await shot(`${name}-${width}`);
       }
     }
+    // The login page, in a browser without a session.
+    const anonymous = await browser.newPage({ locale: 'en-US' });
+    for (const width of [390, 1280]) {
+      await anonymous.setViewportSize({ width, height: 844 });
+      await anonymous.goto(dashboard);
+      await anonymous.getByLabel('Admin secret').waitFor();
+      for (const problem of await layoutProblems(anonymous)) found.push(`login at ${width} px: ${problem}`);
+      await anonymous.screenshot({ path: join(ARTIFACTS, `views-login-${width}.png`), fullPage: true });
+    }
+    await anonymous.close();
     expect(found).toEqual([]);
   });
 

@@ -8,7 +8,7 @@ import { h, replace } from '../dom.js';
 import { formatCount, formatShare, plural } from '../format.js';
 import { chosenRange, liveRedraw, rangeToolbar } from '../range.js';
 import { href } from '../route-state.js';
-import { bar, dataTable, empty, outcomeSummary, outcomeTiles, panel } from '../view.js';
+import { bar, dataTable, empty, outcomeSummary, outcomeTiles, panel, replaceKeepingFocus } from '../view.js';
 import { OTHER_COLOR, PALETTE } from './analytics.js';
 
 /** Draws the page of one agent type in a project. */
@@ -109,7 +109,7 @@ export const renderAgentType: Page = async ({ main, project, route }) => {
       disallowed ? `Your saved robots rules disallow every ${type} (${(settings.robots?.disallow ?? ['/']).join(', ')}). ` : `Your saved robots rules do not disallow this type. `,
       h('a', { href: href(['p', p.id, 'settings']) }, 'Edit the rules'),
     );
-    replace(content, overTime, h('div', { class: 'grid' }, outcomes, agents), paths, rules);
+    replaceKeepingFocus(content, overTime, h('div', { class: 'grid' }, outcomes, agents), paths, rules);
     toolbar.updated(new Date());
     if (byAgent.total > 0) chart = stackedBars(chartBox, byAgent.buckets.map((b) => Date.parse(b.start)), series);
   };

@@ -8,7 +8,7 @@ import { h, replace } from '../dom.js';
 import { formatCount, formatDateTime, formatMinute, formatTime, plural, RESULT_LABELS } from '../format.js';
 import { chosenRange, liveRedraw, rangeToolbar } from '../range.js';
 import { href } from '../route-state.js';
-import { dataTable, empty, outcomeSummary, outcomeTiles, panel, RESULT_ORDER } from '../view.js';
+import { dataTable, empty, outcomeSummary, outcomeTiles, panel, replaceKeepingFocus, RESULT_ORDER } from '../view.js';
 import { statusBadge } from './analytics.js';
 import { agentFacts } from './catalog.js';
 import { visitRow, visitTable } from './timeline.js';
@@ -198,7 +198,7 @@ export const renderAgent: Page = async ({ main, project, route }) => {
       ),
     );
 
-    replace(content, summary, overTime, h('div', { class: 'grid' }, statusPanel, pathsPanel), robotsPanel, recent);
+    replaceKeepingFocus(content, summary, overTime, h('div', { class: 'grid' }, statusPanel, pathsPanel), robotsPanel, recent);
     toolbar.updated(new Date());
     if (byResult.total > 0) chart = stackedBars(chartBox, byResult.buckets.map((b) => Date.parse(b.start)), resultSeries(byResult));
   };

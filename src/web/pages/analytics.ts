@@ -10,7 +10,7 @@ import { h, replace } from '../dom.js';
 import { formatCount, formatDateTime, formatDecimal, formatShare, formatTime, plural, referralName } from '../format.js';
 import { chosenRange, liveRedraw, rangeToolbar } from '../range.js';
 import { href } from '../route-state.js';
-import { bar, dataTable, empty, outcomeSummary, outcomeTiles, panel } from '../view.js';
+import { bar, dataTable, empty, outcomeSummary, outcomeTiles, panel, replaceKeepingFocus } from '../view.js';
 
 // One colour per agent type, in the catalog's display order, plus browsers/unknown and the rest.
 export const PALETTE = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#86bcb6', '#d37295', '#499894', '#8cd17d', '#b6992d', '#79706e', '#d4a6c8', '#a0cbe8'];
@@ -281,7 +281,7 @@ export const renderAnalytics: Page = async ({ main, project }) => {
             ),
     );
 
-    replace(
+    replaceKeepingFocus(
       content,
       overTime,
       h('div', { class: 'grid' }, outcomes, agents, pages, paths, referralPanel, landingPanel),
