@@ -102,15 +102,24 @@ const bodies = Array.from({ length: 8 }, (_, b) =>
   ),
 );
 
-/** Visits per second acknowledged (202) by the servers, loaded together for SECONDS. */
-async function load(servers) {
+let keys = 0;
+/**
+ * Visits per second acknowledged (202) by the servers, loaded together for SECONDS; `keyed` sends
+ * every batch with an Idempotency-Key of its own, as a batching client does.
+ */
+async function load(servers, keyed = false) {
   const results = await Promise.all(
     servers.map(({ url, token }) =>
       autocannon({
         url: `${url}/visits`,
         connections: CONNECTIONS,
         duration: SECONDS,
-        requests: bodies.map((body) => ({ method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body })),
+        requests: bodies.map((body) => ({
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body,
+          ...(keyed ? { setupRequest: (request) => ({ ...request, headers: { ...request.headers, 'idempotency-key': `bench-${process.pid}-${keys++}` } }) } : {}),
+        })),
       }),
     ),
   );
@@ -125,22 +134,30 @@ async function ingestion(clickhouse, dir) {
   const second = await serve(['--data-dir', join(dir, 'ch2'), '--store', 'clickhouse', '--clickhouse-url', clickhouse.url, '--clickhouse-database', 'bench_ingest']);
   const shared = { url: second.url, token: first.token };
   try {
-    const rates = { sqlite: [], clickhouseOne: [], clickhouseTwo: [] };
+    const rates = { sqlite: [], clickhouseOne: [], clickhouseTwo: [], sqliteKeyed: [], clickhouseOneKeyed: [], clickhouseTwoKeyed: [] };
     await load([sqlite]);
     await load([first, shared]);
+    await load([first, shared], true);
     for (let round = 0; round < ROUNDS; round++) {
       rates.sqlite.push(await load([sqlite]));
+      rates.sqliteKeyed.push(await load([sqlite], true));
       rates.clickhouseOne.push(await load([first]));
+      rates.clickhouseOneKeyed.push(await load([first], true));
       rates.clickhouseTwo.push(await load([first, shared]));
+      rates.clickhouseTwoKeyed.push(await load([first, shared], true));
     }
     const sqliteRate = median(rates.sqlite);
     const oneRate = median(rates.clickhouseOne);
     const twoRate = median(rates.clickhouseTwo);
+    const keyedRatio = (keyed, plain) => `${Math.round(median(keyed)).toLocaleString('en-US')} visits/s with a key per batch (ratio to no key ${(median(keyed) / plain).toFixed(2)})`;
     const parts = (await clickhouse.query("SELECT count() FROM system.parts WHERE database = 'bench_ingest' AND table = 'visits' AND active")).trim();
     console.log(`ingestion, batches of ${BATCH_SIZE}, ${CONNECTIONS} connections per server, ${SECONDS} s, median of ${ROUNDS}:`);
     console.log(`  one server, SQLite:                 ${Math.round(sqliteRate).toLocaleString('en-US')} visits/s`);
     console.log(`  one server, ClickHouse:             ${Math.round(oneRate).toLocaleString('en-US')} visits/s`);
     console.log(`  two servers, one ClickHouse:        ${Math.round(twoRate).toLocaleString('en-US')} visits/s  (ratio to SQLite ${(twoRate / sqliteRate).toFixed(2)})`);
+    console.log(`  one server, SQLite:                 ${keyedRatio(rates.sqliteKeyed, sqliteRate)}`);
+    console.log(`  one server, ClickHouse:             ${keyedRatio(rates.clickhouseOneKeyed, oneRate)}`);
+    console.log(`  two servers, one ClickHouse:        ${keyedRatio(rates.clickhouseTwoKeyed, twoRate)}`);
     console.log(`  active parts after the run: ${parts} (group commit keeps inserts few and large)`);
   } finally {
     await Promise.all([sqlite.stop(), first.stop(), second.stop()]);
@@ -167,7 +184,8 @@ async function queries(clickhouse) {
   const span = Math.floor((30 * DAY) / ROWS);
   // Generated rows as the store writes them: 40% catalog agents over 7 ids, 1,000 paths, 30 days.
   const loadStarted = performance.now();
-  await clickhouse.query(`INSERT INTO bench_query.visits
+  // Columns named: later migrations add columns with defaults (status).
+  await clickhouse.query(`INSERT INTO bench_query.visits (project_id, id, received, time, path, request_path, agent_id, agent_type, result, referral, visit)
     SELECT 'prj_bench' AS project_id,
       concat(lower(hex(toUInt64(${start} + number * ${span}))), '0000', 'b0b0b0b0b0b0') AS id,
       toUInt64(${start} + number * ${span}) AS received, received AS time,

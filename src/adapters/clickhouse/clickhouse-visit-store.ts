@@ -5,12 +5,15 @@ import {
   bucketStart,
   buildStatsResult,
   createVisitFanout,
+  IDEMPOTENCY_WINDOW_MS,
   INTERVAL_MS,
   pathWithoutQuery,
   validateStatsQuery,
   VisitQueryError,
   VisitStoreUnavailableError,
   type EnrichedVisit,
+  type IdempotentAppendResult,
+  type IdempotentBatch,
   type PathCount,
   type StatsCell,
   type StoredVisit,
@@ -18,16 +21,19 @@ import {
   type VisitListener,
   type VisitStore,
 } from '../../index.js';
+import { createClaims, type ClaimInsert } from './idempotency-claims.js';
 import { createInsertQueue } from './insert-queue.js';
 import { createLiveTail } from './live-tail.js';
 import { createProjectTables, type ProjectTables } from './project-tables.js';
 import { MIGRATIONS, MIGRATIONS_TABLE, quoteDatabase, SCHEMA_VERSION } from './schema.js';
 import { sqlString, sqlUInt } from './sql.js';
-import { unavailableError } from './unavailable.js';
-import { createVisitIdGenerator, isVisitId, visitIdFloor, visitIdTime } from './visit-id.js';
+import { insertError, insertOutcome, unavailableError } from './unavailable.js';
+import { createVisitIdGenerator, isVisitId, visitIdAt, visitIdFloor, visitIdTime } from './visit-id.js';
 
 /** The ClickHouse store: visits, project lookup, settings and administration, shared by servers. */
 export interface ClickHouseVisitStore extends VisitStore, ProjectTables {
+  /** Always there: through claims every server sharing the database sees (idempotency-claims.ts). */
+  appendOnce(projectId: string, visits: readonly EnrichedVisit[], batch: IdempotentBatch): Promise<IdempotentAppendResult>;
   readonly url: string;
   readonly database: string;
   countVisits(projectId?: string): Promise<number>;
@@ -52,7 +58,11 @@ export interface ClickHouseVisitStoreOptions {
    * before it became readable (insert latency, clock skew between servers) still reaches subscribers.
    */
   readonly tailWindowMs?: number;
-  /** Rows per INSERT at most; concurrent appends wait and go in one INSERT (default 10,000). */
+  /**
+   * Rows per INSERT at most; concurrent appends wait and go in one INSERT (default 10,000; at most
+   * 1,000,000, below ClickHouse's max_insert_block_size, so that one append's rows are one block,
+   * which ClickHouse writes whole or not at all).
+   */
   readonly maxBatchRows?: number;
   /**
    * INSERTs in flight at once (default 1). An INSERT costs about the same whatever its size (it
@@ -68,6 +78,12 @@ export interface ClickHouseVisitStoreOptions {
   readonly requestTimeoutMs?: number;
   /** How long a token lookup is trusted without asking ClickHouse again (default 1,000 ms). */
   readonly tokenCacheMs?: number;
+  /**
+   * How long ClickHouse may still be applying an INSERT after this server stopped waiting for it
+   * (default 30,000 ms). A batch with an idempotency key whose first attempt's outcome is unknown
+   * is stored again (if it did not land) only after this, so it must exceed the longest INSERT.
+   */
+  readonly insertSettleMs?: number;
   /**
    * Keep raw visits at least this many days: months that end before that are dropped (checked at
    * open and hourly); the per-minute counts stay, so stats of old ranges still answer (but for
@@ -91,6 +107,15 @@ interface VisitRow {
   status: number;
   visit: string;
 }
+
+// Below max_insert_block_size (1,048,576 rows by default): ClickHouse parses an INSERT's rows into
+// blocks of that many and writes each block (per partition) as one part, all or nothing.
+const MAX_BATCH_ROWS = 1_000_000;
+// An attempt with an idempotency key sends its INSERT within this long of its claim, or never.
+const SEND_WITHIN_MS = 5000;
+// Claim partitions (days) are dropped once wholly past the 24-hour window, with a day to spare for
+// time zones (toYYYYMMDD is in the server's).
+const CLAIM_DAYS_KEPT = 3;
 
 // TimelineQuery: a page holds 1 to 1,000 visits.
 const TIMELINE_MAX = 1000;
@@ -173,10 +198,12 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
   const pollMs = positiveInteger('pollMs', options.pollMs, 250);
   const tailWindowMs = positiveInteger('tailWindowMs', options.tailWindowMs, 5000);
   const maxBatchRows = positiveInteger('maxBatchRows', options.maxBatchRows, 10_000);
+  if (maxBatchRows > MAX_BATCH_ROWS) throw new RangeError(`maxBatchRows must be at most ${MAX_BATCH_ROWS}, got ${maxBatchRows}`);
   const maxQueuedRows = positiveInteger('maxQueuedRows', options.maxQueuedRows, 100_000);
   const maxConcurrentInserts = positiveInteger('maxConcurrentInserts', options.maxConcurrentInserts, 1);
   const retryAfterSeconds = positiveInteger('retryAfterSeconds', options.retryAfterSeconds, 2);
   const requestTimeoutMs = positiveInteger('requestTimeoutMs', options.requestTimeoutMs, 10_000);
+  const insertSettleMs = positiveInteger('insertSettleMs', options.insertSettleMs, 30_000);
   const tokenCacheMs = options.tokenCacheMs ?? 1000;
   if (!Number.isSafeInteger(tokenCacheMs) || tokenCacheMs < 0) throw new RangeError(`tokenCacheMs must be an integer >= 0, got ${String(tokenCacheMs)}`);
   const retentionDays = options.retentionDays === undefined ? undefined : positiveInteger('retentionDays', options.retentionDays, 1);
@@ -240,8 +267,29 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
   const insertRows = async (table: string, values: readonly object[]): Promise<void> => {
     await client.insert({ table: `${db}.${table}`, values: values as object[], format: 'JSONEachRow' });
   };
-  // One INSERT in flight per server by default, carrying every visit that waited for it.
-  const inserts = createInsertQueue<VisitRow>({ insert: (values) => insertRows('visits', values), maxBatchRows, maxConcurrent: maxConcurrentInserts });
+  // One INSERT in flight per server by default, carrying every visit that waited for it. The
+  // client's request_timeout counts only idle time on a socket it has; the abort bounds the whole
+  // INSERT, so its rows reach ClickHouse within requestTimeoutMs of being sent, or never (the
+  // idempotency claims rely on that bound).
+  const inserts = createInsertQueue<VisitRow>({
+    insert: async (values) => {
+      await client.insert({ table: `${db}.visits`, values: values as VisitRow[], format: 'JSONEachRow', abort_signal: AbortSignal.timeout(requestTimeoutMs) });
+    },
+    maxBatchRows,
+    maxConcurrent: maxConcurrentInserts,
+    clock,
+  });
+  // Claims go in INSERTs of their own, batched the same way (a part per INSERT).
+  const claimInserts = createInsertQueue<ClaimInsert>({ insert: (values) => insertRows('idempotency_claims', values), maxBatchRows: 10_000, maxConcurrent: 1, clock });
+  const claims = createClaims({
+    rows,
+    insert: (values) => claimInserts.enqueue(values),
+    clock,
+    windowSeconds: IDEMPOTENCY_WINDOW_MS / 1000,
+    sendWithinMs: SEND_WITHIN_MS,
+    requestTimeoutMs,
+    settleMs: insertSettleMs,
+  });
 
   const toRow = (projectId: string, visit: EnrichedVisit, id: string): VisitRow => ({
     project_id: projectId,
@@ -257,6 +305,28 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
     status: statusColumn(visit.response_status_code),
     visit: JSON.stringify(visit),
   });
+  /**
+   * Sends visits (with their ids) through the insert queue, the live tail told first so it never
+   * delivers them a second time; rejects with the INSERT's own error.
+   */
+  const sendVisits = async (projectId: string, visits: readonly EnrichedVisit[], ids: readonly string[], deadline?: number): Promise<void> => {
+    const tailed = tail.watched(projectId);
+    if (tailed) tail.claim(projectId, ids);
+    try {
+      await inserts.enqueue(
+        visits.map((visit, i) => toRow(projectId, visit, ids[i]!)),
+        deadline,
+      );
+    } catch (error) {
+      if (tailed) tail.unclaim(ids);
+      throw error;
+    }
+  };
+  const refuseAppend = (count: number): VisitStoreUnavailableError | undefined => {
+    if (closed) return new VisitStoreUnavailableError('unavailable', retryAfterSeconds, 'the ClickHouse store is closed');
+    if (inserts.queued() + count > maxQueuedRows) return new VisitStoreUnavailableError('busy', 1, `${inserts.queued()} visits are waiting for ClickHouse already`);
+    return undefined;
+  };
   const fromRow = (row: { project_id: string; id: string; visit: string }): StoredVisit => ({ ...(JSON.parse(row.visit) as EnrichedVisit), id: row.id, project_id: row.project_id });
   const inProjects = (projectIds: readonly string[]) => `project_id IN (${projectIds.map(sqlString).join(', ')})`;
 
@@ -272,59 +342,116 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
   const projects = createProjectTables({ rows, insert: insertRows, clock, tokenCacheMs, retryAfterSeconds });
 
   let retentionTimer: ReturnType<typeof setInterval> | undefined;
+  /** Drops the partitions of `table` whose ids (YYYYMM or YYYYMMDD numbers) are below `keepFrom`; resolves to those dropped. */
+  const dropPartitionsBefore = async (table: 'visits' | 'idempotency_claims', keepFrom: number): Promise<readonly string[]> => {
+    const parts = await rows<{ partition: string }>(
+      `SELECT DISTINCT partition FROM system.parts WHERE database = ${sqlString(databaseName)} AND table = ${sqlString(table)} AND active`,
+    );
+    const dropped: string[] = [];
+    for (const part of parts) {
+      if (!/^\d{6,8}$/.test(part.partition) || Number(part.partition) >= keepFrom) continue;
+      await command(`ALTER TABLE {db}.${table} DROP PARTITION ${part.partition}`);
+      dropped.push(part.partition);
+    }
+    return dropped;
+  };
   const enforceRetention = async (): Promise<readonly string[]> => {
     if (retentionDays === undefined) return [];
     const cutoff = new Date(clock.now() - retentionDays * 86_400_000);
     // Months ending before the cutoff: partition ids (YYYYMM) below the cutoff's month.
-    const keepFrom = cutoff.getUTCFullYear() * 100 + cutoff.getUTCMonth() + 1;
-    const parts = await rows<{ partition: string }>(
-      `SELECT DISTINCT table, partition FROM system.parts WHERE database = ${sqlString(databaseName)} AND table = 'visits' AND active`,
-    );
-    const dropped: string[] = [];
-    for (const part of parts) {
-      if (!/^\d{6}$/.test(part.partition) || Number(part.partition) >= keepFrom) continue;
-      await command(`ALTER TABLE {db}.visits DROP PARTITION ${part.partition}`);
-      dropped.push(part.partition);
-    }
-    return dropped;
+    return dropPartitionsBefore('visits', cutoff.getUTCFullYear() * 100 + cutoff.getUTCMonth() + 1);
   };
   if (retentionDays !== undefined) {
     await enforceRetention();
     retentionTimer = setInterval(() => void enforceRetention().catch(() => {}), 3_600_000);
     retentionTimer.unref?.();
   }
+  // Claims matter for their 24-hour window: whole days of them are dropped after CLAIM_DAYS_KEPT.
+  const dropOldClaims = async (): Promise<readonly string[]> => {
+    const cutoff = new Date(clock.now() - CLAIM_DAYS_KEPT * 86_400_000);
+    return dropPartitionsBefore('idempotency_claims', cutoff.getUTCFullYear() * 10_000 + (cutoff.getUTCMonth() + 1) * 100 + cutoff.getUTCDate());
+  };
+  await dropOldClaims().catch(() => undefined);
+  const claimsTimer = setInterval(() => void dropOldClaims().catch(() => {}), 3_600_000);
+  claimsTimer.unref?.();
 
   const store: ClickHouseVisitStore = {
     url: parsedUrl.origin,
     database: databaseName,
 
     append(projectId, visits) {
-      if (closed) return Promise.reject(new VisitStoreUnavailableError('unavailable', retryAfterSeconds, 'the ClickHouse store is closed'));
-      if (visits.length === 0) return Promise.resolve([]);
-      if (inserts.queued() + visits.length > maxQueuedRows) {
-        return Promise.reject(new VisitStoreUnavailableError('busy', 1, `${inserts.queued()} visits are waiting for ClickHouse already`));
-      }
-      const stored: StoredVisit[] = [];
-      const batch: VisitRow[] = [];
-      for (const visit of visits) {
-        const id = nextId(visit);
-        stored.push({ ...visit, id, project_id: projectId });
-        batch.push(toRow(projectId, visit, id));
-      }
-      // Claimed before the INSERT is sent, so the live tail never delivers these a second time.
-      const ids = stored.map((visit) => visit.id);
-      const tailed = tail.watched(projectId);
-      if (tailed) tail.claim(projectId, ids);
-      return inserts.enqueue(batch).then(
+      if (visits.length === 0 && !closed) return Promise.resolve([]);
+      const refused = refuseAppend(visits.length);
+      if (refused !== undefined) return Promise.reject(refused);
+      const ids = visits.map(nextId);
+      const stored = visits.map((visit, i): StoredVisit => ({ ...visit, id: ids[i]!, project_id: projectId }));
+      return sendVisits(projectId, visits, ids).then(
         () => {
           fanout.publish(projectId, stored);
           return stored;
         },
         (error: unknown) => {
-          if (tailed) tail.unclaim(ids);
-          throw unavailableError(error, retryAfterSeconds, 'insert') ?? new VisitStoreUnavailableError('unavailable', retryAfterSeconds, `ClickHouse refused the insert: ${(error as Error).message}`, { cause: error });
+          throw insertError(error, retryAfterSeconds);
         },
       );
+    },
+
+    async appendOnce(projectId, visits, batch) {
+      const refused = refuseAppend(visits.length);
+      if (refused !== undefined) throw refused;
+      if (visits.length > MAX_BATCH_ROWS) throw new RangeError(`a batch with an idempotency key holds at most ${MAX_BATCH_ROWS} visits, got ${visits.length}`);
+      // Consecutive ids from one reservation: any server can name them from the first and the count.
+      let atLeast = 0;
+      for (const visit of visits) atLeast = Math.max(atLeast, visit.time, visit.received);
+      const first = generateVisitId.reserve(Math.max(1, visits.length), atLeast);
+      const ids = visits.map((_, i) => visitIdAt(first, i));
+      lastIssued = Math.max(lastIssued, visitIdTime(ids[ids.length - 1] ?? first));
+      const attempt = { project_id: projectId, key: batch.key, attempt: first, visits: visits.length };
+      const notStored = async (error: unknown): Promise<never> => {
+        await claims.release(attempt);
+        const failed = unavailableError(error, retryAfterSeconds, 'idempotency claim');
+        if (failed === undefined) throw error;
+        throw new VisitStoreUnavailableError(failed.reason, failed.retryAfterSeconds, failed.message, { cause: error, outcome: 'not-stored' });
+      };
+
+      // The INSERT goes out within SEND_WITHIN_MS of this moment or never: no later than what
+      // other servers assume from the claim's time, which ClickHouse stamps after this.
+      const deadline = clock.now() + SEND_WITHIN_MS;
+      let decision;
+      try {
+        await claims.claim({ ...attempt, fingerprint: batch.fingerprint, response: batch.response });
+        decision = await claims.decide(projectId, batch.key, first);
+      } catch (error) {
+        // No visit was sent: whatever became of the claim, nothing of the batch is stored.
+        return notStored(error);
+      }
+      if (decision.kind === 'replay') {
+        // An empty attempt's claim is its record: only one that would store visits steps aside.
+        if (visits.length > 0) await claims.release(attempt);
+        return { outcome: 'replayed', record: { fingerprint: decision.attempt.fingerprint, response: decision.attempt.response } };
+      }
+      if (decision.kind === 'wait') {
+        await claims.release(attempt);
+        return { outcome: 'in-progress', retryAfterSeconds: decision.retryAfterSeconds };
+      }
+      const stored = visits.map((visit, i): StoredVisit => ({ ...visit, id: ids[i]!, project_id: projectId }));
+      if (visits.length === 0) return { outcome: 'stored', visits: stored };
+      try {
+        await sendVisits(projectId, visits, ids, deadline);
+      } catch (error) {
+        if (insertOutcome(error) === 'not-stored') {
+          await claims.release(attempt);
+          throw insertError(error, retryAfterSeconds);
+        }
+        claims.ended(first);
+        // The connection broke with the rows sent: they may have landed. Ask; if they did, the
+        // batch is stored (published here; the live tail leaves these ids to this server).
+        const landed = await claims.landed(projectId, { attempt: first, visits: visits.length, released: false, age: 0, fingerprint: '', response: '' }).catch(() => false);
+        if (!landed) throw insertError(error, retryAfterSeconds);
+        if (tail.watched(projectId)) tail.claim(projectId, ids);
+      }
+      fanout.publish(projectId, stored);
+      return { outcome: 'stored', visits: stored };
     },
 
     async timeline(query) {
@@ -452,7 +579,9 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
       closed = true;
       tail.close();
       if (retentionTimer !== undefined) clearInterval(retentionTimer);
+      clearInterval(claimsTimer);
       await inserts.drained();
+      await claimInserts.drained();
       await client.close();
     },
   };

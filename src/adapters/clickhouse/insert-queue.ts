@@ -1,10 +1,22 @@
 // Group commit for ClickHouse INSERTs: appends that arrive while an INSERT is in flight wait and go
 // together in the next one, so many small requests make few, large parts.
 
+/** A batch whose deadline passed before an INSERT could carry it: it was never sent. */
+export class InsertDeadlineError extends Error {
+  constructor() {
+    super('the rows waited past their deadline for an INSERT and were not sent');
+    this.name = 'InsertDeadlineError';
+  }
+}
+
 /** A queue of row batches, each settled when the INSERT that carried it is acknowledged. */
 export interface InsertQueue<Row> {
-  /** Resolves once ClickHouse acknowledged an INSERT holding `rows`; rejects with its error. */
-  enqueue(rows: readonly Row[]): Promise<void>;
+  /**
+   * Resolves once ClickHouse acknowledged an INSERT holding `rows`; rejects with its error. With a
+   * `deadline` (ms, the queue's clock), rows still waiting then are never sent: the promise
+   * rejects with `InsertDeadlineError`.
+   */
+  enqueue(rows: readonly Row[], deadline?: number): Promise<void>;
   /** Rows waiting for an INSERT (not yet sent). */
   queued(): number;
   /** Resolves when nothing is waiting or in flight. */
@@ -13,6 +25,7 @@ export interface InsertQueue<Row> {
 
 interface Waiting<Row> {
   readonly rows: readonly Row[];
+  readonly deadline: number;
   readonly resolve: () => void;
   readonly reject: (error: unknown) => void;
 }
@@ -24,13 +37,37 @@ interface Waiting<Row> {
  * const queue = createInsertQueue({ insert: (rows) => client.insert({ table, values: rows, format: 'JSONEachRow' }).then(() => {}), maxBatchRows: 10_000, maxConcurrent: 1 });
  * await queue.enqueue([row]);
  */
-export function createInsertQueue<Row>(options: { insert(rows: readonly Row[]): Promise<void>; maxBatchRows: number; maxConcurrent: number }): InsertQueue<Row> {
+export function createInsertQueue<Row>(options: {
+  insert(rows: readonly Row[]): Promise<void>;
+  maxBatchRows: number;
+  maxConcurrent: number;
+  /** Milliseconds, for deadlines (default `Date.now`). */
+  clock?: { now(): number };
+}): InsertQueue<Row> {
+  const clock = options.clock ?? { now: () => Date.now() };
   const waiting: Waiting<Row>[] = [];
   let queuedRows = 0;
   let inFlight = 0;
   const idle: (() => void)[] = [];
 
+  const dropExpired = (): void => {
+    const now = clock.now();
+    for (let i = 0; i < waiting.length; ) {
+      const item = waiting[i]!;
+      if (item.deadline >= now) {
+        i++;
+        continue;
+      }
+      waiting.splice(i, 1);
+      queuedRows -= item.rows.length;
+      item.reject(new InsertDeadlineError());
+    }
+  };
+
   const pump = (): void => {
+    // Checked as the next INSERT forms: past this point the rows are sent.
+    if (inFlight < options.maxConcurrent) dropExpired();
+    if (inFlight === 0 && waiting.length === 0) idle.splice(0).forEach((resolve) => resolve());
     while (inFlight < options.maxConcurrent && waiting.length > 0) {
       const batch: Waiting<Row>[] = [];
       let count = 0;
@@ -57,9 +94,9 @@ export function createInsertQueue<Row>(options: { insert(rows: readonly Row[]): 
   };
 
   return {
-    enqueue(rows) {
+    enqueue(rows, deadline = Infinity) {
       return new Promise<void>((resolve, reject) => {
-        waiting.push({ rows, resolve, reject });
+        waiting.push({ rows, deadline, resolve, reject });
         queuedRows += rows.length;
         pump();
       });

@@ -82,6 +82,25 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
     // exists" from a server that migrated at the same moment as done.
     `ALTER TABLE {db}.visits ADD COLUMN status UInt16 DEFAULT toUInt16OrZero(extract(visit, '[{,]"response_status_code":([1-5][0-9][0-9])[,}]'))`,
   ],
+  [
+    // Idempotency claims of POST /visits (idempotency-claims.ts): a row per attempt to store a
+    // batch under a key, naming the visit ids it reserved, and a row when an attempt is known not
+    // to have stored anything. `at` is ClickHouse's own clock at insert (a MATERIALIZED column is
+    // computed whatever the input format), so every server judges an attempt's age by one clock.
+    // Partitioned by day: retention drops whole days past the 24-hour window (18.16 has no TTL).
+    `CREATE TABLE IF NOT EXISTS {db}.idempotency_claims (
+       project_id String,
+       key String,
+       attempt String,
+       visits UInt32,
+       state String,
+       fingerprint String,
+       response String,
+       at DateTime MATERIALIZED now()
+     ) ENGINE = MergeTree
+     PARTITION BY toYYYYMMDD(at)
+     ORDER BY (project_id, key, attempt)`,
+  ],
 ];
 
 /** The schema version this code writes. */

@@ -1,6 +1,8 @@
-// Which ClickHouse failures mean "retry later" (503) rather than a bad query.
+// Which ClickHouse failures mean "retry later" (503) rather than a bad query, and what a failed
+// INSERT says about its rows: known not stored, or unknown.
 import { ClickHouseError } from '@clickhouse/client';
 import { VisitStoreUnavailableError } from '../../index.js';
+import { InsertDeadlineError } from './insert-queue.js';
 
 // ClickHouse error codes that mean "too much right now" rather than "down": TOO_MANY_PARTS,
 // TOO_MANY_SIMULTANEOUS_QUERIES, MEMORY_LIMIT_EXCEEDED.
@@ -17,4 +19,33 @@ export function unavailableError(error: unknown, retryAfterSeconds: number, what
   }
   if (error instanceof Error) return new VisitStoreUnavailableError('unavailable', retryAfterSeconds, `ClickHouse is unreachable (${what}): ${error.message}`, { cause: error });
   return undefined;
+}
+
+// Socket errors that mean no connection was made, so no byte of the INSERT reached ClickHouse.
+// ECONNRESET and timeouts are not among them: the rows may have been received and stored.
+const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
+
+/**
+ * What a failed visits INSERT says about its rows: `not-stored` when they were never sent (a
+ * deadline in the queue, no connection) or ClickHouse refused them before writing (too many parts
+ * or queries: it checks those first); `unknown` otherwise (the connection broke or timed out while
+ * ClickHouse had them, or it failed after writing some, as a materialized view can).
+ */
+export function insertOutcome(error: unknown): 'not-stored' | 'unknown' {
+  if (error instanceof InsertDeadlineError) return 'not-stored';
+  if (error instanceof ClickHouseError) return BUSY_BEFORE_WRITING.has(error.code) ? 'not-stored' : 'unknown';
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && NOT_CONNECTED.has(code) ? 'not-stored' : 'unknown';
+}
+
+// TOO_MANY_PARTS and TOO_MANY_SIMULTANEOUS_QUERIES are raised before an INSERT writes anything.
+const BUSY_BEFORE_WRITING = new Set(['252', '202']);
+
+/** The VisitStoreUnavailableError of a failed visits INSERT, with its outcome. */
+export function insertError(error: unknown, retryAfterSeconds: number): VisitStoreUnavailableError {
+  const outcome = insertOutcome(error);
+  if (error instanceof InsertDeadlineError) return new VisitStoreUnavailableError('busy', 1, 'the visits waited too long for an INSERT and were not sent', { cause: error, outcome });
+  const known = unavailableError(error, retryAfterSeconds, 'insert');
+  if (known !== undefined) return new VisitStoreUnavailableError(known.reason, known.retryAfterSeconds, known.message, { cause: error, outcome });
+  return new VisitStoreUnavailableError('unavailable', retryAfterSeconds, `ClickHouse refused the insert: ${(error as Error).message}`, { cause: error, outcome });
 }

@@ -130,6 +130,40 @@ describe.runIf(available)('several servers over one ClickHouse', () => {
     }
   });
 
+  it('stores a batch sent with one Idempotency-Key once: to either server, to both at once, and after a server restarts', async () => {
+    const body = ['/idem/1', '/idem/2', '/idem/3'].map((path) => visitBody(path, GPTBOT_UA, Date.now()));
+    const first = await post(`${a.url}/visits`, token, body, { 'idempotency-key': 'batch-A' });
+    expect(first.status).toBe(202);
+    const fromB = await post(`${b.url}/visits`, token, body, { 'idempotency-key': 'batch-A' });
+    expect(fromB.status).toBe(202);
+    expect(fromB.text).toBe(first.text);
+    expect(fromB.headers.get('idempotent-replayed')).toBe('true');
+    // Another body under the key is refused, by either server.
+    expect((await post(`${b.url}/visits`, token, body.slice(1), { 'idempotency-key': 'batch-A' })).status).toBe(422);
+
+    // Both servers at once, each retrying as a client does (409 and 503 carry Retry-After).
+    const both = ['/idem/both/1', '/idem/both/2'].map((path) => visitBody(path, GPTBOT_UA, Date.now()));
+    const send = async (server: ServeProcess) => {
+      for (let i = 0; ; i++) {
+        const response = await post(`${server.url}/visits`, token, both, { 'idempotency-key': 'batch-B' });
+        if ((response.status !== 409 && response.status !== 503) || i === 60) return response;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    };
+    const answers = await Promise.all([send(a), send(b), send(a), send(b)]);
+    expect(answers.map((answer) => answer.status)).toEqual([202, 202, 202, 202]);
+    expect(new Set(answers.map((answer) => answer.text)).size).toBe(1);
+
+    // A server restarted between the first try and the retry answers from ClickHouse.
+    await stopServes([a]);
+    a = await serve('a');
+    const afterRestart = await post(`${a.url}/visits`, token, body, { 'idempotency-key': 'batch-A' });
+    expect(afterRestart.status).toBe(202);
+    expect(afterRestart.text).toBe(first.text);
+    const counts = (await clickhouse.query(`SELECT request_path, count() FROM ${DATABASE}.visits WHERE request_path LIKE '/idem/%' GROUP BY request_path ORDER BY request_path FORMAT TSV`)).trim();
+    expect(counts.split('\n')).toEqual(['/idem/1\t1', '/idem/2\t1', '/idem/3\t1', '/idem/both/1\t1', '/idem/both/2\t1']);
+  });
+
   it('answers 503 with Retry-After while ClickHouse is down, loses nothing acknowledged, and recovers', async () => {
     const acknowledged: string[] = [];
     const refused: { status: number; retryAfter: string | null }[] = [];

@@ -1,7 +1,7 @@
 // Group commit of the ClickHouse store: appends waiting behind an INSERT in flight share the next
 // one, each settles with the INSERT that carried it, and nothing resolves before its INSERT does.
 import { describe, expect, it } from 'vitest';
-import { createInsertQueue } from '../../../src/adapters/clickhouse/insert-queue.js';
+import { createInsertQueue, InsertDeadlineError } from '../../../src/adapters/clickhouse/insert-queue.js';
 
 function fakeInsert() {
   const calls: { rows: readonly number[]; resolve: () => void; reject: (error: Error) => void }[] = [];
@@ -68,6 +68,27 @@ describe('insert queue', () => {
     calls[3]!.resolve();
     await Promise.all(all);
     expect(queue.queued()).toBe(0);
+    await queue.drained();
+  });
+
+  it('never sends rows whose deadline passed while they waited, and sends the others', async () => {
+    const { calls, insert } = fakeInsert();
+    let now = 1000;
+    const queue = createInsertQueue({ insert, maxBatchRows: 100, maxConcurrent: 1, clock: { now: () => now } });
+    const first = queue.enqueue([1], 1000);
+    const late = queue.enqueue([2], 1500);
+    const patient = queue.enqueue([3], 5000);
+    const unbounded = queue.enqueue([4]);
+    expect(calls.map((c) => c.rows)).toEqual([[1]]);
+    now = 2000;
+    calls[0]!.resolve();
+    await first;
+    await expect(late).rejects.toBeInstanceOf(InsertDeadlineError);
+    await tick();
+    expect(calls.map((c) => c.rows)).toEqual([[1], [3, 4]]);
+    expect(queue.queued()).toBe(0);
+    calls[1]!.resolve();
+    await Promise.all([patient, unbounded]);
     await queue.drained();
   });
 });

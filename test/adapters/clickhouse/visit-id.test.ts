@@ -2,7 +2,7 @@
 // across generators (servers) without coordination, whatever the clock does.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createVisitIdGenerator, isVisitId, visitIdFloor, visitIdTime } from '../../../src/adapters/clickhouse/visit-id.js';
+import { createVisitIdGenerator, isVisitId, visitIdAt, visitIdFloor, visitIdTime } from '../../../src/adapters/clickhouse/visit-id.js';
 import { sqlString, sqlUInt } from '../../../src/adapters/clickhouse/sql.js';
 
 describe('visit ids', () => {
@@ -62,5 +62,37 @@ describe('SQL literals', () => {
   it('refuse what is not a non-negative safe integer', () => {
     expect(sqlUInt(42)).toBe('42');
     for (const bad of [-1, 1.5, Number.NaN, Infinity, 2 ** 53]) expect(() => sqlUInt(bad)).toThrow(RangeError);
+  });
+});
+
+describe('reserved id ranges', () => {
+  it('name consecutive ids that no later id repeats, across millisecond borrows', () => {
+    fc.assert(
+      // Counts around 65,536 make a range borrow the next millisecond or two.
+      fc.property(fc.array(fc.tuple(fc.oneof(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 65_000, max: 140_000 })), fc.integer({ min: -3, max: 3 })), { minLength: 1, maxLength: 4 }), (steps) => {
+        let now = 1_795_000_000_000;
+        const generate = createVisitIdGenerator({ now: () => now });
+        const issued: string[] = [generate()];
+        for (const [count, step] of steps) {
+          now += step;
+          const first = generate.reserve(count);
+          for (let i = 0; i < count; i++) issued.push(visitIdAt(first, i));
+          issued.push(generate());
+        }
+        const malformed = issued.filter((id) => !isVisitId(id));
+        const outOfOrder = issued.filter((id, i) => i > 0 && !(id > issued[i - 1]!));
+        expect({ malformed, outOfOrder }).toEqual({ malformed: [], outOfOrder: [] });
+      }),
+      { numRuns: 20 },
+    );
+  });
+
+  it('start no earlier than atLeast, and carry the server part of the first id', () => {
+    const generate = createVisitIdGenerator({ now: () => 10 });
+    const first = generate.reserve(3, 5_000);
+    expect(visitIdTime(first)).toBe(5_000);
+    expect(visitIdAt(first, 2).slice(16)).toBe(first.slice(16));
+    expect(visitIdAt(first, 2)).toBe(`${(5000).toString(16).padStart(12, '0')}0002${first.slice(16)}`);
+    expect(() => generate.reserve(0)).toThrow(RangeError);
   });
 });
