@@ -4,19 +4,13 @@
 // kept in the URL, live refresh, and every page at 390 and 1280 px without sideways scrolling or
 // cut-off controls. Any console error or CSP violation fails the run. Screenshots of every page
 // at both widths go to test-artifacts/ (git-ignored) for review by eye.
-import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, ROOT, spawnServe, tempDir, type ServeProcess } from '../server/helpers.js';
+import type { ServeProcess } from '../server/helpers.js';
+import { ARTIFACTS, chromiumAvailable, launchChromium, startDashboardServer, watchedPage } from './dashboard-harness.js';
 
-const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
-const ARTIFACTS = join(ROOT, 'test-artifacts');
-const available = existsSync(CHROMIUM);
-if (!available && process.env['CI'] === 'true') {
-  // CI installs Chromium (.ci/run); its absence there is a broken environment, not a reason to skip.
-  throw new Error(`Chromium is missing at ${CHROMIUM}: install the Debian "chromium" package (CI=true)`);
-}
+const available = chromiumAvailable();
 
 const GPTBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)';
 const CLAUDEBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)';
@@ -81,22 +75,9 @@ describe.skipIf(!available)('dashboard views in Chromium', () => {
   };
 
   beforeAll(async () => {
-    if (!existsSync(CLI) || !existsSync(join(ROOT, 'dist', 'web', 'app.js'))) throw new Error('dist/ is missing or stale: run "npx tsup" (npm test builds it first)');
-    mkdirSync(ARTIFACTS, { recursive: true });
-    const { dir, cleanup } = tempDir();
-    cleanups.push(cleanup);
-    // The bundled catalog and IP lists, verification by IP ranges only: nothing leaves loopback.
-    proc = await spawnServe(['--data-dir', dir, '--verifiers', 'ip-ranges', '--log', 'off']);
-    cleanups.push(async () => {
-      if (proc.child.exitCode === null) {
-        proc.child.kill('SIGTERM');
-        await proc.exited;
-      }
-    });
-    dashboard = /^agentwarden dashboard: (http:\/\/\S+)$/m.exec(proc.stdout())![1]!;
-    const secret = /admin login secret, shown only now: (aws_[A-Za-z0-9_-]+)/.exec(proc.stdout())![1]!;
-    token = proc.firstToken!;
-    projectId = /created project "[^"]*" \((prj_[A-Za-z0-9_-]+)\)/.exec(proc.stdout())![1]!;
+    const server = await startDashboardServer();
+    cleanups.push(() => server.stop());
+    ({ proc, dashboard, token, projectId } = server);
 
     // A morning of traffic: GPTBot genuine and spoofed, ClaudeBot hitting a missing page, people from ChatGPT and Perplexity.
     const now = Date.now();
@@ -113,19 +94,12 @@ describe.skipIf(!available)('dashboard views in Chromium', () => {
       visit(BROWSER, '/docs', { created: at(10) }, { referer: 'https://www.perplexity.ai/' }),
     ]);
 
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    browser = await launchChromium();
     cleanups.push(() => browser.close());
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 }, locale: 'en-US', timezoneId: 'Europe/Berlin' });
     // Any script error, console error or CSP violation is a failure of the page.
-    await page.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (event) => console.error(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`));
-    });
-    page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !/status of 401/.test(message.text())) problems.push(`console: ${message.text()}`);
-    });
+    page = await watchedPage(browser, problems);
     await page.goto(dashboard);
-    await page.getByLabel('Admin secret').fill(secret);
+    await page.getByLabel('Admin secret').fill(server.secret);
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Projects' }).waitFor();
   }, 60_000);
@@ -320,7 +294,7 @@ describe.skipIf(!available)('dashboard views in Chromium', () => {
       }
     }
     // The login page, in a browser without a session.
-    const anonymous = await browser.newPage({ locale: 'en-US' });
+    const anonymous = await watchedPage(browser, problems);
     for (const width of [390, 1280]) {
       await anonymous.setViewportSize({ width, height: 844 });
       await anonymous.goto(dashboard);

@@ -2,19 +2,13 @@
 // playwright-core) against `agentwarden serve` started as a real process on loopback. Logs in,
 // creates a project, sends a test visit and sees it on the live timeline within 1 s and in the
 // charts, previews robots.txt, rotates the token. Screenshots of every page go to test-artifacts/.
-import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, ROOT, spawnServe, tempDir, type ServeProcess } from '../server/helpers.js';
+import type { ServeProcess } from '../server/helpers.js';
+import { ARTIFACTS, chromiumAvailable, launchChromium, startDashboardServer, watchedPage } from './dashboard-harness.js';
 
-const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
-const ARTIFACTS = join(ROOT, 'test-artifacts');
-const available = existsSync(CHROMIUM);
-if (!available && process.env['CI'] === 'true') {
-  // CI installs Chromium (.ci/run); its absence there is a broken environment, not a reason to skip.
-  throw new Error(`Chromium is missing at ${CHROMIUM}: install the Debian "chromium" package (CI=true)`);
-}
+const available = chromiumAvailable();
 
 describe.skipIf(!available)('dashboard in Chromium', () => {
   let proc: ServeProcess;
@@ -26,28 +20,14 @@ describe.skipIf(!available)('dashboard in Chromium', () => {
   const cleanups: (() => void | Promise<void>)[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(CLI) || !existsSync(join(ROOT, 'dist', 'web', 'app.js'))) throw new Error('dist/ is missing or stale: run "npx tsup" (npm test builds it first)');
-    mkdirSync(ARTIFACTS, { recursive: true });
-    const { dir, cleanup } = tempDir();
-    cleanups.push(cleanup);
     // The bundled catalog (it holds the test agent) and its bundled IP lists: nothing leaves loopback.
-    proc = await spawnServe(['--data-dir', dir, '--verifiers', 'ip-ranges', '--log', 'off']);
-    cleanups.push(async () => {
-      if (proc.child.exitCode === null) {
-        proc.child.kill('SIGTERM');
-        await proc.exited;
-      }
-    });
-    dashboard = /^agentwarden dashboard: (http:\/\/\S+)$/m.exec(proc.stdout())![1]!;
-    secret = /admin login secret, shown only now: (aws_[A-Za-z0-9_-]+)/.exec(proc.stdout())![1]!;
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    const server = await startDashboardServer();
+    cleanups.push(() => server.stop());
+    ({ proc, dashboard, secret } = server);
+    browser = await launchChromium();
     cleanups.push(() => browser.close());
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 }, locale: 'en-US', timezoneId: 'Europe/Berlin' });
-    // Any script error or CSP violation is a failure of the page.
-    page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !/status of 401/.test(message.text())) problems.push(`console: ${message.text()}`);
-    });
+    // Any script error, console error or CSP violation is a failure of the page.
+    page = await watchedPage(browser, problems);
     page.on('dialog', (dialog) => void dialog.accept());
   }, 60_000);
 

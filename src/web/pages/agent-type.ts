@@ -1,14 +1,14 @@
 // One agent type on one site: its agents' visits over time, verification outcomes, top agents and
 // paths, and whether the saved robots rules disallow the type; agents link to their pages.
 import { AGENT_TYPES } from '../../catalog/types.js';
-import { ApiError, request, type AgentPageJson, type SettingsJson, type StatsJson, type TopPathsJson } from '../api.js';
+import { request, type AgentPageJson, type SettingsJson, type StatsJson, type TopPathsJson } from '../api.js';
 import type { Page } from '../app.js';
-import { stackedBars, type StackedChart } from '../chart.js';
 import { h, replace } from '../dom.js';
 import { formatCount, formatShare, plural } from '../format.js';
-import { chosenRange, liveRedraw, rangeToolbar } from '../range.js';
+import { chosenRange } from '../range.js';
+import { bigCount, rangePage, timeChart, type RangeDrawing } from '../range-page.js';
 import { href } from '../route-state.js';
-import { bar, dataTable, empty, outcomeSummary, outcomeTiles, panel, replaceKeepingFocus } from '../view.js';
+import { bar, dataTable, empty, outcomeSummary, outcomeTiles, panel } from '../view.js';
 import { OTHER_COLOR, PALETTE } from './analytics.js';
 
 /** Draws the page of one agent type in a project. */
@@ -21,13 +21,9 @@ export const renderAgentType: Page = async ({ main, project, route }) => {
   }
   document.title = `${type} · ${p.name} · agentwarden`;
   const catalogCount = (await request<AgentPageJson>('GET', '/agents', { params: { type, limit: 1 } })).total;
-  const content = h('div', { class: 'panels' });
-  let chart: StackedChart | undefined;
-  let seq = 0;
   const agentHref = (id: string) => href(['p', p.id, 'agents', id]);
 
-  const draw = async () => {
-    const mine = ++seq;
+  const draw = async (): Promise<RangeDrawing> => {
     const { from, to, interval } = chosenRange();
     const q = { project: p.id, from, to, agent_type: type };
     const [byAgent, byResult, topPaths, settings] = await Promise.all([
@@ -36,30 +32,17 @@ export const renderAgentType: Page = async ({ main, project, route }) => {
       request<TopPathsJson>('GET', '/stats/top-paths', { params: { ...q, limit: 10 } }),
       request<SettingsJson>('GET', '/project-settings', { params: { project: p.id } }),
     ]);
-    if (mine !== seq) return;
-    chart?.destroy();
-    chart = undefined;
 
     const series = byAgent.series.map((s, i) => ({ key: s.key, label: s.agent_name ?? s.key ?? '?', total: s.total, color: PALETTE[i % PALETTE.length]!, counts: byAgent.buckets.map((b) => b.counts[i] ?? 0) }));
     if (byAgent.other > 0) series.push({ key: null, label: 'Other agents', total: byAgent.other, color: OTHER_COLOR, counts: byAgent.buckets.map((b) => b.other) });
-    const chartBox = h('div', { class: 'chart', role: 'img', 'aria-label': `Visits over time by agent: ${series.map((s) => `${s.label} ${formatCount(s.total)}`).join(', ') || 'none'}` });
-    const legend = h(
-      'ul',
-      { class: 'series-links', 'aria-label': 'Agents in the chart' },
-      ...series.map((s) => {
-        const swatch = h('span', { class: 'swatch', 'aria-hidden': 'true' });
-        swatch.style.background = s.color;
-        const label = `${s.label} (${formatCount(s.total)})`;
-        return h('li', {}, swatch, s.key === null ? h('span', {}, label) : h('a', { href: agentHref(s.key) }, label));
-      }),
-    );
+    const chart = timeChart('Visits over time by agent', byAgent.buckets.map((b) => b.start), series, agentHref);
     const overTime = panel(
       'Visits over time by agent',
       'type-chart-title',
       undefined,
-      h('p', { class: 'big' }, formatCount(byAgent.total), h('span', { class: 'muted' }, byAgent.total === 1 ? ' visit' : ' visits')),
-      byAgent.total === 0 ? empty(`No ${type} visited in this range.`) : chartBox,
-      byAgent.total === 0 ? null : legend,
+      bigCount(byAgent.total),
+      byAgent.total === 0 ? empty(`No ${type} visited in this range.`) : chart.box,
+      byAgent.total === 0 ? null : chart.legend,
     );
     const resultTotals = new Map(byResult.series.map((s) => [s.key, s.total]));
     const outcomes = panel(
@@ -109,30 +92,16 @@ export const renderAgentType: Page = async ({ main, project, route }) => {
       disallowed ? `Your saved robots rules disallow every ${type} (${(settings.robots?.disallow ?? ['/']).join(', ')}). ` : `Your saved robots rules do not disallow this type. `,
       h('a', { href: href(['p', p.id, 'settings']) }, 'Edit the rules'),
     );
-    replaceKeepingFocus(content, overTime, h('div', { class: 'grid' }, outcomes, agents), paths, rules);
-    toolbar.updated(new Date());
-    if (byAgent.total > 0) chart = stackedBars(chartBox, byAgent.buckets.map((b) => Date.parse(b.start)), series);
+    return { children: [overTime, h('div', { class: 'grid' }, outcomes, agents), paths, rules], mountChart: byAgent.total > 0 ? chart.mount : undefined };
   };
-  const redraw = () =>
-    draw().catch((error: unknown) => {
-      if (error instanceof ApiError && error.status === 401) return;
-      replace(content, h('p', { class: 'error' }, `This page cannot be loaded: ${error instanceof Error ? error.message : String(error)}`));
-    });
-  const toolbar = rangeToolbar(() => void redraw());
-  replace(
+  return rangePage(
     main,
-    h('p', { class: 'crumbs' }, h('a', { href: href(['p', p.id, 'analytics']) }, 'Analytics')),
-    h('h1', {}, type, h('span', { class: 'subtitle' }, 'Agent type')),
-    h('p', {}, 'The catalog knows ', h('a', { href: href(['p', p.id, 'agents'], { type }) }, plural(catalogCount, `${type} agent`)), '.'),
-    toolbar.element,
-    toolbar.zoneLine,
-    content,
+    p.id,
+    [
+      h('p', { class: 'crumbs' }, h('a', { href: href(['p', p.id, 'analytics']) }, 'Analytics')),
+      h('h1', {}, type, h('span', { class: 'subtitle' }, 'Agent type')),
+      h('p', {}, 'The catalog knows ', h('a', { href: href(['p', p.id, 'agents'], { type }) }, plural(catalogCount, `${type} agent`)), '.'),
+    ],
+    draw,
   );
-  await redraw();
-  const stopLive = liveRedraw(p.id, () => toolbar.live(), () => void redraw());
-  return () => {
-    seq++;
-    stopLive();
-    chart?.destroy();
-  };
 };

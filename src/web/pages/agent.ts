@@ -3,12 +3,12 @@
 // whether it follows robots.txt, and its latest visits, each opening the visit's detail.
 import { ApiError, request, type AgentActivityJson, type CatalogAgentJson, type SettingsJson, type StatsJson, type TopPathsJson, type ViolationsJson, type VisitJson } from '../api.js';
 import type { Page } from '../app.js';
-import { stackedBars, type StackedChart } from '../chart.js';
-import { h, replace } from '../dom.js';
+import { h } from '../dom.js';
 import { formatCount, formatDateTime, formatMinute, formatTime, plural, RESULT_LABELS } from '../format.js';
-import { chosenRange, liveRedraw, rangeToolbar } from '../range.js';
+import { chosenRange } from '../range.js';
+import { bigCount, rangePage, timeChart, type ChartSeries, type RangeDrawing } from '../range-page.js';
 import { href } from '../route-state.js';
-import { dataTable, empty, outcomeSummary, outcomeTiles, panel, replaceKeepingFocus, RESULT_ORDER } from '../view.js';
+import { dataTable, empty, outcomeSummary, outcomeTiles, panel, RESULT_ORDER } from '../view.js';
 import { statusBadge } from './analytics.js';
 import { agentFacts } from './catalog.js';
 import { visitRow, visitTable } from './timeline.js';
@@ -17,11 +17,11 @@ import { visitRow, visitTable } from './timeline.js';
 export const RESULT_COLORS: Record<string, string> = { verification_failed: '#c62828', verified: '#2e7d32', not_verifiable: '#9aa3ae', unknown_agent: '#c9ced6' };
 
 /** Stacked series of a by=result stats answer, spoofed at the bottom where it is seen first. */
-export function resultSeries(stats: StatsJson): { label: string; color: string; counts: number[] }[] {
+export function resultSeries(stats: StatsJson): ChartSeries[] {
   return RESULT_ORDER.flatMap((result) => {
     const index = stats.series.findIndex((s) => s.key === result);
     if (index === -1) return [];
-    return [{ label: RESULT_LABELS[result] ?? result, color: RESULT_COLORS[result]!, counts: stats.buckets.map((b) => b.counts[index] ?? 0) }];
+    return [{ key: result, label: RESULT_LABELS[result] ?? result, color: RESULT_COLORS[result]!, total: stats.series[index]!.total, counts: stats.buckets.map((b) => b.counts[index] ?? 0) }];
   });
 }
 
@@ -47,12 +47,8 @@ export const renderAgent: Page = async ({ main, project, route }) => {
   });
   const name = agent?.name ?? agentId;
   document.title = `${name} · ${p.name} · agentwarden`;
-  const content = h('div', { class: 'panels' });
-  let chart: StackedChart | undefined;
-  let seq = 0;
 
-  const draw = async () => {
-    const mine = ++seq;
+  const draw = async (): Promise<RangeDrawing> => {
     const { from, to, interval, label } = chosenRange();
     const q = { project: p.id, from, to, agent: agentId };
     const [activity, byResult, byStatus, notFound, topPaths, robotsFetches, violations, settings, latest] = await Promise.all([
@@ -66,9 +62,6 @@ export const renderAgent: Page = async ({ main, project, route }) => {
       request<SettingsJson>('GET', '/project-settings', { params: { project: p.id } }),
       request<{ visits: VisitJson[] }>('GET', '/visits', { params: { project: p.id, agent: agentId, limit: 20 } }),
     ]);
-    if (mine !== seq) return;
-    chart?.destroy();
-    chart = undefined;
     const timelineHref = (extra: Record<string, string> = {}) => href(['p', p.id, 'timeline'], { agent: agentId, ...extra }, false);
 
     const seen = (iso: string | null) => (iso === null ? h('span', { class: 'muted' }, 'Never') : h('time', { datetime: iso, title: formatDateTime(iso) }, formatMinute(iso)));
@@ -90,13 +83,14 @@ export const renderAgent: Page = async ({ main, project, route }) => {
 
     // Visits over time by verification result.
     const resultTotals = new Map(byResult.series.map((s) => [s.key, s.total]));
-    const chartBox = h('div', { class: 'chart', role: 'img', 'aria-label': `Visits over time by result: ${byResult.series.map((s) => `${RESULT_LABELS[s.key ?? ''] ?? s.key} ${formatCount(s.total)}`).join(', ') || 'none'}` });
+    const chart = timeChart('Visits over time by result', byResult.buckets.map((b) => b.start), resultSeries(byResult), (result) => timelineHref({ result }));
     const overTime = panel(
       'Visits over time',
       'agent-chart-title',
       undefined,
-      h('p', { class: 'big' }, formatCount(byResult.total), h('span', { class: 'muted' }, byResult.total === 1 ? ' visit' : ' visits'), h('span', { class: 'muted small' }, ` in the ${label}`)),
-      byResult.total === 0 ? empty(`${name} did not visit in this range.`) : chartBox,
+      bigCount(byResult.total, `in the ${label}`),
+      byResult.total === 0 ? empty(`${name} did not visit in this range.`) : chart.box,
+      byResult.total === 0 ? null : chart.legend,
       outcomeTiles(resultTotals, (result) => timelineHref({ result }), true),
       h('p', { class: 'summary' }, outcomeSummary(resultTotals)),
     );
@@ -198,32 +192,13 @@ export const renderAgent: Page = async ({ main, project, route }) => {
       ),
     );
 
-    replaceKeepingFocus(content, summary, overTime, h('div', { class: 'grid' }, statusPanel, pathsPanel), robotsPanel, recent);
-    toolbar.updated(new Date());
-    if (byResult.total > 0) chart = stackedBars(chartBox, byResult.buckets.map((b) => Date.parse(b.start)), resultSeries(byResult));
+    return { children: [summary, overTime, h('div', { class: 'grid' }, statusPanel, pathsPanel), robotsPanel, recent], mountChart: byResult.total > 0 ? chart.mount : undefined };
   };
-  const redraw = () =>
-    draw().catch((error: unknown) => {
-      if (error instanceof ApiError && error.status === 401) return;
-      replace(content, h('p', { class: 'error' }, `This page cannot be loaded: ${error instanceof Error ? error.message : String(error)}`));
-    });
-  const toolbar = rangeToolbar(() => void redraw());
-  replace(
-    main,
+  return rangePage(main, p.id, [
     h('p', { class: 'crumbs' }, h('a', { href: href(['p', p.id, 'analytics']) }, 'Analytics'), ' · ', h('a', { href: href(['p', p.id, 'agents']) }, 'All agents')),
     h('h1', {}, name, agent === undefined ? null : h('span', { class: 'subtitle' }, `${agent.type} · ${agent.operator}`)),
     agent === undefined
       ? h('p', { class: 'notice-box' }, `The catalog has no agent "${agentId}"; visits recorded under this id are shown below.`)
       : h('section', { class: 'card', 'aria-labelledby': 'about-title' }, h('h2', { id: 'about-title' }, 'About'), agentFacts(agent, href(['p', p.id, 'types', agent.type]))),
-    toolbar.element,
-    toolbar.zoneLine,
-    content,
-  );
-  await redraw();
-  const stopLive = liveRedraw(p.id, () => toolbar.live(), () => void redraw());
-  return () => {
-    seq++;
-    stopLive();
-    chart?.destroy();
-  };
+  ], draw);
 };

@@ -3,14 +3,14 @@
 // crawl-to-referral ratio of each AI operator and robots.txt violations, over a range kept in the
 // URL, redrawn live as visits arrive. Agents, types and violations link to their own pages.
 import { AGENT_TYPES } from '../../catalog/types.js';
-import { ApiError, apiUrl, request, type OperatorsJson, type StatsJson, type StatusCodesJson, type TopPathsJson, type ViolationsJson } from '../api.js';
+import { apiUrl, request, type OperatorsJson, type StatsJson, type StatusCodesJson, type TopPathsJson, type ViolationsJson } from '../api.js';
 import type { Page } from '../app.js';
-import { stackedBars, type StackedChart } from '../chart.js';
-import { h, replace } from '../dom.js';
+import { h } from '../dom.js';
 import { formatCount, formatDateTime, formatDecimal, formatShare, formatTime, plural, referralName } from '../format.js';
-import { chosenRange, liveRedraw, rangeToolbar } from '../range.js';
+import { chosenRange } from '../range.js';
+import { bigCount, rangePage, timeChart, type RangeDrawing } from '../range-page.js';
 import { href } from '../route-state.js';
-import { bar, dataTable, empty, outcomeSummary, outcomeTiles, panel, replaceKeepingFocus } from '../view.js';
+import { bar, dataTable, empty, outcomeSummary, outcomeTiles, panel } from '../view.js';
 
 // One colour per agent type, in the catalog's display order, plus browsers/unknown and the rest.
 export const PALETTE = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#86bcb6', '#d37295', '#499894', '#8cd17d', '#b6992d', '#79706e', '#d4a6c8', '#a0cbe8'];
@@ -34,17 +34,12 @@ export function statusBadge(status: string | null): HTMLElement {
 /** Draws the analytics page. */
 export const renderAnalytics: Page = async ({ main, project }) => {
   const p = project!;
-  const content = h('div', { class: 'panels', 'aria-busy': 'false' });
-  let chart: StackedChart | undefined;
-  let seq = 0;
   const agentHref = (id: string) => href(['p', p.id, 'agents', id]);
   const typeHref = (type: string) => href(['p', p.id, 'types', type]);
 
-  const draw = async () => {
-    const mine = ++seq;
+  const draw = async (): Promise<RangeDrawing> => {
     const { from, to, interval } = chosenRange();
     const q = { project: p.id, from, to };
-    content.setAttribute('aria-busy', 'true');
     const [byType, byAgent, byResult, spoofed, byReferral, topPaths, violations, topPages, landing, statuses, operators] = await Promise.all([
       request<StatsJson>('GET', '/stats', { params: { ...q, interval, by: 'agent_type', limit: AGENT_TYPES.length + 1 } }),
       request<StatsJson>('GET', '/stats', { params: { ...q, interval, by: 'agent', limit: 10 } }),
@@ -58,9 +53,6 @@ export const renderAnalytics: Page = async ({ main, project }) => {
       request<StatusCodesJson>('GET', '/stats/status-codes', { params: { ...q, limit: 10, statuses: 5 } }),
       request<OperatorsJson>('GET', '/stats/operators', { params: q }),
     ]);
-    if (mine !== seq) return;
-    chart?.destroy();
-    chart = undefined;
     const csv = (path: string, extra: Record<string, string | number> = {}) => apiUrl(path, { ...q, ...extra, format: 'csv' });
 
     // Visits over time by agent type; the legend below links each type to its page.
@@ -70,24 +62,14 @@ export const renderAnalytics: Page = async ({ main, project }) => {
       .sort((a, b) => typeIndex(a.s.key) - typeIndex(b.s.key))
       .map(({ s, i }) => ({ key: s.key, total: s.total, label: s.key ?? 'Browsers and unknown', color: typeColor(s.key), counts: byType.buckets.map((b) => b.counts[i] ?? 0) }));
     if (byType.other > 0) typeSeries.push({ key: null, total: byType.other, label: 'Other', color: OTHER_COLOR, counts: byType.buckets.map((b) => b.other) });
-    const chartBox = h('div', { class: 'chart', role: 'img', 'aria-label': `Visits over time by agent type: ${typeSeries.map((s) => `${s.label} ${formatCount(s.total)}`).join(', ') || 'none'}` });
-    const legend = h(
-      'ul',
-      { class: 'series-links', 'aria-label': 'Agent types in the chart' },
-      ...typeSeries.map((s) => {
-        const swatch = h('span', { class: 'swatch', 'aria-hidden': 'true' });
-        swatch.style.background = s.color;
-        const label = `${s.label} (${formatCount(s.total)})`;
-        return h('li', {}, swatch, s.key === null ? h('span', {}, label) : h('a', { href: typeHref(s.key) }, label));
-      }),
-    );
+    const chart = timeChart('Visits over time by agent type', byType.buckets.map((b) => b.start), typeSeries, typeHref);
     const overTime = panel(
       'Visits over time by agent type',
       'chart-title',
       csv('/stats', { interval, by: 'agent_type' }),
-      h('p', { class: 'big' }, formatCount(byType.total), h('span', { class: 'muted' }, byType.total === 1 ? ' visit' : ' visits')),
-      byType.total === 0 ? empty('No visits in this range yet — send a test visit from ', h('a', { href: href(['p', p.id, 'settings']) }, 'the settings page'), '.') : chartBox,
-      byType.total === 0 ? null : legend,
+      bigCount(byType.total),
+      byType.total === 0 ? empty('No visits in this range yet — send a test visit from ', h('a', { href: href(['p', p.id, 'settings']) }, 'the settings page'), '.') : chart.box,
+      byType.total === 0 ? null : chart.legend,
     );
 
     // Verification outcomes: spoofed first and in red when there are any; an honest summary.
@@ -138,24 +120,27 @@ export const renderAnalytics: Page = async ({ main, project }) => {
           ),
     );
 
-    // Top pages over all agents.
-    const pageMax = Math.max(0, ...topPages.series.map((s) => s.total));
-    const pages = panel(
-      'Top pages (all agents)',
-      'pages-title',
-      csv('/stats', { interval, by: 'path', agent: 'any', limit: 100 }),
-      topPages.series.length === 0
-        ? empty('No agent visited a page in this range.')
-        : dataTable(
-            'Top pages of all agents',
-            [
-              { label: 'Page', cell: (s) => h('span', { class: 'path' }, s.key ?? '') },
-              { label: 'Agent visits', numeric: true, cell: (s) => formatCount(s.total) },
-              { label: 'Share', hiddenLabel: true, cell: (s) => bar(s.total, pageMax) },
-            ],
-            topPages.series,
-          ),
-    );
+    /** A panel of the pages most visited by one kind of visitor (a stats answer by path). */
+    const pagesPanel = (title: string, id: string, kind: Record<string, string>, stats: StatsJson, count: string, none: string, barClass = '') => {
+      const max = Math.max(0, ...stats.series.map((s) => s.total));
+      return panel(
+        title,
+        id,
+        csv('/stats', { interval, by: 'path', ...kind, limit: 100 }),
+        stats.series.length === 0
+          ? empty(none)
+          : dataTable(
+              title,
+              [
+                { label: 'Page', cell: (s) => h('span', { class: 'path' }, s.key ?? '') },
+                { label: count, numeric: true, cell: (s) => formatCount(s.total) },
+                { label: 'Share', hiddenLabel: true, cell: (s) => bar(s.total, max, barClass) },
+              ],
+              stats.series,
+            ),
+      );
+    };
+    const pages = pagesPanel('Top pages (all agents)', 'pages-title', { agent: 'any' }, topPages, 'Agent visits', 'No agent visited a page in this range.');
 
     // Top (agent, path) pairs.
     const pathMax = Math.max(0, ...topPaths.paths.map((r) => r.count));
@@ -218,24 +203,7 @@ export const renderAnalytics: Page = async ({ main, project }) => {
           ),
     );
 
-    // Landing pages of AI referrals.
-    const landingMax = Math.max(0, ...landing.series.map((s) => s.total));
-    const landingPanel = panel(
-      'Landing pages of AI referrals',
-      'landing-title',
-      csv('/stats', { interval, by: 'path', referral: 'any', limit: 100 }),
-      landing.series.length === 0
-        ? empty('No visitors arrived from AI assistants in this range.')
-        : dataTable(
-            'Landing pages of AI referrals',
-            [
-              { label: 'Page', cell: (s) => h('span', { class: 'path' }, s.key ?? '') },
-              { label: 'Visitors', numeric: true, cell: (s) => formatCount(s.total) },
-              { label: 'Share', hiddenLabel: true, cell: (s) => bar(s.total, landingMax, 'bar-referral') },
-            ],
-            landing.series,
-          ),
-    );
+    const landingPanel = pagesPanel('Landing pages of AI referrals', 'landing-title', { referral: 'any' }, landing, 'Visitors', 'No visitors arrived from AI assistants in this range.', 'bar-referral');
 
     // Crawl-to-referral ratio per AI operator.
     const operatorPanel = panel(
@@ -281,33 +249,17 @@ export const renderAnalytics: Page = async ({ main, project }) => {
             ),
     );
 
-    replaceKeepingFocus(
-      content,
-      overTime,
-      h('div', { class: 'grid' }, outcomes, agents, pages, paths, referralPanel, landingPanel),
-      statusPanel,
-      operatorPanel,
-      violationPanel,
-      h('p', { class: 'muted small' }, 'Export the latest visits (up to 10,000, newest first): ', h('a', { href: apiUrl('/visits', { project: p.id, format: 'csv' }), download: true }, 'visits as CSV'), '.'),
-    );
-    content.setAttribute('aria-busy', 'false');
-    toolbar.updated(new Date());
-    if (byType.total > 0) chart = stackedBars(chartBox, byType.buckets.map((b) => Date.parse(b.start)), typeSeries);
+    return {
+      children: [
+        overTime,
+        h('div', { class: 'grid' }, outcomes, agents, pages, paths, referralPanel, landingPanel),
+        statusPanel,
+        operatorPanel,
+        violationPanel,
+        h('p', { class: 'muted small' }, 'Export the latest visits (up to 10,000, newest first): ', h('a', { href: apiUrl('/visits', { project: p.id, format: 'csv' }), download: true }, 'visits as CSV'), '.'),
+      ],
+      mountChart: byType.total > 0 ? chart.mount : undefined,
+    };
   };
-  const redraw = () =>
-    draw().catch((error: unknown) => {
-      if (error instanceof ApiError && error.status === 401) return;
-      content.setAttribute('aria-busy', 'false');
-      replace(content, h('p', { class: 'error' }, `The analytics cannot be loaded: ${error instanceof Error ? error.message : String(error)}`));
-    });
-  const toolbar = rangeToolbar(() => void redraw());
-
-  replace(main, h('h1', {}, `${p.name}: analytics`), toolbar.element, toolbar.zoneLine, content);
-  await redraw();
-  const stopLive = liveRedraw(p.id, () => toolbar.live(), () => void redraw());
-  return () => {
-    seq++;
-    stopLive();
-    chart?.destroy();
-  };
+  return rangePage(main, p.id, [h('h1', {}, `${p.name}: analytics`)], draw);
 };

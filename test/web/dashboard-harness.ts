@@ -1,0 +1,75 @@
+// What the dashboard's browser tests share: headless Chromium (Debian's, through playwright-core)
+// or a loud failure in CI when it is missing, `agentwarden serve` on a fresh data directory with
+// what it printed on first start, and a page that records every script error, console error and
+// CSP violation.
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { CLI, ROOT, spawnServe, tempDir, type ServeProcess } from '../server/helpers.js';
+
+export const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
+/** Where screenshots go (git-ignored). */
+export const ARTIFACTS = join(ROOT, 'test-artifacts');
+
+/** Whether Chromium is here. @throws when CI=true and it is missing: a broken environment, not a reason to skip. */
+export function chromiumAvailable(): boolean {
+  const available = existsSync(CHROMIUM);
+  if (!available && process.env['CI'] === 'true') throw new Error(`Chromium is missing at ${CHROMIUM}: install the Debian "chromium" package (CI=true)`);
+  return available;
+}
+
+/** A dashboard server and what it printed on first start. */
+export interface DashboardServer {
+  readonly proc: ServeProcess;
+  readonly dashboard: string;
+  readonly secret: string;
+  /** The first project's token and id. */
+  readonly token: string;
+  readonly projectId: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `agentwarden serve` (the built dist/) on a fresh data directory with the bundled catalog
+ * and IP lists, verifying by IP ranges only, so nothing leaves loopback.
+ * @throws when dist/ has not been built.
+ */
+export async function startDashboardServer(): Promise<DashboardServer> {
+  if (!existsSync(CLI) || !existsSync(join(ROOT, 'dist', 'web', 'app.js'))) throw new Error('dist/ is missing or stale: run "npx tsup" (npm test builds it first)');
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const { dir, cleanup } = tempDir();
+  const proc = await spawnServe(['--data-dir', dir, '--verifiers', 'ip-ranges', '--log', 'off']);
+  const out = proc.stdout();
+  return {
+    proc,
+    dashboard: /^agentwarden dashboard: (http:\/\/\S+)$/m.exec(out)![1]!,
+    secret: /admin login secret, shown only now: (aws_[A-Za-z0-9_-]+)/.exec(out)![1]!,
+    token: proc.firstToken!,
+    projectId: /created project "[^"]*" \((prj_[A-Za-z0-9_-]+)\)/.exec(out)![1]!,
+    async stop() {
+      if (proc.child.exitCode === null) {
+        proc.child.kill('SIGTERM');
+        await proc.exited;
+      }
+      cleanup();
+    },
+  };
+}
+
+/** A new page whose script errors, console errors (but the expected 401s) and CSP violations are pushed to `problems`. */
+export async function watchedPage(browser: Browser, problems: string[], options: Parameters<Browser['newPage']>[0] = {}): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, locale: 'en-US', timezoneId: 'Europe/Berlin', ...options });
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (event) => console.error(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`));
+  });
+  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !/status of 401/.test(message.text())) problems.push(`console: ${message.text()}`);
+  });
+  return page;
+}
+
+/** Launches Debian's Chromium headless. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+}
