@@ -64,33 +64,38 @@ export function createVisitEnricher(options: VisitEnricherOptions): VisitEnriche
     }
     const identifications = waiting ? await Promise.all(pending) : (pending as VerificationOutcome[]);
     const enriched: EnrichedVisit[] = new Array(count);
-    for (let i = 0; i < count; i++) {
-      const visit = visits[i]!;
-      const identification = identifications[i]!;
-      const headers = headerMaps[i]!;
-      const known = identification.result !== 'unknown_agent';
-      const created = visit.created === undefined ? Number.NaN : (isoUtcMillis(visit.created) ?? Date.parse(visit.created));
-      // Referral classes describe humans arriving from AI answers; an agent's Referer is not a referral.
-      const referral = known ? undefined : classifyReferral(visit.request_path, headers.get('referer'));
-      // Object.assign, not `{ ...visit, received, ... }`: on Node 20, a spread of a visit takes
-      // V8's slow path, 5-12 us per visit (more than the rest of enrichment, see bench/visits.mjs);
-      // Object.assign copies the same own fields in 0.1 us, and the new fields are set after it.
-      const item: Mutable<EnrichedVisit> = Object.assign({}, visit) as Mutable<EnrichedVisit>;
-      item.received = received;
-      item.time = Number.isFinite(created) && created <= received + MAX_CLOCK_SKEW_MS ? created : received;
-      item.agent_id = known ? identification.agent_id : null;
-      item.agent_type = known ? (identification.agent_type_name as EnrichedVisit['agent_type']) : null;
-      item.result = identification.result;
-      item.client_ip = clientIp(headers) ?? null;
-      if (item.client_ip !== null) {
-        const header = clientIpHeader(clientIp, headers);
-        if (header !== undefined) item.client_ip_header = header;
-      }
-      item.referral = referral ?? null;
-      // Stored only when something was checked: most visits (browsers, agents without a method) carry none.
-      if (identification.verification.checks.length > 0) item.verification = identification.verification;
-      enriched[i] = item;
-    }
+    for (let i = 0; i < count; i++) enriched[i] = enrichVisit(visits[i]!, identifications[i]!, headerMaps[i]!, received, clientIp);
     return enriched;
   };
+}
+
+/**
+ * One visit with what identifying it found: the enricher's step for each visit, also used by
+ * embedders that identified the request themselves (agentwarden's store sink). `headers` are the
+ * visit's request headers as a map, `received` whole milliseconds, `clientIp` the rule that gives
+ * the visitor's address.
+ */
+export function enrichVisit(visit: Visit, identification: VerificationOutcome, headers: ReadonlyMap<string, string>, received: number, clientIp: ClientIpRule): EnrichedVisit {
+  const known = identification.result !== 'unknown_agent';
+  const created = visit.created === undefined ? Number.NaN : (isoUtcMillis(visit.created) ?? Date.parse(visit.created));
+  // Referral classes describe humans arriving from AI answers; an agent's Referer is not a referral.
+  const referral = known ? undefined : classifyReferral(visit.request_path, headers.get('referer'));
+  // Object.assign, not `{ ...visit, received, ... }`: on Node 20, a spread of a visit takes
+  // V8's slow path, 5-12 us per visit (more than the rest of enrichment, see bench/visits.mjs);
+  // Object.assign copies the same own fields in 0.1 us, and the new fields are set after it.
+  const item: Mutable<EnrichedVisit> = Object.assign({}, visit) as Mutable<EnrichedVisit>;
+  item.received = received;
+  item.time = Number.isFinite(created) && created <= received + MAX_CLOCK_SKEW_MS ? created : received;
+  item.agent_id = known ? identification.agent_id : null;
+  item.agent_type = known ? (identification.agent_type_name as EnrichedVisit['agent_type']) : null;
+  item.result = identification.result;
+  item.client_ip = clientIp(headers) ?? null;
+  if (item.client_ip !== null) {
+    const header = clientIpHeader(clientIp, headers);
+    if (header !== undefined) item.client_ip_header = header;
+  }
+  item.referral = referral ?? null;
+  // Stored only when something was checked: most visits (browsers, agents without a method) carry none.
+  if (identification.verification.checks.length > 0) item.verification = identification.verification;
+  return item;
 }

@@ -22,6 +22,8 @@ export interface Visit {
   readonly created?: string;
   /** Sent by the WordPress plugin: true when the site answered the visit with a 403. */
   readonly is_blocked?: boolean;
+  /** What the site's access policy decided (agentwarden's middleware sends it), absent when no rule applied. */
+  readonly decision?: VisitDecision;
   // MCP calls (taken by the SDKs from the JSON-RPC body and the response).
   readonly mcp_request_method?: string;
   readonly mcp_request_tool_name?: string;
@@ -33,6 +35,36 @@ export interface Visit {
   // Agentic-commerce response bodies (ACP, UCP), kept whole.
   readonly acp_response_body?: JsonObject;
   readonly ucp_response_body?: JsonObject;
+}
+
+/**
+ * An access policy's decision on a visit: the rule that applied, what it said, and whether it was
+ * only reported (report-only mode lets the request through; `is_blocked` tells what happened).
+ */
+export interface VisitDecision {
+  /** The rule's name: 1 to 64 letters, digits, `.`, `_` or `-` (agentwarden's: `deny-verification-failed`, `deny-agent`, `deny-agent-type`, `allow-verified`). */
+  readonly rule: string;
+  readonly action: 'allow' | 'deny';
+  readonly report_only: boolean;
+}
+
+const DECISION_RULE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/** Validates a `decision` object; errors point below `pointer`. */
+function parseDecision(value: unknown, pointer: string, errors: FieldError[]): VisitDecision | undefined {
+  if (!isPlainObject(value)) {
+    errors.push({ pointer, code: 'type', message: 'must be an object with rule, action and report_only' });
+    return undefined;
+  }
+  const { rule, action } = value;
+  const reportOnly = value['report_only'] ?? false;
+  const before = errors.length;
+  if (typeof rule !== 'string' || !DECISION_RULE.test(rule)) {
+    errors.push({ pointer: pointerTo(pointer, 'rule'), code: rule === undefined ? 'required' : 'format', message: 'must be 1 to 64 letters, digits, ".", "_" or "-"' });
+  }
+  if (action !== 'allow' && action !== 'deny') errors.push({ pointer: pointerTo(pointer, 'action'), code: action === undefined ? 'required' : 'enum', message: 'must be "allow" or "deny"' });
+  if (typeof reportOnly !== 'boolean') errors.push({ pointer: pointerTo(pointer, 'report_only'), code: 'type', message: 'must be a boolean' });
+  return errors.length === before ? { rule: rule as string, action: action as 'allow' | 'deny', report_only: reportOnly as boolean } : undefined;
 }
 
 /** The optional Known Agents fields kept with a visit, by the JSON type each must have. */
@@ -197,6 +229,11 @@ export function parseVisit(input: unknown, index?: number): VisitParseResult {
       if (Number.isFinite(time)) visit['created'] = new Date(time).toISOString();
       else errors.push({ pointer: pointerTo(base, 'created'), code: 'format', message: 'must be an ISO 8601 date-time such as 2026-11-21T12:00:00.000Z' });
     }
+  }
+  const decision = input['decision'];
+  if (decision !== undefined && decision !== null) {
+    const parsed = parseDecision(decision, pointerTo(base, 'decision'), errors);
+    if (parsed !== undefined) visit['decision'] = parsed;
   }
   for (const [field, type] of OPTIONAL_FIELDS) {
     const value = input[field];

@@ -241,11 +241,13 @@ export function describeVisitStore(name: string, open: () => Promise<OpenedStore
             response_headers: { 'content-type': 'text/html' },
             response_duration_in_milliseconds: 12.5,
             is_blocked: true,
+            // The access policy's decision (agentwarden's middleware).
+            decision: { rule: 'deny-verification-failed', action: 'deny', report_only: false },
             mcp_request_method: 'tools/call',
             mcp_response_error_code: -32601,
             acp_response_body: { id: 'cs_1', line_items: [{ quantity: 2 }], nested: { ok: true } },
           }),
-          makeVisit({ request_path: '/c', time: BASE + 3, client_ip: null, referral: 'perplexity' }),
+          makeVisit({ request_path: '/c', time: BASE + 3, client_ip: null, referral: 'perplexity', is_blocked: false, decision: { rule: 'deny-agent-type', action: 'deny', report_only: true } }),
         ];
         const stored = await store.append(p, sent);
         expect(stored).toHaveLength(3);

@@ -11,6 +11,7 @@ import {
   type StoredVisit,
   type VerificationCheck,
   type VerificationReport,
+  type VisitDecision,
 } from '../../index.js';
 import type { HeaderPairs } from './sqlite-header-pairs.js';
 
@@ -34,6 +35,7 @@ export interface VisitRow {
   response_headers: string | null;
   client_ip_header: string | null;
   verification: string | null;
+  decision: string | null;
   extras: string;
 }
 
@@ -47,7 +49,7 @@ const COLUMN_FIELDS = new Set(['request_path', 'request_method', 'received', 'ti
 // visit gives them; a value of another type (a library caller's) stays in `extras`, so it reads
 // back as it was. Headers are stored as JSON, encoded through the interned pairs when there are some;
 // verification checks in a compact text (see encodeVerification).
-const OPTIONAL_COLUMNS = ['response_status_code', 'response_duration_in_milliseconds', 'created', 'request_headers', 'response_headers', 'client_ip_header', 'verification'] as const;
+const OPTIONAL_COLUMNS = ['response_status_code', 'response_duration_in_milliseconds', 'created', 'request_headers', 'response_headers', 'client_ip_header', 'verification', 'decision'] as const;
 type OptionalColumn = (typeof OPTIONAL_COLUMNS)[number];
 const OPTIONAL_FIELDS: ReadonlySet<string> = new Set(OPTIONAL_COLUMNS);
 const HEADER_COLUMNS: ReadonlySet<string> = new Set(['request_headers', 'response_headers']);
@@ -90,10 +92,28 @@ export function decodeVerification(text: string): VerificationReport {
   return { method: last.outcome === 'inconclusive' ? null : last.method, checks };
 }
 
+/**
+ * A policy decision as `rule action` plus ` report-only` when it was only reported; undefined for
+ * a value this cannot hold exactly (extras keeps it).
+ */
+export function encodeDecision(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null || Object.keys(value).length !== 3) return undefined;
+  const { rule, action, report_only: reportOnly } = value as Record<string, unknown>;
+  if (typeof rule !== 'string' || !CODE.test(rule) || (action !== 'allow' && action !== 'deny') || typeof reportOnly !== 'boolean') return undefined;
+  return `${rule} ${action}${reportOnly ? ' report-only' : ''}`;
+}
+
+/** The decision `encodeDecision` wrote. */
+export function decodeDecision(text: string): VisitDecision {
+  const [rule, action, reportOnly] = text.split(' ') as [string, 'allow' | 'deny', string | undefined];
+  return { rule, action, report_only: reportOnly === 'report-only' };
+}
+
 /** The column value of an optional field, or undefined when its value belongs in extras. */
 function optionalColumnValue(field: string, value: unknown, pairs: HeaderPairs | undefined): number | string | undefined {
   if (field === 'created' || field === 'client_ip_header') return typeof value === 'string' ? value : undefined;
   if (field === 'verification') return encodeVerification(value);
+  if (field === 'decision') return encodeDecision(value);
   if (HEADER_COLUMNS.has(field)) {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
     return JSON.stringify(pairs === undefined ? value : pairs.encode(value as Record<string, string>));
@@ -161,6 +181,7 @@ export function createVisitRowWriter(db: BetterSqlite3.Database, pairs?: HeaderP
           optional.response_headers ?? null,
           optional.client_ip_header ?? null,
           optional.verification ?? null,
+          optional.decision ?? null,
           extras === undefined ? '' : JSON.stringify(extras),
         );
         const rows = i - first + 1;
@@ -192,6 +213,7 @@ export function toStoredVisit(row: VisitRow, pairs: HeaderPairs): StoredVisit {
     const value = row[field];
     if (value === null) continue;
     if (field === 'verification') extras[field] = decodeVerification(value as string);
+    else if (field === 'decision') extras[field] = decodeDecision(value as string);
     else if (!HEADER_COLUMNS.has(field)) extras[field] = value;
     else {
       const headers = JSON.parse(value as string) as unknown;

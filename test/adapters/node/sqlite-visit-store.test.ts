@@ -563,7 +563,7 @@ describe('openSqliteVisitStore', () => {
         DROP INDEX visits_by_minute; DROP TABLE visit_header_pairs; CREATE INDEX visits_by_time ON visits(project_id, time);
         ALTER TABLE visits DROP COLUMN response_status_code; ALTER TABLE visits DROP COLUMN response_duration_in_milliseconds;
         ALTER TABLE visits DROP COLUMN created; ALTER TABLE visits DROP COLUMN request_headers; ALTER TABLE visits DROP COLUMN response_headers;
-        ALTER TABLE visits DROP COLUMN client_ip_header; ALTER TABLE visits DROP COLUMN verification;
+        ALTER TABLE visits DROP COLUMN client_ip_header; ALTER TABLE visits DROP COLUMN verification; ALTER TABLE visits DROP COLUMN decision;
         UPDATE schema_versions SET version = 2 WHERE component = 'visits'`);
       db.prepare("INSERT INTO visits (project_id, time, received, request_method, request_path, path, agent_id, agent_type, result, client_ip, referral, extras) VALUES ('prj_x', ?, ?, 'GET', '/a?b=1', '/a', 'googlebot', 'Search Engine Crawler', 'verified', '66.249.66.1', NULL, ?)").run(
         BASE + 90_000,
@@ -607,7 +607,7 @@ describe('openSqliteVisitStore', () => {
       db.exec(`DROP TABLE visit_idempotency_keys; DROP TABLE visit_agent_path_totals; DROP TABLE visit_agent_paths_day;
         CREATE TABLE visit_agent_paths_day (project_id TEXT NOT NULL, bucket INTEGER NOT NULL, agent_id TEXT NOT NULL, agent_type TEXT NOT NULL, request_path TEXT NOT NULL,
           path TEXT NOT NULL, count INTEGER NOT NULL, last INTEGER NOT NULL, PRIMARY KEY (project_id, bucket, agent_id, agent_type, request_path)) WITHOUT ROWID;
-        ALTER TABLE visits DROP COLUMN client_ip_header; ALTER TABLE visits DROP COLUMN verification;
+        ALTER TABLE visits DROP COLUMN client_ip_header; ALTER TABLE visits DROP COLUMN verification; ALTER TABLE visits DROP COLUMN decision;
         UPDATE schema_versions SET version = 3 WHERE component = 'visits'`);
       const insert = db.prepare('INSERT INTO visit_agent_paths_day VALUES (@project_id, @bucket, @agent_id, @agent_type, @request_path, @path, @count, @last)');
       for (const row of rows) insert.run(row);

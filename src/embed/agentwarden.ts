@@ -1,0 +1,218 @@
+// The per-request core every middleware builds on (DESIGN.md §9): identify and verify a request
+// once, decide by the access policy, answer /robots.txt or a denial, and after the response hand
+// the visit (status, duration, decision, client address) to the sink.
+import { createEngine, type Engine, type VerificationOutcome } from '../engine.js';
+import type { HeadersInput } from '../identify/headers.js';
+import type { IdentificationResult } from '../identify/identification.js';
+import { parseClientAddress, type ClientIpRule } from '../verify/client-ip.js';
+import type { VisitDecision } from '../visits/visit.js';
+import { createAccessPolicy, type AccessPolicy, type AccessPolicyOptions, type PolicyResponse } from './access-policy.js';
+import { platformTimers, type Timers } from './delivery-queue.js';
+import { checkOptions } from './options.js';
+import { createRobotsSource, type RobotsSource, type ServedRobotsTxt } from './robots-source.js';
+import { assertVisitSink, createFanoutSink, type SinkVisit, type VisitSink } from './visit-sink.js';
+
+/** Options of `createAgentwarden` (and of every framework middleware). */
+export interface AgentwardenOptions {
+  /** Identifies and verifies requests; `createEngine()` (bundled catalog, no verifiers) when omitted. */
+  readonly engine?: Engine;
+  /** Where visits go after each response: one sink or several; none records nothing. */
+  readonly sink?: VisitSink | readonly VisitSink[];
+  /** The access policy; none lets every request through and records no decision. */
+  readonly policy?: AccessPolicyOptions;
+  /**
+   * Which request headers may give the visitor's address (`createClientIpRule({ headers: [...] })`):
+   * list only headers your own proxy sets. When it gives none (or is omitted), the address is the
+   * socket's or the platform's, which a client cannot forge.
+   */
+  readonly clientIp?: ClientIpRule;
+  /** Requests to leave alone entirely (no check, no visit): health checks, static assets. */
+  readonly skip?: (request: { readonly method: string; readonly path: string }) => boolean;
+  readonly clock?: { now(): number };
+  readonly timers?: Timers;
+}
+
+/** What the middleware learnt of a request: put on the framework's request context. */
+export interface AgentwardenResult {
+  /** `verified`, `verification_failed`, `not_verifiable` or `unknown_agent`. */
+  readonly result: IdentificationResult;
+  /** The identification fields (`agent_id`, `agent_type_name`, ...) and what verification checked. */
+  readonly identification: VerificationOutcome;
+  /** The visitor's address: from a trusted header, else the socket or platform. */
+  readonly clientIp: string | undefined;
+  /** The access policy's decision, when a rule applied. */
+  readonly decision: VisitDecision | undefined;
+  /** True when the middleware answered instead of the application (a denial outside report-only mode). */
+  readonly blocked: boolean;
+}
+
+/** One request as a middleware hands it to `check`. */
+export interface CheckRequest {
+  readonly method: string;
+  /** The path with its query string. */
+  readonly path: string;
+  /** Header lookups by lower-case name (repeated values joined with ", "). */
+  readonly headers: ReadonlyMap<string, string>;
+  /** The headers as sent with the visit (any case; secrets are stripped by the sinks). */
+  readonly headerRecord: HeadersInput;
+  /** The address of the socket or platform (`req.socket.remoteAddress`, `server.requestIP(req)`). */
+  readonly clientIp?: string | undefined;
+}
+
+/** A response's status and headers as `record` takes them (numbers as Node keeps content-length). */
+export interface RecordedResponse {
+  readonly status: number;
+  readonly headers?: Readonly<Record<string, string | number | readonly string[] | undefined>>;
+}
+
+/** A checked request: the result, plus the answer to give instead of the application's, if any. */
+export interface RequestCheck extends AgentwardenResult {
+  /** A denial or `/robots.txt`; undefined: let the application answer. */
+  readonly response: PolicyResponse | undefined;
+}
+
+/** The per-request core. */
+export interface Agentwarden {
+  readonly engine: Engine;
+  /** Checks a request; synchronous unless a verifier has to wait (DNS, a key directory) or robots.txt is being fetched. Never throws on request input. */
+  check(request: CheckRequest): RequestCheck | Promise<RequestCheck>;
+  /** Hands the visit of a checked request to the sink (once; later calls are ignored). */
+  record(check: RequestCheck, response: RecordedResponse): void;
+  /** The sink's flush: resolves once the visits recorded so far are delivered (or given up on). */
+  flush(): Promise<void>;
+  /** Flushes and closes the sink. */
+  close(): Promise<void>;
+}
+
+const NO_VISIT_SINK: VisitSink = { push() {}, flush: async () => {}, close: async () => {} };
+
+/** A checked request; the fields after `response` are what `record` needs. */
+class Check implements RequestCheck {
+  recorded = false;
+  constructor(
+    readonly identification: VerificationOutcome,
+    readonly clientIp: string | undefined,
+    readonly decision: VisitDecision | undefined,
+    readonly blocked: boolean,
+    readonly response: PolicyResponse | undefined,
+    readonly method: string,
+    readonly path: string,
+    readonly headerRecord: HeadersInput,
+    readonly started: number,
+    readonly skipped: boolean,
+  ) {}
+  get result(): IdentificationResult {
+    return this.identification.result;
+  }
+}
+
+const SKIPPED_IDENTIFICATION: VerificationOutcome = Object.freeze({ result: 'unknown_agent', verification: Object.freeze({ method: null, checks: Object.freeze([]) }) }) as VerificationOutcome;
+
+/** The response to a robots.txt request (RFC 9309 §2.3: text/plain, UTF-8). */
+function robotsResponse(robots: ServedRobotsTxt, method: string, ifNoneMatch: string | undefined): PolicyResponse {
+  const headers: Record<string, string> = { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'public, max-age=3600' };
+  if (robots.etag !== undefined) {
+    headers['etag'] = robots.etag;
+    if (ifNoneMatch !== undefined && ifNoneMatch.split(',').some((tag) => tag.trim() === robots.etag || tag.trim() === '*')) return { status: 304, headers, body: '' };
+  }
+  return { status: 200, headers, body: method === 'HEAD' ? '' : robots.text };
+}
+
+/** Response headers as a visit keeps them: strings (numbers written out). */
+function responseHeaders(headers: RecordedResponse['headers']): Record<string, string | readonly string[]> | undefined {
+  if (headers === undefined) return undefined;
+  const kept: Record<string, string | readonly string[]> = {};
+  for (const name in headers) {
+    const value = headers[name];
+    if (typeof value === 'string' || Array.isArray(value)) kept[name] = value as string | readonly string[];
+    else if (typeof value === 'number') kept[name] = String(value);
+  }
+  return kept;
+}
+
+/**
+ * Creates the per-request core that the fetch, Express, Fastify and Hono middleware share.
+ * Options are validated here, once: the policy is compiled against the engine's catalog.
+ * @throws {TypeError | RangeError} for a bad option (the message names it).
+ * @example
+ * const agentwarden = createAgentwarden({ sink: createHttpSink({ url, token }), policy: { denyVerificationFailed: true } });
+ * const check = await agentwarden.check({ method: 'GET', path: '/', headers, headerRecord, clientIp: '203.0.113.7' });
+ * // ... answer check.response, or run the application ...
+ * agentwarden.record(check, { status: 200 });
+ */
+export function createAgentwarden(options: AgentwardenOptions = {}): Agentwarden {
+  checkOptions(options, 'createAgentwarden');
+  const engine = options.engine ?? createEngine();
+  if (typeof engine?.verifyNormalized !== 'function') throw new TypeError('engine must be an engine from createEngine()');
+  let sink = NO_VISIT_SINK;
+  if (Array.isArray(options.sink)) sink = createFanoutSink(options.sink);
+  else if (options.sink !== undefined) {
+    assertVisitSink(options.sink, 'sink');
+    sink = options.sink;
+  }
+  const rule = options.clientIp;
+  if (rule !== undefined && typeof rule !== 'function') throw new TypeError('clientIp must be a client-IP rule (createClientIpRule({ headers: [...] }))');
+  const skip = options.skip;
+  if (skip !== undefined && typeof skip !== 'function') throw new TypeError('skip must be a function of { method, path }');
+  const clock = options.clock ?? { now: () => Date.now() };
+  if (typeof clock?.now !== 'function') throw new TypeError('clock.now must be a function');
+  const policy: AccessPolicy | undefined = options.policy === undefined ? undefined : createAccessPolicy(options.policy, engine.catalog);
+  const robots: RobotsSource | undefined = policy?.robotsTxt === undefined ? undefined : createRobotsSource(policy.robotsTxt, engine, clock, options.timers ?? platformTimers);
+
+  const finish = (request: CheckRequest, identification: VerificationOutcome, clientIp: string | undefined, started: number): Check | Promise<Check> => {
+    if (robots !== undefined && (request.method === 'GET' || request.method === 'HEAD') && isRobotsPath(request.path)) {
+      // /robots.txt is served to every agent, denied ones included: it is how they learn the rules.
+      const served = robots.get();
+      const answer = (text: ServedRobotsTxt) =>
+        new Check(identification, clientIp, undefined, false, robotsResponse(text, request.method, request.headers.get('if-none-match')), request.method, request.path, request.headerRecord, started, false);
+      return served instanceof Promise ? served.then(answer) : answer(served);
+    }
+    const decision = policy?.decide(identification);
+    const blocked = decision !== undefined && decision.action === 'deny' && !decision.report_only;
+    return new Check(identification, clientIp, decision, blocked, blocked ? policy!.denial : undefined, request.method, request.path, request.headerRecord, started, false);
+  };
+
+  return {
+    engine,
+    check(request) {
+      const started = clock.now();
+      if (skip !== undefined && skip(request)) return new Check(SKIPPED_IDENTIFICATION, undefined, undefined, false, undefined, request.method, request.path, request.headerRecord, started, true);
+      // A trusted header first (the proxy's view), else the socket: a client cannot forge that one.
+      const socketIp = request.clientIp === undefined ? undefined : parseClientAddress(request.clientIp);
+      const clientIp = (rule === undefined ? undefined : rule(request.headers)) ?? socketIp;
+      const verdict = engine.verifyNormalized(request.headers, { method: request.method, path: request.path, clientIp: () => clientIp });
+      return verdict instanceof Promise ? verdict.then((v) => finish(request, v, clientIp, started)) : finish(request, verdict, clientIp, started);
+    },
+    record(check, response) {
+      if (!(check instanceof Check) || check.recorded || check.skipped) return;
+      check.recorded = true;
+      const visit: Record<string, unknown> = {
+        request_path: check.path,
+        request_method: check.method,
+        request_headers: check.headerRecord,
+        response_status_code: response.status,
+        response_duration_in_milliseconds: Math.max(0, clock.now() - check.started),
+        created: new Date(check.started).toISOString(),
+      };
+      const headers = responseHeaders(response.headers);
+      if (headers !== undefined) visit['response_headers'] = headers;
+      if (check.decision !== undefined) {
+        visit['decision'] = check.decision;
+        visit['is_blocked'] = check.blocked;
+      }
+      if (check.clientIp !== undefined) visit['client_ip'] = check.clientIp;
+      try {
+        sink.push(visit as unknown as SinkVisit, check.identification);
+      } catch {
+        // A custom sink that throws must not fail the response that has been sent.
+      }
+    },
+    flush: () => sink.flush(),
+    close: () => sink.close(),
+  };
+}
+
+/** Whether a request path (with its query) is /robots.txt. */
+function isRobotsPath(path: string): boolean {
+  return path === '/robots.txt' || path.startsWith('/robots.txt?');
+}

@@ -1,0 +1,232 @@
+// The HTTP visit sink: batches visits to any Known Agents-compatible `POST /visits` (an agentwarden
+// server or the hosted service), with a bounded queue, retries and an Idempotency-Key per batch.
+import { isSecretHeader } from '../visits/visit.js';
+import type { HeadersInput } from '../identify/headers.js';
+import { createDeliveryQueue, platformTimers, type Batch, type DeliveryResult, type DeliveryStats, type OverflowPolicy, type Timers } from './delivery-queue.js';
+import { checkOptions, integerOption } from './options.js';
+import type { SinkVisit, VisitSink } from './visit-sink.js';
+
+/** Options of `createHttpSink`. */
+export interface HttpSinkOptions {
+  /** The API's base URL (`https://api.knownagents.com`, `http://127.0.0.1:8080`); visits go to `<url>/visits`. */
+  readonly url: string;
+  /** The project's access token, sent as `Authorization: Bearer <token>`. */
+  readonly token: string;
+  /** Milliseconds a partial batch waits before it is sent (default 30,000, as the interface recommends for busy sites). */
+  readonly flushIntervalMs?: number;
+  /** Visits per request (default 500; agentwarden servers take up to 1,000). */
+  readonly maxBatchVisits?: number;
+  /** Bytes of JSON per request (default 512 KiB; agentwarden servers take up to 1 MiB). */
+  readonly maxBatchBytes?: number;
+  /** Visits held while the server is slow or down (default 10,000); past it, the overflow policy drops. */
+  readonly maxQueueVisits?: number;
+  /** Bytes held the same way (default 16 MiB). */
+  readonly maxQueueBytes?: number;
+  /** `'drop-oldest'` (default: the newest visits are the ones worth having) or `'drop-newest'`. */
+  readonly overflow?: OverflowPolicy;
+  /** Attempts per batch before its visits are dropped and counted (default 8: about 4 minutes of backoff). */
+  readonly maxAttempts?: number;
+  /** First retry delay, doubled each attempt with jitter (default 1,000 ms), up to `maxRetryDelayMs` (default 60,000). */
+  readonly retryDelayMs?: number;
+  readonly maxRetryDelayMs?: number;
+  /** One request's time limit (default 10,000 ms). */
+  readonly requestTimeoutMs?: number;
+  /** How long `close` keeps delivering before it drops what is left (default 10,000 ms). */
+  readonly closeTimeoutMs?: number;
+  /** Called with each delivery error (a status, a timeout, a dropped batch); the sink never throws. */
+  readonly onError?: (message: string) => void;
+  /** Injected for tests and platforms: the Fetch API, timers, the clock and randomness. */
+  readonly fetch?: typeof fetch;
+  readonly timers?: Timers;
+  readonly clock?: { now(): number };
+  readonly random?: () => number;
+  /** A random prefix for this sink's Idempotency-Keys (default `crypto.randomUUID()`); batches add their number. */
+  readonly keyPrefix?: string;
+}
+
+/** A sink that also reports its counters (queued, delivered, dropped, ...). */
+export interface HttpSink extends VisitSink {
+  stats(): DeliveryStats;
+}
+
+const JSON_ASCII = /^[\x00-\x7f]*$/;
+
+/** UTF-8 size of a string: what the server's body limit counts. */
+function utf8Length(text: string): number {
+  if (JSON_ASCII.test(text)) return text.length;
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+/** Headers as sent: secrets (authorization, cookie, *-token, ...) never leave the process. */
+function withoutSecrets(headers: HeadersInput): Record<string, string | readonly string[]> {
+  const kept: Record<string, string | readonly string[]> = {};
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined || isSecretHeader(name.toLowerCase())) continue;
+    kept[name] = value;
+  }
+  return kept;
+}
+
+/** The visit as JSON, without secret headers. */
+export function serializeVisit(visit: SinkVisit): string {
+  const wire: Record<string, unknown> = {
+    request_path: visit.request_path,
+    request_method: visit.request_method,
+    request_headers: withoutSecrets(visit.request_headers),
+  };
+  if (visit.response_status_code !== undefined) wire['response_status_code'] = visit.response_status_code;
+  if (visit.response_headers !== undefined) wire['response_headers'] = withoutSecrets(visit.response_headers);
+  if (visit.response_duration_in_milliseconds !== undefined) wire['response_duration_in_milliseconds'] = visit.response_duration_in_milliseconds;
+  if (visit.created !== undefined) wire['created'] = visit.created;
+  if (visit.is_blocked !== undefined) wire['is_blocked'] = visit.is_blocked;
+  if (visit.decision !== undefined) wire['decision'] = visit.decision;
+  if (visit.client_ip !== undefined) wire['client_ip'] = visit.client_ip;
+  return JSON.stringify(wire);
+}
+
+/**
+ * Milliseconds to wait from a `Retry-After` value (RFC 9110 §10.2.3: delay-seconds or an
+ * HTTP-date), or undefined when it is absent or unreadable.
+ */
+export function parseRetryAfter(value: string | null, now: number): number | undefined {
+  if (value === null) return undefined;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const date = Date.parse(text);
+  return Number.isFinite(date) ? Math.max(0, date - now) : undefined;
+}
+
+// Statuses worth another try: the server is overloaded, restarting, or the request timed out.
+const RETRYABLE = new Set([408, 425, 429, 500, 502, 503, 504]);
+
+/**
+ * Creates an HTTP sink. Visits are serialised (without secret headers) when pushed and sent as a
+ * JSON array when a batch fills (`maxBatchVisits`, `maxBatchBytes`) or its oldest visit has waited
+ * `flushIntervalMs`. One request is in flight at a time; a batch that fails with a network error,
+ * a timeout, 408, 429 or a 5xx is retried with exponential backoff and jitter, or after the
+ * server's `Retry-After` (429, 503), with the same `Idempotency-Key`, so the server stores it once.
+ * A 413 splits the batch. Other 4xx answers drop it (counted in `stats().dropped`). While the
+ * server is down, at most `maxQueueVisits` wait; past that the `overflow` policy drops and counts.
+ * @throws {TypeError | RangeError} for a bad option (the message names it).
+ * @example
+ * const sink = createHttpSink({ url: 'https://agentwarden.example.com', token: process.env.AGENTWARDEN_TOKEN });
+ */
+export function createHttpSink(options: HttpSinkOptions): HttpSink {
+  checkOptions(options, 'createHttpSink');
+  if (typeof options.url !== 'string') throw new TypeError(`url must be a string, got ${typeof options.url}`);
+  let endpoint: URL;
+  try {
+    endpoint = new URL('visits', options.url.endsWith('/') ? options.url : `${options.url}/`);
+  } catch {
+    throw new RangeError(`url must be an absolute http(s) URL, got ${JSON.stringify(options.url)}`);
+  }
+  if (endpoint.protocol !== 'http:' && endpoint.protocol !== 'https:') throw new RangeError(`url must be an http(s) URL, got ${JSON.stringify(options.url)}`);
+  if (typeof options.token !== 'string' || options.token === '' || /[\r\n]/.test(options.token)) throw new TypeError('token must be a non-empty string (the project access token)');
+  const fetchImpl = options.fetch ?? globalThis.fetch;
+  if (typeof fetchImpl !== 'function') throw new TypeError('fetch must be a function (the Fetch API)');
+  const clock = options.clock ?? { now: () => Date.now() };
+  const timers = options.timers ?? platformTimers;
+  const overflow = options.overflow ?? 'drop-oldest';
+  if (overflow !== 'drop-oldest' && overflow !== 'drop-newest') throw new RangeError(`overflow must be 'drop-oldest' or 'drop-newest', got ${JSON.stringify(overflow)}`);
+  const requestTimeoutMs = integerOption(options.requestTimeoutMs, 'requestTimeoutMs', 10_000, 1);
+  const keyPrefix = options.keyPrefix ?? globalThis.crypto.randomUUID();
+  if (typeof keyPrefix !== 'string' || !/^[A-Za-z0-9._~:+/=-]{1,200}$/.test(keyPrefix)) throw new RangeError(`keyPrefix must be 1 to 200 URL-safe characters, got ${JSON.stringify(keyPrefix)}`);
+  const authorization = `Bearer ${options.token}`;
+  // Off once a server answers 501 to a keyed request (a store that keeps no keys): its batches
+  // are then sent without one rather than never.
+  let keyed = true;
+
+  const deliver = async (batch: Batch<string>): Promise<DeliveryResult> => {
+    const headers: Record<string, string> = { authorization, 'content-type': 'application/json' };
+    if (keyed) headers['idempotency-key'] = `${keyPrefix}.${batch.id}`;
+    const controller = new AbortController();
+    const timeout = timers.setTimeout(() => controller.abort(), requestTimeoutMs);
+    let response: Response;
+    try {
+      response = await fetchImpl(endpoint, { method: 'POST', headers, body: `[${batch.items.join(',')}]`, signal: controller.signal });
+    } catch (error) {
+      timers.clearTimeout(timeout);
+      const reason = controller.signal.aborted ? `timed out after ${requestTimeoutMs} ms` : error instanceof Error ? error.message : String(error);
+      return { outcome: 'retry', error: `POST ${endpoint.href}: ${reason}` };
+    }
+    let text = '';
+    try {
+      text = await response.text();
+    } catch {
+      // The answer's status is what matters; a body cut short changes nothing.
+    } finally {
+      timers.clearTimeout(timeout);
+    }
+    const status = response.status;
+    if (status >= 200 && status < 300) return { outcome: 'delivered', rejected: rejectedCount(text) };
+    const error = `POST ${endpoint.href} answered ${status}${text === '' ? '' : `: ${text.slice(0, 200)}`}`;
+    if (status === 501 && keyed) {
+      keyed = false;
+      return { outcome: 'retry', afterMs: 0, error };
+    }
+    // 409: a request with this key is being stored; its answer comes with a retry.
+    if (RETRYABLE.has(status) || status === 409) {
+      const afterMs = parseRetryAfter(response.headers.get('retry-after'), clock.now());
+      return afterMs === undefined ? { outcome: 'retry', error } : { outcome: 'retry', afterMs, error };
+    }
+    if (status === 413) return { outcome: 'split', error };
+    return { outcome: 'failed', error };
+  };
+
+  const queue = createDeliveryQueue<string>({
+    deliver,
+    maxBatchItems: integerOption(options.maxBatchVisits, 'maxBatchVisits', 500, 1),
+    maxBatchBytes: integerOption(options.maxBatchBytes, 'maxBatchBytes', 512 * 1024, 256),
+    maxQueueItems: integerOption(options.maxQueueVisits, 'maxQueueVisits', 10_000, 1),
+    maxQueueBytes: integerOption(options.maxQueueBytes, 'maxQueueBytes', 16 * 1024 * 1024, 256),
+    flushIntervalMs: integerOption(options.flushIntervalMs, 'flushIntervalMs', 30_000, 0),
+    overflow,
+    maxAttempts: integerOption(options.maxAttempts, 'maxAttempts', 8, 1),
+    baseRetryDelayMs: integerOption(options.retryDelayMs, 'retryDelayMs', 1_000, 1),
+    maxRetryDelayMs: integerOption(options.maxRetryDelayMs, 'maxRetryDelayMs', 60_000, 1),
+    closeTimeoutMs: integerOption(options.closeTimeoutMs, 'closeTimeoutMs', 10_000, 0),
+    timers,
+    random: options.random ?? Math.random,
+    ...(options.onError === undefined ? {} : { onError: options.onError }),
+  });
+
+  return {
+    push(visit) {
+      let json: string;
+      try {
+        json = serializeVisit(visit);
+      } catch (error) {
+        // Unserialisable input (a cycle, a BigInt in a custom field) is dropped, never thrown.
+        queue.discard(`a visit could not be serialised: ${error instanceof Error ? error.message : String(error)}`);
+        return;
+      }
+      // One more byte for the comma that joins it into the batch.
+      queue.push(json, utf8Length(json) + 1);
+    },
+    flush: () => queue.flush(),
+    close: () => queue.close(),
+    stats: () => queue.stats(),
+  };
+}
+
+/** How many visits a 2xx answer reports rejected (`{"accepted": n, "rejected": [...]}`); 0 when it does not say. */
+function rejectedCount(text: string): number {
+  if (!text.includes('"rejected"')) return 0;
+  try {
+    const body = JSON.parse(text) as { rejected?: unknown };
+    return Array.isArray(body.rejected) ? body.rejected.length : 0;
+  } catch {
+    return 0;
+  }
+}

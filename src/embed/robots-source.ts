@@ -1,0 +1,135 @@
+// Where the middleware's /robots.txt comes from: rendered by the engine from the policy's rules, or
+// fetched from an agentwarden (or Known Agents) server's `POST /robots-txts` and cached a day.
+import type { Engine } from '../engine.js';
+import { RobotsOptionsError } from '../robots/errors.js';
+import { validateRobotsOptions } from '../robots/options.js';
+import { MAX_ROBOTS_TXT_BYTES } from '../robots/render.js';
+import type { Timers } from './delivery-queue.js';
+
+/**
+ * Where `/robots.txt` comes from. Without `url` the engine renders it; with `url` and `token` it is
+ * fetched from that server's `POST /robots-txts` (the same body) and cached for `refreshMs`
+ * (default one day, as the interface recommends), and rendered locally until the first fetch
+ * succeeds or whenever the server cannot be reached and no copy is cached.
+ */
+export interface RobotsSourceOptions {
+  /** The agent types to disallow; default: the policy's `denyAgentTypes`. */
+  readonly agentTypes?: readonly string[];
+  readonly disallow?: string | readonly string[];
+  readonly allow?: string | readonly string[];
+  /** A Known Agents-compatible API's base URL; the text comes from `<url>/robots-txts`. */
+  readonly url?: string;
+  readonly token?: string;
+  readonly refreshMs?: number;
+  readonly fetch?: typeof fetch;
+}
+
+/** A robots.txt ready to serve. */
+export interface ServedRobotsTxt {
+  readonly text: string;
+  /** A validator for If-None-Match, when known. */
+  readonly etag: string | undefined;
+}
+
+/** Gives the current robots.txt: at once when cached, else after one fetch. */
+export interface RobotsSource {
+  get(): ServedRobotsTxt | Promise<ServedRobotsTxt>;
+}
+
+const OPTIONS = new Set(['agentTypes', 'disallow', 'allow', 'url', 'token', 'refreshMs', 'fetch']);
+const DAY_MS = 86_400_000;
+// After a failed fetch, the next try waits this long (the local rendering is served meanwhile).
+const RETRY_MS = 300_000;
+const FETCH_TIMEOUT_MS = 5_000;
+
+/**
+ * Validates a robots.txt source; `deniedTypes` is the default for `agentTypes`.
+ * @throws {TypeError | RangeError} naming `robotsTxt.<option>`.
+ */
+export function checkRobotsSource(value: unknown, deniedTypes: readonly string[]): RobotsSourceOptions {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TypeError(`robotsTxt must be true, false or an object, got ${value === null ? 'null' : typeof value}`);
+  const options = value as RobotsSourceOptions;
+  for (const key of Object.keys(options)) if (!OPTIONS.has(key)) throw new RangeError(`robotsTxt.${key} is not an option (${[...OPTIONS].join(', ')})`);
+  const agentTypes = options.agentTypes ?? deniedTypes;
+  try {
+    validateRobotsOptions({ agent_types: agentTypes, disallow: options.disallow ?? null, allow: options.allow ?? null });
+  } catch (error) {
+    if (error instanceof RobotsOptionsError) throw new RangeError(`robotsTxt: ${error.message}${options.agentTypes === undefined ? ' (agentTypes defaults to denyAgentTypes)' : ''}`);
+    throw error;
+  }
+  if (options.url !== undefined) {
+    let url: URL;
+    try {
+      url = new URL(String(options.url));
+    } catch {
+      throw new RangeError(`robotsTxt.url must be an absolute http(s) URL, got ${JSON.stringify(options.url)}`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new RangeError(`robotsTxt.url must be an http(s) URL, got ${JSON.stringify(options.url)}`);
+    if (typeof options.token !== 'string' || options.token === '' || /[\r\n]/.test(options.token)) throw new TypeError('robotsTxt.token must be the project access token (a non-empty string)');
+  }
+  if (options.refreshMs !== undefined && (!Number.isSafeInteger(options.refreshMs) || options.refreshMs < 1000)) throw new RangeError(`robotsTxt.refreshMs must be an integer >= 1000, got ${String(options.refreshMs)}`);
+  if (options.fetch !== undefined && typeof options.fetch !== 'function') throw new TypeError('robotsTxt.fetch must be a function (the Fetch API)');
+  return { ...options, agentTypes };
+}
+
+/**
+ * Creates the source for checked options (`checkRobotsSource`).
+ * @example
+ * const robots = createRobotsSource({ agentTypes: ['AI Data Scraper'] }, engine, { now: () => Date.now() }, timers);
+ * await robots.get(); // { text: 'User-agent: CCBot\nDisallow: /\n...', etag: '"…"' }
+ */
+export function createRobotsSource(options: RobotsSourceOptions, engine: Engine, clock: { now(): number }, timers: Timers): RobotsSource {
+  const body = { agent_types: options.agentTypes ?? [], ...(options.disallow === undefined ? {} : { disallow: options.disallow }), ...(options.allow === undefined ? {} : { allow: options.allow }) };
+  const rendered = engine.renderRobotsTxt(body);
+  const local: ServedRobotsTxt = Object.freeze({ text: rendered.text, etag: rendered.etag });
+  if (options.url === undefined) return { get: () => local };
+
+  const endpoint = new URL('robots-txts', options.url.endsWith('/') ? options.url : `${options.url}/`);
+  const fetchImpl = options.fetch ?? globalThis.fetch;
+  const refreshMs = options.refreshMs ?? DAY_MS;
+  const requestBody = JSON.stringify(body);
+  let cached: ServedRobotsTxt | undefined;
+  let nextFetch = 0;
+  let inFlight: Promise<ServedRobotsTxt> | undefined;
+
+  const fetchRemote = async (): Promise<ServedRobotsTxt> => {
+    const controller = new AbortController();
+    const timeout = timers.setTimeout(() => controller.abort(), FETCH_TIMEOUT_MS);
+    try {
+      const headers: Record<string, string> = { authorization: `Bearer ${options.token}`, 'content-type': 'application/json', accept: 'text/plain' };
+      if (cached?.etag !== undefined) headers['if-none-match'] = cached.etag;
+      const response = await fetchImpl(endpoint, { method: 'POST', headers, body: requestBody, signal: controller.signal });
+      if (response.status === 304 && cached !== undefined) {
+        await response.body?.cancel();
+        nextFetch = clock.now() + refreshMs;
+        return cached;
+      }
+      const text = await response.text();
+      // Only a plain, sane answer is served: an error page must never become the site's robots.txt.
+      if (response.status !== 200 || !(response.headers.get('content-type') ?? '').startsWith('text/plain') || text.length > MAX_ROBOTS_TXT_BYTES) {
+        throw new Error(`POST ${endpoint.href} answered ${response.status}`);
+      }
+      cached = Object.freeze({ text, etag: response.headers.get('etag') ?? undefined });
+      nextFetch = clock.now() + refreshMs;
+      return cached;
+    } catch {
+      nextFetch = clock.now() + RETRY_MS;
+      return cached ?? local;
+    } finally {
+      timers.clearTimeout(timeout);
+    }
+  };
+
+  return {
+    get() {
+      if (clock.now() >= nextFetch && inFlight === undefined) {
+        inFlight = fetchRemote().finally(() => {
+          inFlight = undefined;
+        });
+      }
+      // A stale copy is served while the refresh runs; only the very first request waits.
+      if (cached !== undefined) return cached;
+      return inFlight ?? local;
+    },
+  };
+}

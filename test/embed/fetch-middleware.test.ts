@@ -1,0 +1,216 @@
+// The fetch middleware and the access policy it applies: identification with the platform's
+// address, denials (403/402), allow-verified, report-only, /robots.txt, and the visit recorded.
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  agentwardenResult,
+  createAccessPolicy,
+  createEngine,
+  createFetchMiddleware,
+  createMemoryVisitStore,
+  createStoreSink,
+  detectPlatform,
+  withAgentwarden,
+  type AccessPolicyOptions,
+  type SinkVisit,
+  type VerificationOutcome,
+  type VisitSink,
+} from '../../src/index.js';
+import { startTestServer, type TestServer } from '../server/helpers.js';
+import { BROWSER_UA, CLAUDEBOT_UA, embedEngine, GOOGLEBOT_UA, GPTBOT_UA } from './fixtures.js';
+
+/** A sink that keeps what it is given: the test is about what the middleware hands over. */
+function collectingSink(): VisitSink & { visits: SinkVisit[]; verdicts: (VerificationOutcome | undefined)[] } {
+  const visits: SinkVisit[] = [];
+  const verdicts: (VerificationOutcome | undefined)[] = [];
+  return { visits, verdicts, push: (v, verdict) => void (visits.push(v), verdicts.push(verdict)), flush: async () => {}, close: async () => {} };
+}
+
+const app = (request: Request) => new Response(`hello ${new URL(request.url).pathname}`, { headers: { 'content-type': 'text/plain', 'x-app': '1' } });
+const get = (path: string, ua: string, headers: Record<string, string> = {}) => new Request(`http://site.example${path}`, { headers: { 'user-agent': ua, ...headers } });
+const LOOPBACK = { clientIp: '127.0.0.1' };
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!();
+});
+
+function middleware(policy?: AccessPolicyOptions) {
+  const sink = collectingSink();
+  const run = createFetchMiddleware({ engine: embedEngine(), sink, ...(policy === undefined ? {} : { policy }) });
+  return { run, sink };
+}
+
+describe('fetch middleware', () => {
+  it('verifies by the platform address, puts the result on the request, and records the visit after the response', async () => {
+    const { run, sink } = middleware();
+    let seen: ReturnType<typeof agentwardenResult>;
+    const response = await run(get('/a?b=1', GOOGLEBOT_UA, { cookie: 'secret=1' }), (request) => ((seen = agentwardenResult(request)), app(request)), { clientIp: '::ffff:127.0.0.1' });
+    expect(await response.text()).toBe('hello /a');
+    expect(seen).toMatchObject({ result: 'verified', clientIp: '127.0.0.1', decision: undefined, blocked: false });
+    expect(seen!.identification).toMatchObject({ agent_id: 'googlebot', verification: { method: 'ip-ranges' } });
+    expect(sink.visits).toHaveLength(1);
+    const visit = sink.visits[0]!;
+    expect(visit).toMatchObject({ request_path: '/a?b=1', request_method: 'GET', response_status_code: 200, client_ip: '127.0.0.1' });
+    expect(visit.request_headers).toMatchObject({ 'user-agent': GOOGLEBOT_UA, host: 'site.example' });
+    expect(visit.response_headers).toMatchObject({ 'content-type': 'text/plain', 'x-app': '1' });
+    expect(visit.response_duration_in_milliseconds).toBeGreaterThanOrEqual(0);
+    expect(Date.parse(visit.created!)).toBeGreaterThan(0);
+    expect(visit.decision).toBeUndefined();
+    expect(sink.verdicts[0]).toBe(seen!.identification);
+  });
+
+  it('trusts a header only through the clientIp rule, and the socket address otherwise', async () => {
+    const { run } = middleware();
+    let result: ReturnType<typeof agentwardenResult>;
+    // A forged X-Forwarded-For does not move the address: the socket (loopback, Googlebot's range here) decides.
+    await run(get('/', GOOGLEBOT_UA, { 'x-forwarded-for': '192.0.2.1' }), (r) => ((result = agentwardenResult(r)), app(r)), LOOPBACK);
+    expect(result).toMatchObject({ clientIp: '127.0.0.1', result: 'verified' });
+    const { createClientIpRule } = await import('../../src/index.js');
+    const trusting = createFetchMiddleware({ engine: embedEngine(), clientIp: createClientIpRule({ headers: ['x-forwarded-for'] }) });
+    await trusting(get('/', GOOGLEBOT_UA, { 'x-forwarded-for': '192.0.2.1' }), (r) => ((result = agentwardenResult(r)), app(r)), LOOPBACK);
+    expect(result).toMatchObject({ clientIp: '192.0.2.1', result: 'verification_failed' });
+  });
+
+  it('records a 500 when the application throws, and rethrows', async () => {
+    const { run, sink } = middleware();
+    await expect(
+      run(get('/boom', BROWSER_UA), () => {
+        throw new Error('app failed');
+      }),
+    ).rejects.toThrow('app failed');
+    expect(sink.visits[0]).toMatchObject({ request_path: '/boom', response_status_code: 500 });
+  });
+
+  it('skips what `skip` says: no check, no visit', async () => {
+    const sink = collectingSink();
+    const run = createFetchMiddleware({ engine: embedEngine(), sink, skip: ({ path }) => path.startsWith('/static/') });
+    await run(get('/static/app.js', GPTBOT_UA), app, LOOPBACK);
+    await run(get('/page', GPTBOT_UA), app, LOOPBACK);
+    expect(sink.visits.map((v) => v.request_path)).toEqual(['/page']);
+  });
+});
+
+describe('access policy in the middleware', () => {
+  it('denies a spoofed agent with 403 and records the rule; a real one passes', async () => {
+    const { run, sink } = middleware({ denyVerificationFailed: true });
+    const denied = await run(get('/', GPTBOT_UA), app, LOOPBACK); // GPTBot's range is not loopback: spoofed
+    expect(denied.status).toBe(403);
+    expect(denied.headers.get('cache-control')).toBe('no-store');
+    expect(await denied.text()).toContain('Forbidden');
+    const allowed = await run(get('/', GOOGLEBOT_UA), app, LOOPBACK);
+    expect(allowed.status).toBe(200);
+    expect(sink.visits.map((v) => [v.response_status_code, v.is_blocked, v.decision?.rule])).toEqual([
+      [403, true, 'deny-verification-failed'],
+      [200, undefined, undefined],
+    ]);
+  });
+
+  it('answers denied types with 402 and the configured body and headers (pay-per-crawl)', async () => {
+    const { run } = middleware({ denyAgentTypes: ['AI Data Scraper'], denyResponse: { status: 402, body: '{"price":"0.01"}', contentType: 'application/json', headers: { 'crawler-price': 'USD 0.01' } } });
+    const response = await run(get('/article', CLAUDEBOT_UA), app, LOOPBACK);
+    expect(response.status).toBe(402);
+    expect(response.headers.get('content-type')).toBe('application/json');
+    expect(response.headers.get('crawler-price')).toBe('USD 0.01');
+    expect(await response.text()).toBe('{"price":"0.01"}');
+    expect((await run(get('/article', BROWSER_UA), app, LOOPBACK)).status).toBe(200);
+  });
+
+  it('denies chosen agents by id, and always allows verified agents of chosen types', async () => {
+    const { run, sink } = middleware({ denyAgents: ['claudebot'], denyAgentTypes: ['Search Engine Crawler'], allowVerifiedAgentTypes: ['Search Engine Crawler'] });
+    expect((await run(get('/', CLAUDEBOT_UA), app, LOOPBACK)).status).toBe(403);
+    // Googlebot from loopback is verified: allowed despite its type being denied.
+    expect((await run(get('/', GOOGLEBOT_UA), app, LOOPBACK)).status).toBe(200);
+    // From an address outside its range it is not verified, so the type rule denies it.
+    expect((await run(get('/', GOOGLEBOT_UA), app, { clientIp: '198.51.100.1' })).status).toBe(403);
+    expect(sink.visits.map((v) => v.decision?.rule)).toEqual(['deny-agent', 'allow-verified', 'deny-agent-type']);
+  });
+
+  it('in report-only mode records the decision and lets the request through', async () => {
+    const { run, sink } = middleware({ denyVerificationFailed: true, reportOnly: true });
+    let result: ReturnType<typeof agentwardenResult>;
+    const response = await run(get('/', GPTBOT_UA), (r) => ((result = agentwardenResult(r)), app(r)), LOOPBACK);
+    expect(response.status).toBe(200);
+    expect(result).toMatchObject({ blocked: false, decision: { rule: 'deny-verification-failed', action: 'deny', report_only: true } });
+    expect(sink.visits[0]).toMatchObject({ is_blocked: false, decision: { rule: 'deny-verification-failed', action: 'deny', report_only: true } });
+  });
+
+  it('serves /robots.txt rendered from the deny rules, to denied agents too, with an ETag', async () => {
+    const { run, sink } = middleware({ denyAgentTypes: ['AI Data Scraper'], robotsTxt: true });
+    const response = await run(get('/robots.txt', GPTBOT_UA), app, LOOPBACK);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    const text = await response.text();
+    expect(text).toBe(embedEngine().robotsTxt({ agent_types: ['AI Data Scraper'] }));
+    expect(text).toContain('User-agent: GPTBot\nDisallow: /');
+    const etag = response.headers.get('etag')!;
+    const again = await run(get('/robots.txt', GPTBOT_UA, { 'if-none-match': etag }), app, LOOPBACK);
+    expect(again.status).toBe(304);
+    expect(sink.visits.map((v) => [v.request_path, v.response_status_code, v.decision])).toEqual([
+      ['/robots.txt', 200, undefined],
+      ['/robots.txt', 304, undefined],
+    ]);
+  });
+
+  it('serves /robots.txt fetched from an agentwarden server, and renders it locally while the server is unreachable', async () => {
+    const srv: TestServer = await startTestServer();
+    cleanups.push(() => srv.stop());
+    const { token } = srv.store.createProject('robots.example');
+    let fetches = 0;
+    const counting: typeof fetch = (input, init) => (fetches++, fetch(input, init));
+    const run = createFetchMiddleware({ engine: createEngine(), policy: { robotsTxt: { url: srv.url, token, agentTypes: ['AI Data Scraper'], disallow: '/private', fetch: counting } } });
+    const text = await (await run(get('/robots.txt', BROWSER_UA), app)).text();
+    expect(text).toContain('Disallow: /private');
+    // The server's catalog (the test catalog) is not the site engine's: the text is the server's.
+    expect(text).toBe((await (await fetch(`${srv.url}/robots-txts`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ agent_types: ['AI Data Scraper'], disallow: '/private' }) })).text()));
+    await run(get('/robots.txt', BROWSER_UA), app);
+    expect(fetches).toBe(1); // cached for a day
+
+    const offline = createFetchMiddleware({ engine: embedEngine(), policy: { robotsTxt: { url: 'http://127.0.0.1:9', token: 't', agentTypes: ['AI Data Scraper'] } } });
+    expect(await (await offline(get('/robots.txt', BROWSER_UA), app)).text()).toBe(embedEngine().robotsTxt({ agent_types: ['AI Data Scraper'] }));
+  });
+
+  it.each([
+    [{ denyAgentTypes: ['AI Scrapers'] }, RangeError, /denyAgentTypes\[0\]/],
+    [{ denyAgents: ['nobody'] }, RangeError, /denyAgents\[0\]/],
+    [{ denyAgents: 'gptbot' }, TypeError, /denyAgents/],
+    [{ denyVerificationFailed: 'yes' }, TypeError, /denyVerificationFailed/],
+    [{ denyResponse: { status: 451 } }, RangeError, /denyResponse.status/],
+    [{ denyResponse: { headers: { 'x-a': 'b\r\nc' } } }, RangeError, /denyResponse.headers/],
+    [{ denyVerifiedFailed: true }, RangeError, /policy.denyVerifiedFailed is not an option/],
+    [{ robotsTxt: true }, RangeError, /robotsTxt/],
+    [{ robotsTxt: { url: 'http://x' } , denyAgentTypes: ['AI Data Scraper'] }, TypeError, /robotsTxt.token/],
+  ])('refuses the policy %j at creation', (policy, type, message) => {
+    const create = () => createAccessPolicy(policy as never, embedEngine().catalog);
+    expect(create).toThrow(type);
+    expect(create).toThrow(message);
+  });
+});
+
+describe('withAgentwarden and platforms', () => {
+  it('reads the address and waitUntil from Workers, Deno, Bun and Next.js handler arguments', () => {
+    const request = get('/', BROWSER_UA);
+    const waits: Promise<unknown>[] = [];
+    const ctx = { waitUntil: (p: Promise<unknown>) => waits.push(p) };
+    expect(detectPlatform(request, [{}, ctx]).waitUntil).toBeTypeOf('function');
+    expect(detectPlatform(request, [{ remoteAddr: { hostname: '203.0.113.1', port: 1, transport: 'tcp' } }]).clientIp).toBe('203.0.113.1');
+    expect(detectPlatform(request, [{ requestIP: (r: Request) => (r === request ? { address: '203.0.113.2' } : null) }]).clientIp).toBe('203.0.113.2');
+    expect(detectPlatform(request, [{ incoming: { socket: { remoteAddress: '203.0.113.3' } } }]).clientIp).toBe('203.0.113.3');
+    // Outside Cloudflare Workers a CF-Connecting-IP header is just a header anyone can send.
+    expect(detectPlatform(get('/', BROWSER_UA, { 'cf-connecting-ip': '203.0.113.4' }), []).clientIp).toBeUndefined();
+  });
+
+  it('wraps a handler: arguments pass through, the visit is flushed with waitUntil', async () => {
+    const store = createMemoryVisitStore();
+    const waits: Promise<unknown>[] = [];
+    const handler = withAgentwarden((request: Request, env: { greeting: string }, _ctx: unknown) => new Response(`${env.greeting} ${agentwardenResult(request)?.result}`), {
+      engine: embedEngine(),
+      sink: createStoreSink({ store, projectId: 'prj_1' }),
+    });
+    const response = await handler(get('/', CLAUDEBOT_UA), { greeting: 'hi' }, { waitUntil: (p: Promise<unknown>) => waits.push(p) });
+    expect(await response.text()).toBe('hi not_verifiable');
+    expect(waits).toHaveLength(1);
+    await Promise.all(waits);
+    const [stored] = await store.timeline({ projectId: 'prj_1', limit: 10 });
+    expect(stored).toMatchObject({ agent_id: 'claudebot', result: 'not_verifiable', response_status_code: 200 });
+  });
+});

@@ -1,0 +1,283 @@
+// The HTTP visit sink against a real agentwarden server on loopback (delivery, idempotent retries,
+// secrets), and against stub servers where the test is about our own retry and queue logic.
+import { request as httpRequest } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createHttpSink, parseRetryAfter, type SinkVisit, type Timers } from '../../src/index.js';
+import { startTestServer, type TestServer } from '../server/helpers.js';
+import { GPTBOT_UA, startStub } from './fixtures.js';
+
+const visit = (i: number, extra: Partial<SinkVisit> = {}): SinkVisit => ({
+  request_path: `/page/${i}`,
+  request_method: 'GET',
+  request_headers: { 'User-Agent': GPTBOT_UA, authorization: 'Bearer site-secret', cookie: 'session=abc', 'x-api-key': 'k', accept: 'text/html' },
+  response_status_code: 200,
+  response_headers: { 'content-type': 'text/html', 'set-cookie': ['a=1'] },
+  response_duration_in_milliseconds: 3,
+  created: new Date(Date.UTC(2026, 10, 20, 12, 0, 0, i)).toISOString(),
+  ...extra,
+});
+
+const REQUEST_TIMEOUT_MS = 10_000;
+
+/**
+ * Timers that remember each delay asked for and run every callback on the next turn, except
+ * the requests' time limits, which never fire (the stubs answer at once).
+ */
+function recordingTimers(): Timers & { delays: number[] } {
+  const delays: number[] = [];
+  return {
+    delays,
+    setTimeout(callback, ms) {
+      if (ms === REQUEST_TIMEOUT_MS) return undefined;
+      delays.push(ms);
+      return setImmediate(callback);
+    },
+    clearTimeout: (handle) => {
+      if (handle !== undefined) clearImmediate(handle as NodeJS.Immediate);
+    },
+  };
+}
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!();
+});
+
+async function server(): Promise<{ srv: TestServer; token: string; projectId: string }> {
+  const srv = await startTestServer();
+  cleanups.push(() => srv.stop());
+  const { id, token } = srv.store.createProject('embed.example');
+  return { srv, token, projectId: id };
+}
+
+describe('HTTP sink → a real agentwarden server', () => {
+  it('delivers every visit in batches of at most maxBatchVisits, with no secret header leaving the process', async () => {
+    const { srv, token, projectId } = await server();
+    const sink = createHttpSink({ url: srv.url, token, maxBatchVisits: 100 });
+    for (let i = 0; i < 250; i++) sink.push(visit(i, { decision: { rule: 'deny-agent-type', action: 'deny', report_only: true }, is_blocked: false, client_ip: '203.0.113.9' }));
+    await sink.flush();
+    expect(sink.stats()).toMatchObject({ delivered: 250, dropped: 0, rejected: 0, queued: 0, inFlight: 0 });
+    const stored = await srv.store.timeline({ projectId, limit: 1000 });
+    expect(stored).toHaveLength(250);
+    expect(new Set(stored.map((v) => v.request_path)).size).toBe(250);
+    for (const v of stored) {
+      expect(Object.keys(v.request_headers).sort()).toEqual(['accept', 'user-agent']);
+      expect(v.response_headers).toEqual({ 'content-type': 'text/html' });
+      expect(v.agent_id).toBe('gptbot');
+      expect(v.decision).toEqual({ rule: 'deny-agent-type', action: 'deny', report_only: true });
+      expect(v.is_blocked).toBe(false);
+    }
+    // Batches of 100, 100 and 50: three POST /visits in the access log.
+    expect(srv.logs.filter((entry) => entry['path'] === '/visits' && entry['status'] === 202)).toHaveLength(3);
+    await sink.close();
+  });
+
+  it('stores a batch once when the answer to it was lost and it is retried with its Idempotency-Key', async () => {
+    const { srv, token, projectId } = await server();
+    const target = new URL(srv.url);
+    let dropped = 0;
+    const keys: string[] = [];
+    // A proxy that forwards every request to the server but, the first time, cuts the client off
+    // instead of relaying the answer: the batch is stored, and the sink cannot know it.
+    const proxy = await startStub((req, res, body) => {
+      keys.push(String(req.headers['idempotency-key']));
+      const upstream = httpRequest({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
+        let text = '';
+        answer.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        answer.on('end', () => {
+          if (dropped++ === 0) return void req.socket.destroy();
+          res.writeHead(answer.statusCode!, answer.headers).end(text);
+        });
+      });
+      upstream.on('error', () => res.destroy());
+      upstream.end(body);
+    });
+    cleanups.push(() => proxy.close());
+    const timers = recordingTimers();
+    const sink = createHttpSink({ url: proxy.url, token, timers });
+    for (let i = 0; i < 20; i++) sink.push(visit(i));
+    await sink.flush();
+    expect(keys).toHaveLength(2);
+    expect(keys[0]).toBe(keys[1]);
+    expect(sink.stats()).toMatchObject({ delivered: 20, dropped: 0, retries: 1 });
+    expect(await srv.store.timeline({ projectId, limit: 1000 })).toHaveLength(20);
+  });
+
+  it('sends the visits of a partial batch when its interval has passed (30 s by default)', async () => {
+    const { srv, token, projectId } = await server();
+    const timers = recordingTimers();
+    const sink = createHttpSink({ url: srv.url, token, timers });
+    sink.push(visit(1));
+    await new Promise<void>((resolve) => {
+      const poll = () => (sink.stats().delivered === 1 ? resolve() : setTimeout(poll, 10));
+      poll();
+    });
+    expect(timers.delays[0]).toBe(30_000);
+    expect(await srv.store.timeline({ projectId, limit: 10 })).toHaveLength(1);
+  });
+});
+
+describe('HTTP sink retries and queue (stub servers)', () => {
+  it.each([429, 503])('waits as the Retry-After of a %i says, then delivers', async (status) => {
+    let calls = 0;
+    const stub = await startStub((_req, res) => {
+      if (calls++ === 0) res.writeHead(status, { 'retry-after': '7' }).end();
+      else res.writeHead(202, { 'content-type': 'application/json' }).end('{"accepted":1,"rejected":[]}');
+    });
+    cleanups.push(() => stub.close());
+    const timers = recordingTimers();
+    const sink = createHttpSink({ url: stub.url, token: 't', timers, flushIntervalMs: 0 });
+    sink.push(visit(1));
+    await sink.flush();
+    expect(calls).toBe(2);
+    expect(timers.delays).toContain(7_000);
+    expect(sink.stats()).toMatchObject({ delivered: 1, retries: 1, dropped: 0 });
+  });
+
+  it('backs off exponentially (with jitter) on 5xx and network errors, and gives up after maxAttempts', async () => {
+    const stub = await startStub((_req, res) => res.writeHead(500).end('broken'));
+    cleanups.push(() => stub.close());
+    const timers = recordingTimers();
+    const errors: string[] = [];
+    const sink = createHttpSink({ url: stub.url, token: 't', timers, flushIntervalMs: 0, maxAttempts: 4, retryDelayMs: 1000, random: () => 0.9999999, onError: (e) => errors.push(e) });
+    sink.push(visit(1));
+    await sink.flush();
+    // Each retry delay is the doubled base scaled by 0.5 + random / 2; the request timeouts (10 s) are the other delays.
+    expect(timers.delays).toEqual([1000, 2000, 4000]);
+    expect(sink.stats()).toMatchObject({ delivered: 0, dropped: 1, retries: 3 });
+    expect(errors.at(-1)).toContain('answered 500');
+  });
+
+  it('drops a batch the server refuses for good (401), counts it and reports the error', async () => {
+    const stub = await startStub((_req, res) => res.writeHead(401, { 'content-type': 'application/problem+json' }).end('{"title":"Unauthorized"}'));
+    cleanups.push(() => stub.close());
+    const errors: string[] = [];
+    const sink = createHttpSink({ url: stub.url, token: 'wrong', flushIntervalMs: 0, onError: (e) => errors.push(e) });
+    sink.push(visit(1));
+    sink.push(visit(2));
+    await sink.flush();
+    expect(sink.stats()).toMatchObject({ delivered: 0, dropped: 2, retries: 0 });
+    expect(errors.join('\n')).toContain('answered 401');
+  });
+
+  it('splits a batch the server finds too large (413) and delivers the halves', async () => {
+    const sizes: number[] = [];
+    const stub = await startStub((_req, res, body) => {
+      const count = (JSON.parse(body) as unknown[]).length;
+      sizes.push(count);
+      if (count > 3) res.writeHead(413).end();
+      else res.writeHead(202, { 'content-type': 'application/json' }).end(`{"accepted":${count},"rejected":[]}`);
+    });
+    cleanups.push(() => stub.close());
+    const sink = createHttpSink({ url: stub.url, token: 't', maxBatchVisits: 10, flushIntervalMs: 60_000 });
+    for (let i = 0; i < 10; i++) sink.push(visit(i));
+    await sink.flush();
+    expect(sizes[0]).toBe(10);
+    expect(sink.stats()).toMatchObject({ delivered: 10, dropped: 0 });
+    expect(sizes.slice(1).every((n) => n <= 5)).toBe(true);
+  });
+
+  it('counts visits the server rejected one by one', async () => {
+    const stub = await startStub((_req, res) => res.writeHead(202, { 'content-type': 'application/json' }).end('{"accepted":1,"rejected":[{"index":1,"errors":[]}]}'));
+    cleanups.push(() => stub.close());
+    const sink = createHttpSink({ url: stub.url, token: 't', flushIntervalMs: 60_000, maxBatchVisits: 2 });
+    sink.push(visit(1));
+    sink.push(visit(2));
+    await sink.flush();
+    expect(sink.stats()).toMatchObject({ delivered: 1, rejected: 1 });
+  });
+
+  it('holds at most maxQueueVisits while the server is down, dropping the oldest, and delivers the newest when it is back', async () => {
+    let up = false;
+    const received: string[] = [];
+    const stub = await startStub((_req, res, body) => {
+      if (!up) {
+        res.writeHead(503, { 'retry-after': '0' }).end();
+        return;
+      }
+      for (const v of JSON.parse(body) as { request_path: string }[]) received.push(v.request_path);
+      res.writeHead(202, { 'content-type': 'application/json' }).end('{"accepted":1,"rejected":[]}');
+    });
+    cleanups.push(() => stub.close());
+    let wake: (() => void) | undefined;
+    // The retry waits until the test lets it go: the queue fills meanwhile.
+    const timers: Timers = {
+      setTimeout(callback, ms) {
+        if (ms === REQUEST_TIMEOUT_MS) return undefined;
+        wake = callback;
+        return undefined;
+      },
+      clearTimeout() {},
+    };
+    const sink = createHttpSink({ url: stub.url, token: 't', timers, maxBatchVisits: 1, maxQueueVisits: 10, flushIntervalMs: 0 });
+    sink.push(visit(0));
+    await new Promise<void>((resolve) => {
+      const poll = () => (wake !== undefined ? resolve() : setTimeout(poll, 5));
+      poll();
+    });
+    for (let i = 1; i <= 100; i++) sink.push(visit(i));
+    expect(sink.stats()).toMatchObject({ queued: 10, inFlight: 1, dropped: 90 });
+    up = true;
+    wake!();
+    await sink.flush();
+    expect(received).toEqual(['/page/0', ...Array.from({ length: 10 }, (_, i) => `/page/${91 + i}`)]);
+    expect(sink.stats()).toMatchObject({ delivered: 11, dropped: 90, queued: 0 });
+  });
+
+  it('with overflow "drop-newest" keeps the oldest visits instead', async () => {
+    const sink = createHttpSink({ url: 'http://127.0.0.1:9', token: 't', maxQueueVisits: 3, flushIntervalMs: 60_000, overflow: 'drop-newest', closeTimeoutMs: 0 });
+    for (let i = 0; i < 5; i++) sink.push(visit(i));
+    expect(sink.stats()).toMatchObject({ queued: 3, dropped: 2 });
+    await sink.close();
+    expect(sink.stats().dropped).toBe(5);
+  });
+
+  it('sends without an Idempotency-Key after a server answers 501 to one (a store that keeps no keys)', async () => {
+    const seen: (string | undefined)[] = [];
+    const stub = await startStub((req, res) => {
+      const key = req.headers['idempotency-key'] as string | undefined;
+      seen.push(key);
+      if (key !== undefined) res.writeHead(501).end();
+      else res.writeHead(202, { 'content-type': 'application/json' }).end('{"accepted":1,"rejected":[]}');
+    });
+    cleanups.push(() => stub.close());
+    const sink = createHttpSink({ url: stub.url, token: 't', flushIntervalMs: 0 });
+    sink.push(visit(1));
+    await sink.flush();
+    sink.push(visit(2));
+    await sink.flush();
+    expect(seen.map((key) => key !== undefined)).toEqual([true, false, false]);
+    expect(sink.stats().delivered).toBe(2);
+  });
+
+  it('close() gives up after closeTimeoutMs when the server is down, counting what it could not send', async () => {
+    const sink = createHttpSink({ url: 'http://127.0.0.1:9', token: 't', flushIntervalMs: 60_000, closeTimeoutMs: 200, retryDelayMs: 50 });
+    for (let i = 0; i < 5; i++) sink.push(visit(i));
+    await sink.close();
+    expect(sink.stats()).toMatchObject({ delivered: 0, dropped: 5, queued: 0, inFlight: 0 });
+    sink.push(visit(6));
+    expect(sink.stats().dropped).toBe(6);
+  });
+});
+
+describe('HTTP sink options', () => {
+  it.each([
+    [{ url: 'ftp://x', token: 't' }, RangeError, /url/],
+    [{ url: 'not a url', token: 't' }, RangeError, /url/],
+    [{ url: 'http://x', token: '' }, TypeError, /token/],
+    [{ url: 'http://x', token: 't', maxBatchVisits: 0 }, RangeError, /maxBatchVisits/],
+    [{ url: 'http://x', token: 't', flushIntervalMs: '5' }, TypeError, /flushIntervalMs/],
+    [{ url: 'http://x', token: 't', overflow: 'drop-all' }, RangeError, /overflow/],
+  ])('%j is refused at creation', (options, type, message) => {
+    expect(() => createHttpSink(options as never)).toThrow(type);
+    expect(() => createHttpSink(options as never)).toThrow(message);
+  });
+
+  it('reads Retry-After as seconds or an HTTP-date (RFC 9110 §10.2.3)', () => {
+    const now = Date.UTC(2026, 10, 20, 12, 0, 0);
+    expect(parseRetryAfter('120', now)).toBe(120_000);
+    expect(parseRetryAfter('Fri, 20 Nov 2026 12:00:30 GMT', now)).toBe(30_000);
+    expect(parseRetryAfter('soon', now)).toBeUndefined();
+    expect(parseRetryAfter(null, now)).toBeUndefined();
+  });
+});
