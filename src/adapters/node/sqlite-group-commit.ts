@@ -114,25 +114,31 @@ export function createGroupCommit(db: BetterSqlite3.Database, options: GroupComm
   };
   /** Resolves the appends of a committed group: nothing here may write again, whatever happens. */
   const settle = (group: readonly Pending[], written: readonly Written[]) => {
-    try {
-      const stored = group.map((item, g) => {
-        const result = written[g]!;
-        return 'ids' in result ? item.visits.map((visit, i) => storedVisit(visit, result.ids[i]!, item.projectId)) : undefined;
-      });
-      onCommitted(
-        group.map((item, g) => ({ projectId: item.projectId, visits: stored[g] === undefined ? [] : item.visits })),
-        written.map((result) => ('ids' in result ? result.ids : [])),
-      );
-      // Published only after the commit: a live timeline never shows a visit that could still be lost.
-      group.forEach((item, g) => {
-        if (stored[g] !== undefined && stored[g]!.length > 0) publish(item.projectId, stored[g]!);
-      });
-      group.forEach((item, g) => item.resolve(stored[g] !== undefined ? { stored: stored[g]! } : { replayed: (written[g] as { replayed: IdempotencyRecord }).replayed }));
-    } catch (error) {
-      // Committed, so never written again: a failure past the commit (a library caller's visit
-      // that cannot be copied) is that caller's error, not the store's.
-      for (const item of group) item.reject(error);
-    }
+    // Each append's stored copies; a copy that fails (a library caller's visit whose getter throws)
+    // fails that append alone: it is committed, and never written again.
+    const stored = group.map((item, g): StoredVisit[] | IdempotencyRecord | Error => {
+      const result = written[g]!;
+      if (!('ids' in result)) return result.replayed;
+      try {
+        return item.visits.map((visit, i) => storedVisit(visit, result.ids[i]!, item.projectId));
+      } catch (error) {
+        return error instanceof Error ? error : new Error(String(error));
+      }
+    });
+    onCommitted(
+      group.map((item, g) => ({ projectId: item.projectId, visits: 'ids' in written[g]! ? item.visits : [] })),
+      written.map((result) => ('ids' in result ? result.ids : [])),
+    );
+    // Published only after the commit: a live timeline never shows a visit that could still be lost.
+    group.forEach((item, g) => {
+      const copies = stored[g]!;
+      if (Array.isArray(copies) && copies.length > 0) publish(item.projectId, copies);
+    });
+    group.forEach((item, g) => {
+      const copies = stored[g]!;
+      if (copies instanceof Error) item.reject(copies);
+      else item.resolve(Array.isArray(copies) ? { stored: copies } : { replayed: copies });
+    });
   };
 
   let queue: Pending[] = [];

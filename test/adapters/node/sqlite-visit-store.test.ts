@@ -160,8 +160,56 @@ describe('openSqliteVisitStore', () => {
     other.close();
     expect(error).toBeInstanceOf(VisitStoreUnavailableError);
     expect((error as VisitStoreUnavailableError).reason).toBe('unavailable');
+    // SQLITE_BUSY: the transaction never began, so the store knows nothing was written.
+    expect((error as VisitStoreUnavailableError).outcome).toBe('not-stored');
     expect(store.count()).toBe(0);
     expect(await store.append('prj_a', [makeVisit()])).toHaveLength(1);
+  });
+
+  it('says the outcome of a failed write is unknown for an I/O error (the commit may have reached the WAL)', async () => {
+    const { db, store } = openFresh();
+    // The COMMIT of a group whose write hits an I/O error: the transaction throws SQLITE_IOERR.
+    const ioError = Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR_WRITE' });
+    const prepare = db.prepare.bind(db);
+    const failing = vi.spyOn(db, 'prepare').mockImplementation(((sql: string) => {
+      const statement = prepare(sql);
+      if (sql.startsWith('INSERT INTO visits ')) statement.run = () => {
+        throw ioError;
+      };
+      return statement;
+    }) as typeof db.prepare);
+    const error = await store.append('prj_io', [makeVisit({ request_path: '/io/never-written' })]).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    failing.mockRestore();
+    expect(error).toBeInstanceOf(VisitStoreUnavailableError);
+    expect(error).toMatchObject({ reason: 'unavailable', outcome: 'unknown' });
+  });
+
+  it('never writes a committed group again when something fails after the commit', async () => {
+    const { store } = openFresh();
+    // A library caller's visit whose field reads once (as the row is written), then throws (as
+    // the stored copy is made, after the commit).
+    let reads = 0;
+    const odd = makeVisit({ request_path: '/odd' });
+    Object.defineProperty(odd, 'note', {
+      enumerable: true,
+      get: () => {
+        if (reads++ > 0) throw new Error('read twice');
+        return 'once';
+      },
+    });
+    const plain = store.append('prj_post', [makeVisit({ request_path: '/plain' })]);
+    const oddAppend = store.append('prj_post', [odd]).then(
+      () => 'stored',
+      (e: unknown) => (e as Error).message,
+    );
+    // Both were in one transaction: committed once, and never again; the odd one fails alone.
+    expect(await oddAppend).toBe('read twice');
+    expect((await plain).map((v) => v.request_path)).toEqual(['/plain']);
+    expect(store.list('prj_post').map((v) => v.request_path).sort()).toEqual(['/odd', '/plain']);
+    expect(store.commits()).toBe(1);
   });
 
   it('deletes raw visits past retentionDays in chunks while hour and day rollups keep answering', async () => {
