@@ -1,4 +1,5 @@
-// Build: ESM + CJS + declarations for the core ("."), the node adapter ("./node"), the ClickHouse store ("./clickhouse"), the CLI binary and the dashboard.
+// Build: ESM + CJS + declarations for the core ("."), the node adapter ("./node"), the ClickHouse store ("./clickhouse"),
+// the framework middleware ("./express", "./fastify", "./hono"), the CLI binary and the dashboard.
 import { resolve } from 'node:path';
 import { defineConfig } from 'tsup';
 import type { Plugin } from 'esbuild';
@@ -26,7 +27,13 @@ export default defineConfig([
     splitting: false,
   },
   {
-    entry: { node: 'src/adapters/node/index.ts', clickhouse: 'src/adapters/clickhouse/index.ts' },
+    entry: {
+      node: 'src/adapters/node/index.ts',
+      clickhouse: 'src/adapters/clickhouse/index.ts',
+      express: 'src/adapters/express/index.ts',
+      fastify: 'src/adapters/fastify/index.ts',
+      hono: 'src/adapters/hono/index.ts',
+    },
     format: ['esm', 'cjs'],
     dts: true,
     sourcemap: true,

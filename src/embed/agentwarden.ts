@@ -86,23 +86,35 @@ export interface Agentwarden {
 
 const NO_VISIT_SINK: VisitSink = { push() {}, flush: async () => {}, close: async () => {} };
 
-/** A checked request; the fields after `response` are what `record` needs. */
+/** What `record` needs of a checked request: private, so a result serialised by an application carries no headers. */
+interface CheckedRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly headerRecord: HeadersInput;
+  readonly started: number;
+}
+
+/** A checked request. */
 class Check implements RequestCheck {
-  recorded = false;
+  readonly result: IdentificationResult;
+  #request: CheckedRequest | undefined;
   constructor(
     readonly identification: VerificationOutcome,
     readonly clientIp: string | undefined,
     readonly decision: VisitDecision | undefined,
     readonly blocked: boolean,
     readonly response: PolicyResponse | undefined,
-    readonly method: string,
-    readonly path: string,
-    readonly headerRecord: HeadersInput,
-    readonly started: number,
-    readonly skipped: boolean,
-  ) {}
-  get result(): IdentificationResult {
-    return this.identification.result;
+    request: CheckedRequest | undefined,
+  ) {
+    this.result = identification.result;
+    this.#request = request;
+  }
+  /** The request data for its visit, once: undefined when it was recorded already or skipped. */
+  static take(check: RequestCheck): CheckedRequest | undefined {
+    if (!(check instanceof Check)) return undefined;
+    const request = check.#request;
+    check.#request = undefined;
+    return request;
   }
 }
 
@@ -164,19 +176,19 @@ export function createAgentwarden(options: AgentwardenOptions = {}): Agentwarden
       // /robots.txt is served to every agent, denied ones included: it is how they learn the rules.
       const served = robots.get();
       const answer = (text: ServedRobotsTxt) =>
-        new Check(identification, clientIp, undefined, false, robotsResponse(text, request.method, request.headers.get('if-none-match')), request.method, request.path, request.headerRecord, started, false);
+        new Check(identification, clientIp, undefined, false, robotsResponse(text, request.method, request.headers.get('if-none-match')), { method: request.method, path: request.path, headerRecord: request.headerRecord, started });
       return served instanceof Promise ? served.then(answer) : answer(served);
     }
     const decision = policy?.decide(identification);
     const blocked = decision !== undefined && decision.action === 'deny' && !decision.report_only;
-    return new Check(identification, clientIp, decision, blocked, blocked ? policy!.denial : undefined, request.method, request.path, request.headerRecord, started, false);
+    return new Check(identification, clientIp, decision, blocked, blocked ? policy!.denial : undefined, { method: request.method, path: request.path, headerRecord: request.headerRecord, started });
   };
 
   return {
     engine,
     check(request) {
       const started = clock.now();
-      if (skip !== undefined && skip(request)) return new Check(SKIPPED_IDENTIFICATION, undefined, undefined, false, undefined, request.method, request.path, request.headerRecord, started, true);
+      if (skip !== undefined && skip(request)) return new Check(SKIPPED_IDENTIFICATION, undefined, undefined, false, undefined, undefined);
       // A trusted header first (the proxy's view), else the socket: a client cannot forge that one.
       const socketIp = request.clientIp === undefined ? undefined : parseClientAddress(request.clientIp);
       const clientIp = (rule === undefined ? undefined : rule(request.headers)) ?? socketIp;
@@ -184,16 +196,17 @@ export function createAgentwarden(options: AgentwardenOptions = {}): Agentwarden
       return verdict instanceof Promise ? verdict.then((v) => finish(request, v, clientIp, started)) : finish(request, verdict, clientIp, started);
     },
     record(check, response) {
-      if (!(check instanceof Check) || check.recorded || check.skipped) return;
-      check.recorded = true;
+      const request = Check.take(check);
+      if (request === undefined) return;
       const visit: Record<string, unknown> = {
-        request_path: check.path,
-        request_method: check.method,
-        request_headers: check.headerRecord,
-        response_status_code: response.status,
-        response_duration_in_milliseconds: Math.max(0, clock.now() - check.started),
-        created: new Date(check.started).toISOString(),
+        request_path: request.path,
+        request_method: request.method,
+        request_headers: request.headerRecord,
+        response_duration_in_milliseconds: Math.max(0, clock.now() - request.started),
+        created: new Date(request.started).toISOString(),
       };
+      // RFC 9110 §15: a status the visit format accepts (a framework may report 0 for a dropped connection).
+      if (Number.isInteger(response.status) && response.status >= 100 && response.status <= 599) visit['response_status_code'] = response.status;
       const headers = responseHeaders(response.headers);
       if (headers !== undefined) visit['response_headers'] = headers;
       if (check.decision !== undefined) {

@@ -2,6 +2,7 @@
 // wraps a `(request) => Response` handler with agentwarden's check, policy and visit recording.
 import { createAgentwarden, type Agentwarden, type AgentwardenOptions, type AgentwardenResult, type RequestCheck } from './agentwarden.js';
 import type { PolicyResponse } from './access-policy.js';
+import { fetchHeaderMap } from './header-maps.js';
 
 /** What the platform knows of a request beyond the Request itself. */
 export interface FetchPlatform {
@@ -29,52 +30,6 @@ export function agentwardenResult(request: Request): AgentwardenResult | undefin
   return results.get(request);
 }
 
-/**
- * Header lookups over a Fetch `Headers` object: the engine reads a handful of headers per request,
- * so none is copied for it (iteration, rarely needed, builds a Map once).
- */
-class FetchHeaderMap implements ReadonlyMap<string, string> {
-  #map: Map<string, string> | undefined;
-  constructor(private readonly headers: Headers) {}
-  get(name: string): string | undefined {
-    return this.headers.get(name) ?? undefined;
-  }
-  has(name: string): boolean {
-    return this.headers.has(name);
-  }
-  get size(): number {
-    return this.#all().size;
-  }
-  forEach(callback: (value: string, key: string, map: ReadonlyMap<string, string>) => void, thisArg?: unknown): void {
-    this.#all().forEach((value, key) => callback.call(thisArg, value, key, this));
-  }
-  entries(): MapIterator<[string, string]> {
-    return this.#all().entries();
-  }
-  keys(): MapIterator<string> {
-    return this.#all().keys();
-  }
-  values(): MapIterator<string> {
-    return this.#all().values();
-  }
-  [Symbol.iterator](): MapIterator<[string, string]> {
-    return this.#all().entries();
-  }
-  #all(): Map<string, string> {
-    if (this.#map === undefined) {
-      const map = new Map<string, string>();
-      this.headers.forEach((value, name) => map.set(name, value));
-      this.#map = map;
-    }
-    return this.#map;
-  }
-}
-
-/** A header map over a Fetch `Headers` object (lower-case lookups). */
-export function fetchHeaderMap(headers: Headers): ReadonlyMap<string, string> {
-  return new FetchHeaderMap(headers);
-}
-
 /** A policy answer as a Fetch Response. */
 export function policyResponse(response: PolicyResponse): Response {
   // 304 and friends carry no body (RFC 9110 §15.4.5).
@@ -88,6 +43,16 @@ function headersOf(headers: Headers): Record<string, string> {
     record[name] = value;
   });
   return record;
+}
+
+/**
+ * Records the visit of a checked Fetch request once its response is known, and with `waitUntil`
+ * (Workers, Next.js) flushes the sink within the request's lifetime. `headers` is undefined when
+ * the application threw. Exported for the framework adapters built on Request objects (Hono).
+ */
+export function recordFetchResponse(agentwarden: Agentwarden, check: RequestCheck, status: number, headers: Headers | undefined, platform: FetchPlatform | undefined): void {
+  agentwarden.record(check, headers === undefined ? { status } : { status, headers: headersOf(headers) });
+  if (platform?.waitUntil !== undefined) platform.waitUntil(agentwarden.flush());
 }
 
 /**
@@ -115,10 +80,7 @@ export function checkFetchRequest(agentwarden: Agentwarden, request: Request, cl
  */
 export function createFetchMiddleware(options: AgentwardenOptions | Agentwarden = {}): FetchMiddleware {
   const agentwarden = isAgentwarden(options) ? options : createAgentwarden(options);
-  const after = (check: RequestCheck, status: number, headers: Headers | undefined, platform: FetchPlatform | undefined) => {
-    agentwarden.record(check, headers === undefined ? { status } : { status, headers: headersOf(headers) });
-    if (platform?.waitUntil !== undefined) platform.waitUntil(agentwarden.flush());
-  };
+  const after = (check: RequestCheck, status: number, headers: Headers | undefined, platform: FetchPlatform | undefined) => recordFetchResponse(agentwarden, check, status, headers, platform);
   const handle = async (request: Request, next: FetchNext, platform?: FetchPlatform): Promise<Response> => {
     const checked = checkFetchRequest(agentwarden, request, platform?.clientIp);
     const check = checked instanceof Promise ? await checked : checked;

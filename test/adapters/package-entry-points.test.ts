@@ -10,7 +10,7 @@ const load = (specifier: string): Promise<Record<string, any>> => import(specifi
 
 describe('package entry points (dist/, built by npm test before vitest)', () => {
   it('exist', () => {
-    for (const file of ['index.js', 'index.cjs', 'node.js', 'node.cjs', 'clickhouse.js', 'clickhouse.cjs', 'cli.js', 'web/app.js']) {
+    for (const file of ['index.js', 'index.cjs', 'node.js', 'node.cjs', 'clickhouse.js', 'clickhouse.cjs', 'express.js', 'express.cjs', 'fastify.js', 'fastify.cjs', 'hono.js', 'hono.cjs', 'cli.js', 'web/app.js']) {
       expect(existsSync(new URL(`../../dist/${file}`, import.meta.url)), file).toBe(true);
     }
   });
@@ -26,6 +26,20 @@ describe('package entry points (dist/, built by npm test before vitest)', () => 
     expect(typeof nodeCjs.openSqliteStore).toBe('function');
     expect(coreCjs.VisitStoreUnavailableError).toBeDefined();
     expect(core.VisitStoreUnavailableError).toBeDefined();
+  });
+
+  it('agentwarden/express, agentwarden/fastify and agentwarden/hono load by name (ESM and CJS) over the one core', async () => {
+    const core = await load('agentwarden');
+    for (const name of ['express', 'fastify', 'hono']) {
+      const esm = await load(`agentwarden/${name}`);
+      const cjs = require(`agentwarden/${name}`) as Record<string, any>;
+      expect(typeof esm.agentwarden, name).toBe('function');
+      expect(typeof cjs.agentwarden, name).toBe('function');
+    }
+    // A core made by the application is the one the adapter runs on.
+    const { agentwarden } = await load('agentwarden/express');
+    const shared = core.createAgentwarden();
+    expect(agentwarden(shared).agentwarden).toBe(shared);
   });
 
   it('an SQLite store refusal is a VisitStoreUnavailableError of the core the application imports', async () => {

@@ -1,0 +1,61 @@
+// agentwarden/express: the middleware for Express 5, Connect and plain node:http servers, over the
+// core's createAgentwarden (identify + verify once, the policy, the visit after the response).
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createAgentwarden, isAgentwarden, lowerCaseHeaderMap, type Agentwarden, type AgentwardenOptions, type AgentwardenResult, type RequestCheck } from '../../index.js';
+
+declare global {
+  // Express's own request type gains the result (typed on `req.agentwarden`).
+  namespace Express {
+    interface Request {
+      /** What agentwarden learnt of this request (set by its middleware). */
+      agentwarden?: AgentwardenResult;
+    }
+  }
+}
+
+/** A Connect-style middleware, as Express, Connect and node:http (`middleware(req, res, next)`) call it. */
+export type NodeMiddleware = ((req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void) & { readonly agentwarden: Agentwarden };
+
+/**
+ * The agentwarden middleware. The client address is Express's `req.ip` (which honours the app's
+ * `trust proxy` setting), else the socket's, unless the `clientIp` option's trusted headers give
+ * one. The result is on `req.agentwarden`; a denial or `/robots.txt` is answered here; the visit
+ * is recorded when the response has been sent (or the client went away).
+ * @throws {TypeError | RangeError} for a bad option (the message names it).
+ * @example
+ * import express from 'express';
+ * import { createHttpSink } from 'agentwarden';
+ * import { agentwarden } from 'agentwarden/express';
+ * const app = express();
+ * app.use(agentwarden({ sink: createHttpSink({ url: 'http://127.0.0.1:8080', token: process.env.AGENTWARDEN_TOKEN! }), policy: { denyVerificationFailed: true } }));
+ * app.get('/', (req, res) => res.send(req.agentwarden?.result));
+ */
+export function agentwarden(options: AgentwardenOptions | Agentwarden = {}): NodeMiddleware {
+  const core = isAgentwarden(options) ? options : createAgentwarden(options);
+  const respond = (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void, check: RequestCheck) => {
+    (req as IncomingMessage & { agentwarden?: AgentwardenResult }).agentwarden = check;
+    const done = () => core.record(check, { status: res.statusCode, headers: res.getHeaders() });
+    res.once('finish', done);
+    res.once('close', done);
+    const answer = check.response;
+    if (answer === undefined) return next();
+    res.statusCode = answer.status;
+    for (const name in answer.headers) res.setHeader(name, answer.headers[name]!);
+    res.end(answer.body);
+  };
+  const middleware = (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => {
+    // Express rewrites req.url below a mount point; originalUrl is the path the client asked for.
+    const path = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '/';
+    const ip = (req as { ip?: unknown }).ip;
+    const checked = core.check({
+      method: req.method ?? 'GET',
+      path,
+      headers: lowerCaseHeaderMap(req.headers),
+      headerRecord: req.headers,
+      clientIp: typeof ip === 'string' ? ip : req.socket.remoteAddress,
+    });
+    if (checked instanceof Promise) checked.then((check) => respond(req, res, next, check), next);
+    else respond(req, res, next, checked);
+  };
+  return Object.assign(middleware, { agentwarden: core });
+}

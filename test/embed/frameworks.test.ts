@@ -1,0 +1,225 @@
+// The middleware in the real frameworks, on loopback: Express 5, Connect, plain node:http, the
+// Fastify 5 plugin and Hono 4 on @hono/node-server. The socket address (127.0.0.1, Googlebot's
+// range in the test catalog) verifies Googlebot and unmasks a GPTBot spoofer; the result reaches
+// the route, the policy answers, /robots.txt is served and each visit reaches the sink.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import connect from 'connect';
+import express from 'express';
+import Fastify from 'fastify';
+import { Hono } from 'hono';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AgentwardenOptions, SinkVisit, VisitSink } from '../../src/index.js';
+import { agentwarden as expressAgentwarden } from '../../src/adapters/express/index.js';
+import { agentwarden as fastifyAgentwarden } from '../../src/adapters/fastify/index.js';
+import { agentwarden as honoAgentwarden, type AgentwardenVariables } from '../../src/adapters/hono/index.js';
+import { BROWSER_UA, embedEngine, GOOGLEBOT_UA, GPTBOT_UA } from './fixtures.js';
+
+interface Collected extends VisitSink {
+  readonly visits: SinkVisit[];
+  /** Resolves once `count` visits have arrived (visits are recorded after the response is sent). */
+  until(count: number): Promise<void>;
+}
+
+function collectingSink(): Collected {
+  const visits: SinkVisit[] = [];
+  let waiting: { count: number; resolve: () => void }[] = [];
+  return {
+    visits,
+    push(visit) {
+      visits.push(visit);
+      waiting = waiting.filter((w) => (visits.length >= w.count ? (w.resolve(), false) : true));
+    },
+    until: (count) => (visits.length >= count ? Promise.resolve() : new Promise((resolve) => waiting.push({ count, resolve }))),
+    flush: async () => {},
+    close: async () => {},
+  };
+}
+
+const options = (sink: VisitSink): AgentwardenOptions => ({
+  engine: embedEngine(),
+  sink,
+  policy: { denyVerificationFailed: true, robotsTxt: { agentTypes: ['AI Data Scraper'] } },
+});
+
+interface Running {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+async function listen(server: Server): Promise<Running> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
+}
+
+// Each framework serves GET /page (the result as JSON) and GET /boom (throws), mounted at /.
+const frameworks: Record<string, (sink: VisitSink) => Promise<Running>> = {
+  async express(sink) {
+    const app = express();
+    app.use(expressAgentwarden(options(sink)));
+    app.get('/page', (req, res) => {
+      res.json({ result: req.agentwarden?.result, clientIp: req.agentwarden?.clientIp, agent: req.agentwarden?.identification.result === 'unknown_agent' ? null : req.agentwarden?.identification.agent_id });
+    });
+    const router = express.Router();
+    router.get('/inner', (req, res) => void res.json({ result: req.agentwarden?.result }));
+    app.use('/mounted', router);
+    app.get('/boom', () => {
+      throw new Error('route failed');
+    });
+    return listen(createServer(app));
+  },
+  async connect(sink) {
+    const app = connect();
+    app.use(expressAgentwarden(options(sink)) as connect.NextHandleFunction);
+    app.use('/page', (req, res) => {
+      const result = (req as { agentwarden?: { result: string; clientIp?: string; identification: { agent_id?: string } } }).agentwarden!;
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ result: result.result, clientIp: result.clientIp, agent: result.identification.agent_id ?? null }));
+    });
+    app.use('/boom', () => {
+      throw new Error('route failed');
+    });
+    return listen(createServer(app));
+  },
+  async 'node:http'(sink) {
+    const middleware = expressAgentwarden(options(sink));
+    return listen(
+      createServer((req, res) =>
+        middleware(req, res, () => {
+          const result = (req as { agentwarden?: { result: string; clientIp?: string; identification: { agent_id?: string } } }).agentwarden!;
+          if (req.url === '/boom') {
+            res.statusCode = 500;
+            return void res.end('failed');
+          }
+          res.setHeader('content-type', 'application/json');
+          res.end(JSON.stringify({ result: result.result, clientIp: result.clientIp, agent: result.identification.agent_id ?? null }));
+        }),
+      ),
+    );
+  },
+  async fastify(sink) {
+    const app = Fastify();
+    await app.register(fastifyAgentwarden, options(sink));
+    app.get('/page', async (request) => ({
+      result: request.agentwarden?.result,
+      clientIp: request.agentwarden?.clientIp,
+      agent: request.agentwarden?.identification.result === 'unknown_agent' ? null : request.agentwarden?.identification.agent_id,
+    }));
+    app.get('/boom', async () => {
+      throw new Error('route failed');
+    });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    return { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
+  },
+  async hono(sink) {
+    const app = new Hono<{ Variables: AgentwardenVariables }>();
+    app.use(honoAgentwarden(options(sink)));
+    app.get('/page', (c) => {
+      const result = c.get('agentwarden');
+      return c.json({ result: result.result, clientIp: result.clientIp, agent: result.identification.result === 'unknown_agent' ? null : result.identification.agent_id });
+    });
+    app.get('/boom', () => {
+      throw new Error('route failed');
+    });
+    const server = await new Promise<Server>((resolve) => {
+      const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s as Server));
+    });
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))) };
+  },
+};
+
+const get = (url: string, ua: string, headers: Record<string, string> = {}) => fetch(url, { headers: { 'user-agent': ua, ...headers } });
+
+describe.each(Object.keys(frameworks))('%s', (name) => {
+  const sink = collectingSink();
+  let app: Running;
+  beforeAll(async () => {
+    app = await frameworks[name]!(sink);
+  });
+  afterAll(() => app.close());
+
+  it('verifies by the socket address and puts the result on the request', async () => {
+    const before = sink.visits.length;
+    const response = await get(`${app.url}/page?x=1`, GOOGLEBOT_UA, { 'x-forwarded-for': '192.0.2.1', cookie: 'session=1' });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ result: 'verified', clientIp: '127.0.0.1', agent: 'googlebot' });
+    await sink.until(before + 1);
+    const visit = sink.visits[before]!;
+    expect(visit).toMatchObject({ request_path: '/page?x=1', request_method: 'GET', response_status_code: 200, client_ip: '127.0.0.1' });
+    expect(visit.request_headers).toMatchObject({ 'user-agent': GOOGLEBOT_UA });
+    expect(String((visit.response_headers as Record<string, string>)['content-type'])).toContain('application/json');
+    expect(visit.response_duration_in_milliseconds).toBeGreaterThanOrEqual(0);
+  });
+
+  it('answers a spoofed agent with 403 and records the decision', async () => {
+    const before = sink.visits.length;
+    const response = await get(`${app.url}/page`, GPTBOT_UA);
+    expect(response.status).toBe(403);
+    expect(await response.text()).toContain('Forbidden');
+    await sink.until(before + 1);
+    expect(sink.visits[before]).toMatchObject({ response_status_code: 403, is_blocked: true, decision: { rule: 'deny-verification-failed', action: 'deny', report_only: false } });
+  });
+
+  it('serves /robots.txt from the policy', async () => {
+    const response = await get(`${app.url}/robots.txt`, BROWSER_UA);
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe(embedEngine().robotsTxt({ agent_types: ['AI Data Scraper'] }));
+  });
+
+  it('records the error status when a route fails', async () => {
+    const before = sink.visits.length;
+    const response = await get(`${app.url}/boom`, BROWSER_UA);
+    expect(response.status).toBe(500);
+    await sink.until(before + 1);
+    expect(sink.visits[before]).toMatchObject({ request_path: '/boom', response_status_code: 500 });
+  });
+});
+
+describe('express specifics', () => {
+  it('records the path the client asked for below a mount point', async () => {
+    const sink = collectingSink();
+    const app = await frameworks['express']!(sink);
+    try {
+      const response = await get(`${app.url}/mounted/inner`, BROWSER_UA);
+      expect(await response.json()).toEqual({ result: 'unknown_agent' });
+      await sink.until(1);
+      expect(sink.visits[0]!.request_path).toBe('/mounted/inner');
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('takes the address from req.ip when the app trusts its proxy', async () => {
+    const sink = collectingSink();
+    const app = express();
+    app.set('trust proxy', 'loopback');
+    app.use(expressAgentwarden({ engine: embedEngine(), sink }));
+    app.get('/', (req, res) => void res.json(req.agentwarden));
+    const running = await listen(createServer(app));
+    try {
+      const body = (await (await get(`${running.url}/`, GOOGLEBOT_UA, { 'x-forwarded-for': '192.0.2.1', cookie: 'session=secret' })).json()) as Record<string, unknown>;
+      expect(body).toMatchObject({ clientIp: '192.0.2.1', result: 'verification_failed' });
+      // The result an application may serialise carries no request headers.
+      expect(JSON.stringify(body)).not.toContain('secret');
+    } finally {
+      await running.close();
+    }
+  });
+});
+
+describe('fastify specifics', () => {
+  it('closes (flushes) the sink when the instance closes, and refuses bad options at register', async () => {
+    let closed = 0;
+    const app = Fastify();
+    await app.register(fastifyAgentwarden, { sink: { push() {}, flush: async () => {}, close: async () => void closed++ } });
+    await app.ready();
+    await app.close();
+    expect(closed).toBe(1);
+    const bad = Fastify();
+    await expect(bad.register(fastifyAgentwarden, { policy: { denyAgents: ['nobody'] } }).ready()).rejects.toThrow(/denyAgents\[0\]/);
+  });
+});
