@@ -408,7 +408,8 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
       lastIssued = Math.max(lastIssued, visitIdTime(ids[ids.length - 1] ?? first));
       const attempt = { project_id: projectId, key: batch.key, attempt: first, visits: visits.length };
       const notStored = async (error: unknown): Promise<never> => {
-        await claims.release(attempt);
+        // Known here at once; the row for other servers goes when ClickHouse takes it.
+        void claims.release(attempt);
         const failed = unavailableError(error, retryAfterSeconds, 'idempotency claim');
         if (failed === undefined) throw error;
         throw new VisitStoreUnavailableError(failed.reason, failed.retryAfterSeconds, failed.message, { cause: error, outcome: 'not-stored' });
@@ -440,7 +441,7 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
         await sendVisits(projectId, visits, ids, deadline);
       } catch (error) {
         if (insertOutcome(error) === 'not-stored') {
-          await claims.release(attempt);
+          void claims.release(attempt);
           throw insertError(error, retryAfterSeconds);
         }
         claims.ended(first);
