@@ -24,3 +24,5 @@ export type { AdminStore, AdminStoreOptions, LoginFailure, LoginResult, NewAdmin
 export { createAdminRoutes } from './admin-routes.js';
 export type { AdminProjectStore, AdminRoutesOptions } from './admin-routes.js';
 export { createWebRoutes, DASHBOARD_PATH, findWebDirectory } from './web-routes.js';
+export { flushOnExit } from './flush-on-exit.js';
+export type { Closable } from './flush-on-exit.js';
