@@ -39,6 +39,9 @@ export default defineConfig([
     sourcemap: true,
     target: 'node20',
     splitting: false,
+    // import.meta.url in the CJS bundles (the node adapter finds its data and dashboard files by
+    // it): tsup's shim defines it there, where esbuild alone would leave it empty with a warning.
+    shims: true,
     esbuildPlugins: [coreAsPackage],
   },
   {

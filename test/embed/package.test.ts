@@ -1,0 +1,117 @@
+// The package as a consumer gets it: `npm pack` (of the dist/ that `npm test` built), unpacked
+// into a project's node_modules as npm installs a tarball, every subpath imported in ESM and CJS,
+// and a TypeScript consumer of each entry point type-checked with the consumer's own settings.
+// Dependencies resolve from this repository's node_modules (the consumer lives below it, in .tmp/),
+// so the test runs offline.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const SUBPATHS = ['agentwarden', 'agentwarden/node', 'agentwarden/clickhouse', 'agentwarden/express', 'agentwarden/fastify', 'agentwarden/hono'];
+
+let project: string;
+let files: string[];
+
+beforeAll(() => {
+  mkdirSync(join(ROOT, '.tmp'), { recursive: true });
+  project = mkdtempSync(join(ROOT, '.tmp', 'consumer-'));
+  // --ignore-scripts: dist/ was built by `npm test` just before (prepack would build it again).
+  const packed = JSON.parse(execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', project], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })) as {
+    filename: string;
+    files: { path: string }[];
+  }[];
+  files = packed[0]!.files.map((file) => file.path);
+  const target = join(project, 'node_modules', 'agentwarden');
+  mkdirSync(target, { recursive: true });
+  execFileSync('tar', ['-xzf', join(project, packed[0]!.filename), '-C', target, '--strip-components=1']);
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+}, 120_000);
+
+afterAll(() => {
+  if (project !== undefined) rmSync(project, { recursive: true, force: true });
+});
+
+describe('the packed package', () => {
+  it('ships the built entry points with their types, the catalog and IP lists, and no sources or tests', () => {
+    for (const name of ['index', 'node', 'clickhouse', 'express', 'fastify', 'hono']) {
+      for (const ext of ['.js', '.cjs', '.d.ts', '.d.cts']) expect(files, `${name}${ext}`).toContain(`dist/${name}${ext}`);
+    }
+    expect(files).toContain('dist/cli.js');
+    expect(files).toContain('dist/web/index.html');
+    expect(files).toContain('data/agents.json');
+    expect(files.some((file) => file.startsWith('data/ip-ranges/'))).toBe(true);
+    expect(files.filter((file) => file.startsWith('src/') || file.startsWith('test/'))).toEqual([]);
+  });
+
+  it('imports every subpath in ESM and requires it in CJS', () => {
+    const esm = `${SUBPATHS.map((name, i) => `import * as m${i} from '${name}';`).join('\n')}
+const modules = [${SUBPATHS.map((_, i) => `m${i}`).join(', ')}];
+console.log(JSON.stringify(modules.map((m) => Object.keys(m).length)));
+const engine = m0.createEngine();
+console.log((await engine.identify({ request_headers: { 'user-agent': 'GPTBot/1.2' } })).agent_id);
+console.log(typeof m3.agentwarden, typeof m4.agentwarden, typeof m5.agentwarden, typeof m1.flushOnExit);`;
+    const cjs = `const modules = ${JSON.stringify(SUBPATHS)}.map((name) => require(name));
+console.log(JSON.stringify(modules.map((m) => Object.keys(m).length)));
+console.log(modules[0].createEngine().catalog.getAgent('gptbot').name);
+console.log(typeof modules[3].agentwarden, typeof modules[4].agentwarden, typeof modules[5].agentwarden, typeof modules[1].flushOnExit);`;
+    writeFileSync(join(project, 'esm.mjs'), esm);
+    writeFileSync(join(project, 'cjs.cjs'), cjs);
+    for (const [file, named] of [
+      ['esm.mjs', 'gptbot'],
+      ['cjs.cjs', 'GPTBot'],
+    ] as const) {
+      const run = spawnSync(process.execPath, [file], { cwd: project, encoding: 'utf8' });
+      expect(run.stderr, file).toBe('');
+      const [counts, agent, types] = run.stdout.trim().split('\n');
+      expect((JSON.parse(counts!) as number[]).every((count) => count > 0), file).toBe(true);
+      expect(agent).toBe(named);
+      expect(types).toBe('function function function function');
+    }
+  });
+
+  it('type-checks a TypeScript consumer of every entry point, as ESM and as CJS', () => {
+    const consumer = `import express from 'express';
+import Fastify from 'fastify';
+import { Hono } from 'hono';
+import { createClientIpRule, createHttpSink, createStoreSink, createMemoryVisitStore, withAgentwarden, agentwardenResult, type AgentwardenResult, type SinkVisit, type VisitSink } from 'agentwarden';
+import { flushOnExit, openSqliteStore } from 'agentwarden/node';
+import { openClickHouseVisitStore } from 'agentwarden/clickhouse';
+import { agentwarden as expressAgentwarden } from 'agentwarden/express';
+import { agentwarden as fastifyAgentwarden } from 'agentwarden/fastify';
+import { agentwarden as honoAgentwarden, type AgentwardenVariables } from 'agentwarden/hono';
+
+const sink = createHttpSink({ url: 'http://127.0.0.1:8080', token: 'token' });
+flushOnExit(sink);
+const custom: VisitSink = { push(visit: SinkVisit) { void visit.request_path; }, flush: async () => {}, close: async () => {} };
+const options = { sink: [sink, custom, createStoreSink({ store: createMemoryVisitStore(), projectId: 'p' })], clientIp: createClientIpRule({ headers: ['x-forwarded-for'] }), policy: { denyVerificationFailed: true, denyResponse: { status: 402 as const } } };
+
+const app = express();
+app.use(expressAgentwarden(options));
+app.get('/', (req, res) => { const result: AgentwardenResult | undefined = req.agentwarden; res.send(result?.result); });
+
+const fastify = Fastify();
+void fastify.register(fastifyAgentwarden, options);
+fastify.get('/', async (request) => request.agentwarden?.decision?.rule);
+
+const hono = new Hono<{ Variables: AgentwardenVariables }>();
+hono.use(honoAgentwarden(options));
+hono.get('/', (c) => c.text(c.get('agentwarden').result));
+
+export const worker = { fetch: withAgentwarden((request: Request, _env: unknown, _ctx: unknown) => new Response(agentwardenResult(request)?.result), options) };
+export const stores = [openSqliteStore, openClickHouseVisitStore];
+`;
+    writeFileSync(join(project, 'consumer.mts'), consumer);
+    writeFileSync(join(project, 'consumer.cts'), consumer.replace(/^export const worker = /m, 'const worker = ').replace(/^export const stores = /m, 'const stores = ') + 'export = { worker, stores };\n');
+    writeFileSync(
+      join(project, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', strict: true, noEmit: true, esModuleInterop: true, skipLibCheck: false, types: ['node'] }, files: ['consumer.mts', 'consumer.cts'] }),
+    );
+    const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], { cwd: project, encoding: 'utf8' });
+    // Errors in the frameworks' own declarations are theirs; ours (dist/ in node_modules/agentwarden) and the consumer's must be none.
+    const errors = tsc.stdout.split('\n').filter((line) => /error TS/.test(line) && (line.startsWith('consumer') || line.includes('node_modules/agentwarden/')));
+    expect(errors).toEqual([]);
+    expect(readdirSync(project)).toContain('consumer.mts');
+  });
+});
