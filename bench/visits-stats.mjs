@@ -37,7 +37,8 @@ function visit(i) {
     request_path: path,
     request_method: 'GET',
     request_headers: { 'user-agent': human ? 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) Chrome/131.0.0.0' : `Mozilla/5.0 (compatible; ${agent.id}/1.0)`, accept: '*/*' },
-    response_status_code: 200,
+    // A few 404s and redirects, from the index (no draw from the generator: the rest of the data stays as it was).
+    response_status_code: i % 23 === 0 ? 404 : i % 37 === 0 ? 301 : 200,
     response_duration_in_milliseconds: Math.floor(next() * 50),
     received: time + 500,
     time,
@@ -177,6 +178,17 @@ try {
   await measure('top 1000 paths, last 7 days to an unaligned now', () => store.pathCounts({ projectId: project, from: now - 7 * DAY, to: now, agentsOnly: true }));
   await measure('top 1000 paths, last 24 h (no whole day: every pair counted)', () => store.pathCounts({ projectId: project, from: now - DAY, to: now, agentsOnly: true }));
   await measure('top 100 paths of AI Data Scrapers, 30 days', () => store.pathCounts({ projectId: project, from: START, to: END, agentsOnly: true, filter: { agent_type: 'AI Data Scraper' }, limit: 100 }));
+  // The dashboard's status codes, top pages and landing pages.
+  await measure('stats by status, hour, last 24 h', () => store.stats({ projectId: project, from: now - DAY, to: now, interval: 'hour', by: 'status' }));
+  await measure('stats by status, day, 30 days', () => store.stats({ projectId: project, from: START, to: END, interval: 'day', by: 'status' }));
+  await measure('stats by status of agent-1, hour, 30 days', () => store.stats({ projectId: project, from: START, to: END, interval: 'hour', by: 'status', filter: { agent_id: 'agent-1' } }));
+  await measure('stats by agent, day, 30 days, filter status 404', () => store.stats({ projectId: project, from: START, to: END, interval: 'day', by: 'agent', filter: { status: 404 } }));
+  await measure('top 404 paths of agent-1, 30 days (raw rows)', () => store.pathCounts({ projectId: project, from: START, to: END, filter: { agent_id: 'agent-1', status: 404 }, limit: 10 }));
+  await measure('top pages of all agents, hour, last 24 h', () => store.stats({ projectId: project, from: now - DAY, to: now, interval: 'hour', by: 'path', filter: { has_agent: true } }));
+  await measure('top pages of all agents, day, 30 days', () => store.stats({ projectId: project, from: START, to: END, interval: 'day', by: 'path', filter: { has_agent: true } }));
+  await measure('landing pages of AI referrals, hour, last 24 h', () => store.stats({ projectId: project, from: now - DAY, to: now, interval: 'hour', by: 'path', filter: { has_referral: true } }));
+  await measure('landing pages of AI referrals, day, 30 days', () => store.stats({ projectId: project, from: START, to: END, interval: 'day', by: 'path', filter: { has_referral: true } }));
+  await measure('one visit by id', async () => [await store.getVisit(project, '12345')]);
   await measure('timeline, newest 100', () => store.timeline({ projectId: project, limit: 100 }));
   await measure('timeline, 100 of agent-5', () => store.timeline({ projectId: project, limit: 100, filter: { agent_id: 'agent-5' } }));
   await measure('timeline, 100 of agent-59 (0.4% of visits)', () => store.timeline({ projectId: project, limit: 100, filter: { agent_id: 'agent-59' } }));

@@ -41,7 +41,7 @@ const FILTER_PARAMETERS = [
   queryParameter('result', 'Only visits with this identification result.', { type: 'string', enum: ['verified', 'verification_failed', 'not_verifiable', 'unknown_agent'] }),
   queryParameter('referral', 'Only human visits referred by this AI product; "none": without a referral; "any": every AI referral.'),
   queryParameter('path', 'Only visits to this path (without its query string).'),
-  queryParameter('status', 'Only visits answered with this status code (100-599); "none": sent without one. Counted from the raw visits kept (retention).'),
+  queryParameter('status', 'Only visits answered with this status code (100-599); "none": sent without one. Per path (top paths, by=path), counted from the raw visits kept (retention).'),
 ];
 const idParameter = (description: string) => ({ name: 'id', in: 'path', required: true, description, schema: { type: 'string' } });
 const RANGE_PARAMETERS = [
@@ -189,7 +189,7 @@ export function createOpenApiDocument(options: {
           parameters: [
             ...RANGE_PARAMETERS,
             queryParameter('interval', 'Bucket width (default hour).', { type: 'string', enum: ['minute', 'hour', 'day'] }),
-            queryParameter('by', 'What to count by (default agent_type); status counts the raw visits kept (retention).', { type: 'string', enum: ['agent', 'agent_type', 'result', 'path', 'referral', 'status'] }),
+            queryParameter('by', 'What to count by (default agent_type); status is the response status code (null: none).', { type: 'string', enum: ['agent', 'agent_type', 'result', 'path', 'referral', 'status'] }),
             queryParameter('limit', 'Keys reported one by one: 1 to 1,000 (default 10).', { type: 'integer', minimum: 1, maximum: 1000 }),
             ...FILTER_PARAMETERS,
             FORMAT_PARAMETER,
@@ -226,7 +226,7 @@ export function createOpenApiDocument(options: {
       },
       '/stats/status-codes': {
         get: {
-          summary: "The response status codes catalog agents got: the most frequent codes as columns, the top agents as rows (counted from the raw visits kept).",
+          summary: "The response status codes catalog agents got: the most frequent codes as columns, the top agents as rows.",
           parameters: [
             ...RANGE_PARAMETERS,
             queryParameter('limit', 'Agents: 1 to 100 (default 10).', { type: 'integer', minimum: 1, maximum: 100 }),

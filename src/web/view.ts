@@ -68,7 +68,7 @@ export function empty(...children: Child[]): HTMLElement {
 export function resultBadge(result: string, href?: string): HTMLElement {
   const label = RESULT_LABELS[result] ?? result;
   if (href === undefined) return h('span', { class: `badge result-${result}` }, label);
-  return h('a', { class: `badge result-${result}`, href, title: 'See the checks behind this result' }, label);
+  return h('a', { class: `badge result-${result}`, href, title: 'See the checks that decided it', 'aria-label': `${label}: see why` }, label);
 }
 
 /** The order outcome tiles are shown in: spoofed first. */

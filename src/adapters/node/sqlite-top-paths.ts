@@ -3,7 +3,7 @@
 // a query over whole days stop reading once no unread pair can reach the top.
 import type BetterSqlite3 from 'better-sqlite3';
 import type { AgentType, PathCount, PathCountsQuery } from '../../index.js';
-import { compareText, DAY_MS, filterSql, HOUR_MS, needsRawRows, NONE, segments, source, timeRange, type PreparedStatements, type Segment } from './sqlite-visit-sql.js';
+import { compareText, DAY_MS, filterSql, HOUR_MS, isStatusQuery, NONE, segments, source, timeRange, type PreparedStatements, type Segment } from './sqlite-visit-sql.js';
 
 // Pair totals from which visit_agent_path_totals_by_count indexes a pair (the index's WHERE clause).
 const INDEXED_TOTAL = 16;
@@ -206,9 +206,9 @@ export function createTopPaths(options: TopPathsOptions): (query: PathCountsQuer
     const watermark = readWatermark();
     const filter = query.filter;
     // The day rollup has no result or referral columns: filters on those read hours only. No
-    // rollup has status codes: a status filter reads raw rows only.
+    // (agent, path) rollup has status codes: a status filter reads raw rows only.
     const byDay = filter?.result === undefined && filter?.referral === undefined && filter?.has_referral === undefined;
-    const all = segments(query.from, query.to, needsRawRows(filter) ? [] : byDay ? [DAY_MS, HOUR_MS] : [HOUR_MS]);
+    const all = segments(query.from, query.to, isStatusQuery(filter) ? [] : byDay ? [DAY_MS, HOUR_MS] : [HOUR_MS]);
     // Everything but whole days, counted pair by pair: hours at the edges, raw rows, and the raw
     // rows the rollups do not hold yet.
     const rows = new Map<string, MutablePathCount>();

@@ -17,7 +17,7 @@ import {
 } from '../../index.js';
 import type { HeaderPairs } from './sqlite-header-pairs.js';
 import { toStoredVisit, type VisitRow } from './sqlite-visit-rows.js';
-import { compareText, DAY_MS, filterSql, floorTo, HOUR_MS, MINUTE_MS, NONE, needsRawRows, segments, source, timeRange, type PreparedStatements, type Segment } from './sqlite-visit-sql.js';
+import { compareText, DAY_MS, filterSql, floorTo, HOUR_MS, MINUTE_MS, NONE, isStatusQuery, segments, source, timeRange, type PreparedStatements, type Segment } from './sqlite-visit-sql.js';
 
 // Which rollup serves which bucket width. Unfiltered stats read the dimension's own hour rollup,
 // the combined day and minute ones; filters on agent, type, result or referral the combined
@@ -43,10 +43,19 @@ const byTables = (column: ByColumn) =>
         ],
   );
 const AGENT_PATH_TABLES = new Map([[HOUR_MS, 'visit_agent_paths_hour']]);
+// The (agent, path) day table has no result or referral: filters on agents and types only.
+const AGENT_PATH_DAY_TABLES = new Map([
+  [DAY_MS, 'visit_agent_paths_day'],
+  [HOUR_MS, 'visit_agent_paths_hour'],
+]);
 const PATH_TABLES = new Map([[HOUR_MS, 'visit_paths_hour']]);
+const STATUS_TABLES = new Map([
+  [DAY_MS, 'visit_status_day'],
+  [HOUR_MS, 'visit_status_hour'],
+]);
 
 const DIMENSION_COLUMN = { agent: 'agent_id', agent_type: 'agent_type', result: 'result', path: 'path', referral: 'referral', status: 'response_status_code' } as const;
-// No rollup: what a status query reads is raw rows only.
+// No rollup: what a status query with a path filter reads is raw rows only.
 const RAW_ONLY: ReadonlyMap<number, string> = new Map();
 
 const CURSOR = /^[1-9][0-9]{0,15}$/;
@@ -111,8 +120,9 @@ export function createVisitQueries(db: BetterSqlite3.Database, options: VisitQue
     keys: readonly (string | null)[] | undefined,
     after?: number,
   ): StatsCell[] => {
-    const column = DIMENSION_COLUMN[by];
     const rollup = table !== undefined;
+    // Status rollups name the column `status` (0 for none); raw rows `response_status_code` (NULL).
+    const column = by === 'status' && rollup ? 'status' : DIMENSION_COLUMN[by];
     const time = rollup ? 'bucket' : 'time';
     const where = filterSql(filter, rollup);
     if (keys !== undefined) {
@@ -132,7 +142,7 @@ export function createVisitQueries(db: BetterSqlite3.Database, options: VisitQue
       `FROM ${source(table, keys !== undefined, after !== undefined)} WHERE project_id = ?${range.sql}${where.sql} GROUP BY 1, 2`;
     const params = [projectId, ...range.params, ...where.params];
     const rows = prepared(sql).all(...params) as { bucket: number; key: string | number | null; count: number }[];
-    if (by === 'status') for (const row of rows) row.key = statusKey(row.key);
+    if (by === 'status') for (const row of rows) row.key = rollup && row.key === 0 ? null : statusKey(row.key);
     else if (rollup && by !== 'path' && by !== 'result') for (const row of rows) if (row.key === NONE) row.key = null;
     return rows as StatsCell[];
   };
@@ -169,9 +179,14 @@ export function createVisitQueries(db: BetterSqlite3.Database, options: VisitQue
       filter !== undefined &&
       (filter.agent_id !== undefined || filter.agent_type !== undefined || filter.result !== undefined || filter.referral !== undefined || filter.has_agent !== undefined || filter.has_referral !== undefined);
     const from = floorTo(query.from, width);
-    if (needsRawRows(filter, query.by)) return buildStatsResult(query, countRange(query.projectId, query.by, filter, RAW_ONLY, from, query.to, width, watermark));
+    if (isStatusQuery(filter, query.by)) {
+      // The status rollups have no path: by path or with a path filter, raw rows (the visits kept) only.
+      const tables = pathFilter || query.by === 'path' ? RAW_ONLY : STATUS_TABLES;
+      return buildStatsResult(query, countRange(query.projectId, query.by, filter, tables, from, query.to, width, watermark));
+    }
     if (pathFilter || dimFilter) {
-      const tables = pathFilter ? PATH_TABLES : query.by === 'path' ? AGENT_PATH_TABLES : DIM_TABLES;
+      const byDay = filter.result === undefined && filter.referral === undefined && filter.has_referral === undefined;
+      const tables = pathFilter ? PATH_TABLES : query.by === 'path' ? (byDay ? AGENT_PATH_DAY_TABLES : AGENT_PATH_TABLES) : DIM_TABLES;
       return buildStatsResult(query, countRange(query.projectId, query.by, filter, tables, from, query.to, width, watermark));
     }
     // Unfiltered: a 30-day hourly chart by path would be (hours x paths) cells, most of them

@@ -19,7 +19,7 @@ const ROLLUP_CHUNK = 10_000;
 export const DIM_KEY = 'agent_id, agent_type, result, referral';
 
 /** Columns a rollup is keyed by (besides project and bucket), as the pass derives them from a visit. */
-type RollupColumn = 'agent_id' | 'agent_type' | 'result' | 'referral' | 'path' | 'request_path';
+type RollupColumn = 'agent_id' | 'agent_type' | 'result' | 'referral' | 'path' | 'request_path' | 'status';
 /** One rollup table: its bucket width, key columns, columns that follow from the key, and whether it keeps the latest time. */
 export interface Rollup {
   readonly table: string;
@@ -39,15 +39,23 @@ export const ROLLUPS: readonly Rollup[] = [
   { table: 'visit_paths_hour', width: HOUR_MS, key: ['path', ...DIMS] },
   { table: 'visit_agent_paths_hour', width: HOUR_MS, key: [...DIMS, 'request_path'], extra: ['path'], last: true },
   { table: 'visit_agent_paths_day', width: DAY_MS, key: ['agent_id', 'agent_type', 'request_path'], extra: ['path'], last: true },
+  // Status codes by the dimensions (not by path): stats by status, status filters.
+  { table: 'visit_status_hour', width: HOUR_MS, key: [...DIMS, 'status'] },
+  { table: 'visit_status_day', width: DAY_MS, key: [...DIMS, 'status'] },
 ];
-/** A raw row as the rollup pass reads it: id, project, time, request path, path, agent, type, result, referral. */
-type PassRow = [number, string, number, string, string, string | null, string | null, string, string | null];
+/** A raw row as the rollup pass reads it: id, project, time, request path, path, agent, type, result, referral, status. */
+type PassRow = [number, string, number, string, string, string | null, string | null, string, string | null, number | null];
+
+/** The status a rollup counts a visit under: its response status code, 0 when it has none. */
+export function rollupStatus(status: unknown): number {
+  return typeof status === 'number' ? status : 0;
+}
 
 /** Visits of one (project, minute, agent, type, result, referral, request path): the finest rollup cell. */
 interface FineCell {
   readonly projectId: string;
   readonly minute: number;
-  readonly values: Readonly<Record<RollupColumn, string>>;
+  readonly values: Readonly<Record<RollupColumn, string | number>>;
   count: number;
   last: number;
 }
@@ -66,16 +74,17 @@ function addFine(
   agentType: string | null,
   result: string,
   referral: string | null,
+  status: number,
 ): void {
   const minute = floorTo(time, MINUTE_MS);
-  // The request path last: every field before it is an id, a closed code or '' (no separator).
-  const key = `${projectId}\u0000${minute}\u0000${agentId ?? NONE}\u0000${agentType ?? NONE}\u0000${result}\u0000${referral ?? NONE}\u0000${requestPath}`;
+  // The request path last: every field before it is an id, a closed code, a number or '' (no separator).
+  const key = `${projectId}\u0000${minute}\u0000${agentId ?? NONE}\u0000${agentType ?? NONE}\u0000${result}\u0000${referral ?? NONE}\u0000${status}\u0000${requestPath}`;
   const cell = fine.get(key);
   if (cell !== undefined) {
     cell.count++;
     if (time > cell.last) cell.last = time;
   } else {
-    const values = { agent_id: agentId ?? NONE, agent_type: agentType ?? NONE, result, referral: referral ?? NONE, path, request_path: requestPath };
+    const values = { agent_id: agentId ?? NONE, agent_type: agentType ?? NONE, result, referral: referral ?? NONE, path, request_path: requestPath, status };
     fine.set(key, { projectId, minute, values, count: 1, last: time });
   }
 }
@@ -98,7 +107,7 @@ function createRollupWriter(db: Database) {
     /** Folds raw rows read back from the table. */
     foldRows(rows: readonly PassRow[]): void {
       const fine: FineCells = new Map();
-      for (const [, projectId, time, requestPath, path, agentId, agentType, result, referral] of rows) addFine(fine, projectId, time, requestPath, path, agentId, agentType, result, referral);
+      for (const [, projectId, time, requestPath, path, agentId, agentType, result, referral, status] of rows) addFine(fine, projectId, time, requestPath, path, agentId, agentType, result, referral, rollupStatus(status));
       this.foldCells(fine);
     },
     foldCells(fine: FineCells): void {
@@ -109,7 +118,10 @@ function createRollupWriter(db: Database) {
           const bucket = floorTo(minute, rollup.width);
           let key = `${projectId}\u0000${bucket}`;
           // Length-prefixed: no two key lists share a string, whatever a path holds.
-          for (const column of rollup.key) key += `\u0000${values[column].length}:${values[column]}`;
+          for (const column of rollup.key) {
+            const value = String(values[column]);
+            key += `\u0000${value.length}:${value}`;
+          }
           const cell = cells.get(key);
           if (cell !== undefined) {
             cell.count += count;
@@ -158,7 +170,7 @@ export function createRollupPass(db: Database, closed: () => boolean): RollupPas
   const watermarkOf = db.prepare<[], { watermark: number }>('SELECT watermark FROM visit_rollup_state WHERE id = 1');
   const setWatermark = db.prepare('UPDATE visit_rollup_state SET watermark = ? WHERE id = 1');
   const passRows = db
-    .prepare<[number, number, number]>('SELECT id, project_id, time, request_path, path, agent_id, agent_type, result, referral FROM visits WHERE id > ? AND id <= ? ORDER BY id LIMIT ?')
+    .prepare<[number, number, number]>('SELECT id, project_id, time, request_path, path, agent_id, agent_type, result, referral, response_status_code FROM visits WHERE id > ? AND id <= ? ORDER BY id LIMIT ?')
     .raw();
   const rollupWriter = createRollupWriter(db);
   /** Folds the next rows past the watermark: the remembered ones when they come next, else a chunk read from the table. */
@@ -216,7 +228,7 @@ export function createRollupPass(db: Database, closed: () => boolean): RollupPas
             const visit = visits[i]!;
             const id = groupIds[i]!;
             if (recent === undefined || id !== recent.last + 1 || recent.fine.size >= MAX_RECENT_CELLS) recent = { first: id, last: id - 1, fine: new Map() };
-            addFine(recent.fine, projectId, Math.floor(visit.time), visit.request_path, pathWithoutQuery(visit.request_path), visit.agent_id, visit.agent_type, visit.result, visit.referral);
+            addFine(recent.fine, projectId, Math.floor(visit.time), visit.request_path, pathWithoutQuery(visit.request_path), visit.agent_id, visit.agent_type, visit.result, visit.referral, rollupStatus(visit.response_status_code));
             recent.last = id;
           }
         }

@@ -139,6 +139,17 @@ const VISIT_MIGRATIONS: readonly string[] = [
   // The access policy's decision (agentwarden's middleware) as a column, in the compact form of
   // encodeDecision: in extras its JSON keys would cost 40 bytes on every decided visit.
   `ALTER TABLE visits ADD COLUMN decision TEXT;`,
+  // Visits per status code (0: none) and dimension, by hour and day: stats by status and status
+  // filters without reading every raw row of the range. Counted from the raw rows the other rollups
+  // already hold (up to the watermark; the pass folds the rest); rows retention deleted are gone.
+  `CREATE TABLE visit_status_hour (project_id TEXT NOT NULL, bucket INTEGER NOT NULL, agent_id TEXT NOT NULL, agent_type TEXT NOT NULL, result TEXT NOT NULL, referral TEXT NOT NULL, status INTEGER NOT NULL, count INTEGER NOT NULL,
+     PRIMARY KEY (project_id, bucket, agent_id, agent_type, result, referral, status)) WITHOUT ROWID;
+   CREATE TABLE visit_status_day (project_id TEXT NOT NULL, bucket INTEGER NOT NULL, agent_id TEXT NOT NULL, agent_type TEXT NOT NULL, result TEXT NOT NULL, referral TEXT NOT NULL, status INTEGER NOT NULL, count INTEGER NOT NULL,
+     PRIMARY KEY (project_id, bucket, agent_id, agent_type, result, referral, status)) WITHOUT ROWID;
+   INSERT INTO visit_status_hour SELECT project_id, time - ((time % 3600000) + 3600000) % 3600000, coalesce(agent_id, ''), coalesce(agent_type, ''), result, coalesce(referral, ''), coalesce(response_status_code, 0), count(*)
+     FROM visits WHERE id <= (SELECT watermark FROM visit_rollup_state WHERE id = 1) GROUP BY 1, 2, 3, 4, 5, 6, 7;
+   INSERT INTO visit_status_day SELECT project_id, bucket - ((bucket % 86400000) + 86400000) % 86400000, agent_id, agent_type, result, referral, status, sum(count)
+     FROM visit_status_hour GROUP BY 1, 2, 3, 4, 5, 6, 7;`,
 ];
 
 /** The visit schema version this code writes (component 'visits' in schema_versions). */

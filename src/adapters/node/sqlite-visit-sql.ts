@@ -108,18 +108,20 @@ export function filterSql(filter: VisitFilter | undefined, rollup: boolean): { s
   present('agent_id', filter.has_agent);
   present('referral', filter.has_referral);
   if (filter.status !== undefined) {
-    if (rollup) throw new Error('no rollup counts status codes: a status filter reads raw rows');
-    sql += ' AND response_status_code IS ?';
-    params.push(filter.status);
+    // Only the status rollups have the column (0 for none); callers pick them for status queries.
+    if (rollup) {
+      sql += ' AND status = ?';
+      params.push(filter.status ?? 0);
+    } else {
+      sql += ' AND response_status_code IS ?';
+      params.push(filter.status);
+    }
   }
   return { sql, params };
 }
 
-/**
- * Whether a query must count raw rows only: no rollup holds status codes, so a status filter or
- * the status dimension is answered from the visits kept (retention), not from the rollups.
- */
-export function needsRawRows(filter: VisitFilter | undefined, by?: string): boolean {
+/** Whether a query is about status codes, which only the status rollups (and raw rows) hold. */
+export function isStatusQuery(filter: VisitFilter | undefined, by?: string): boolean {
   return filter?.status !== undefined || by === 'status';
 }
 

@@ -33,6 +33,14 @@ const SHOWN = new Set([
   'is_blocked',
 ]);
 
+// The rules of agentwarden's access policies (src/embed/access-policy.ts), in words; a site's own rules show by name.
+const POLICY_RULES: Record<string, string> = {
+  'deny-verification-failed': 'Deny spoofed agents',
+  'deny-agent': 'Deny chosen agents',
+  'deny-agent-type': 'Deny chosen agent types',
+  'allow-verified': 'Allow verified agents',
+};
+
 /** A term and its description, for the summary lists. */
 function item(term: string, ...description: Child[]): HTMLElement[] {
   return [h('dt', {}, term), h('dd', {}, ...description)];
@@ -141,9 +149,13 @@ export const renderVisit: Page = async ({ main, project, route }) => {
               : h(
                   'dl',
                   { class: 'facts' },
-                  ...item('Action', String(decision.action ?? '—'), decision.report_only === true ? ' (report only: not enforced)' : ''),
-                  ...(decision.rule === undefined ? [] : item('Rule', h('code', {}, String(decision.rule)))),
-                  ...(visit.is_blocked === undefined ? [] : item('Blocked', visit.is_blocked ? 'Yes' : 'No')),
+                  ...item(
+                    'Decision',
+                    decision.action === 'deny' ? 'Deny' : decision.action === 'allow' ? 'Allow' : String(decision.action ?? '—'),
+                    decision.report_only === true ? ' — report only: recorded, not enforced' : '',
+                  ),
+                  ...(decision.rule === undefined ? [] : item('Rule', POLICY_RULES[String(decision.rule)] ?? String(decision.rule), ' ', h('code', { class: 'reason' }, String(decision.rule)))),
+                  ...(visit.is_blocked === undefined ? [] : item('Blocked', visit.is_blocked ? 'Yes: the site refused the request' : 'No: the request went through')),
                 ),
           );
     const others = Object.entries(visit).filter(([key, value]) => !SHOWN.has(key) && value !== undefined);

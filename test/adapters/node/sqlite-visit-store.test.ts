@@ -74,8 +74,10 @@ function rollupTotals(db: Database.Database): Record<string, number> {
 const DAY_SET = 4 * DAY;
 function exactnessQueries(projectId: string): { stats: StatsQuery[]; paths: PathCountsQuery[] } {
   const stats: StatsQuery[] = [];
-  for (const by of ['agent', 'agent_type', 'result', 'referral', 'path'] as const) {
+  for (const by of ['agent', 'agent_type', 'result', 'referral', 'path', 'status'] as const) {
     stats.push({ projectId, from: BASE, to: BASE + DAY_SET, interval: 'day', by });
+    stats.push({ projectId, from: BASE + 3 * HOUR, to: BASE + DAY_SET - 1, interval: 'day', by, filter: { status: 200, has_agent: true } });
+    stats.push({ projectId, from: BASE + 2 * HOUR + 9, to: BASE + 2 * DAY + 7, interval: 'hour', by, filter: { status: null, result: 'verified' } });
     stats.push({ projectId, from: BASE - 7, to: BASE + DAY_SET - 3 * HOUR + 1234, interval: 'hour', by, limit: 3 });
     stats.push({ projectId, from: BASE + DAY + 17 * 60_000 + 5, to: BASE + DAY + 5 * HOUR + 31_000, interval: 'minute', by });
     stats.push({ projectId, from: BASE + 999, to: BASE + 3 * DAY + 2 * HOUR + 7, interval: 'hour', by, filter: { agent_type: 'AI Data Scraper' } });
@@ -612,6 +614,7 @@ describe('openSqliteVisitStore', () => {
         ALTER TABLE visits DROP COLUMN response_status_code; ALTER TABLE visits DROP COLUMN response_duration_in_milliseconds;
         ALTER TABLE visits DROP COLUMN created; ALTER TABLE visits DROP COLUMN request_headers; ALTER TABLE visits DROP COLUMN response_headers;
         ALTER TABLE visits DROP COLUMN client_ip_header; ALTER TABLE visits DROP COLUMN verification; ALTER TABLE visits DROP COLUMN decision;
+        DROP TABLE visit_status_hour; DROP TABLE visit_status_day;
         UPDATE schema_versions SET version = 2 WHERE component = 'visits'`);
       db.prepare("INSERT INTO visits (project_id, time, received, request_method, request_path, path, agent_id, agent_type, result, client_ip, referral, extras) VALUES ('prj_x', ?, ?, 'GET', '/a?b=1', '/a', 'googlebot', 'Search Engine Crawler', 'verified', '66.249.66.1', NULL, ?)").run(
         BASE + 90_000,
@@ -656,6 +659,7 @@ describe('openSqliteVisitStore', () => {
         CREATE TABLE visit_agent_paths_day (project_id TEXT NOT NULL, bucket INTEGER NOT NULL, agent_id TEXT NOT NULL, agent_type TEXT NOT NULL, request_path TEXT NOT NULL,
           path TEXT NOT NULL, count INTEGER NOT NULL, last INTEGER NOT NULL, PRIMARY KEY (project_id, bucket, agent_id, agent_type, request_path)) WITHOUT ROWID;
         ALTER TABLE visits DROP COLUMN client_ip_header; ALTER TABLE visits DROP COLUMN verification; ALTER TABLE visits DROP COLUMN decision;
+        DROP TABLE visit_status_hour; DROP TABLE visit_status_day;
         UPDATE schema_versions SET version = 3 WHERE component = 'visits'`);
       const insert = db.prepare('INSERT INTO visit_agent_paths_day VALUES (@project_id, @bucket, @agent_id, @agent_type, @request_path, @path, @count, @last)');
       for (const row of rows) insert.run(row);
