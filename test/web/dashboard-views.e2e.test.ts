@@ -85,7 +85,7 @@ describe.skipIf(!available)('dashboard views in Chromium', () => {
     await api('PUT', '/project-settings', { robots: { agent_types: ['AI Data Scraper'], disallow: ['/private/'] } });
     await api('POST', '/visits', [
       visit(GPTBOT, '/private/report', { created: at(90) }, { 'x-forwarded-for': FOREIGN_IP }),
-      visit(GPTBOT, '/private/report', { response_status_code: 404, is_blocked: true, created: at(80) }, { 'x-forwarded-for': FOREIGN_IP, accept: 'text/html', authorization: 'Bearer secret-of-the-site' }),
+      visit(GPTBOT, '/private/report', { response_status_code: 404, is_blocked: true, decision: { rule: 'deny-verification-failed', action: 'deny', report_only: false }, created: at(80) }, { 'x-forwarded-for': FOREIGN_IP, accept: 'text/html', authorization: 'Bearer secret-of-the-site' }),
       ...[200, 150, 100, 50, 20].map((m) => visit(GPTBOT, m === 20 ? '/robots.txt' : '/blog/first-post', { created: at(m) }, { 'x-forwarded-for': OPENAI_IP })),
       visit(CLAUDEBOT, '/docs', { created: at(70) }),
       visit(CLAUDEBOT, '/old-page', { response_status_code: 404, created: at(60) }),
@@ -129,7 +129,10 @@ describe.skipIf(!available)('dashboard views in Chromium', () => {
     expect(summary).toContain('x-forwarded-for');
     expect(summary).toContain('404');
     expect(summary).toContain('12.5 ms');
-    expect(await page.getByRole('region', { name: 'Access policy' }).textContent()).toContain('The site reports it blocked this visit');
+    // The site's own middleware denied it: its decision is part of the visit.
+    const policy = await page.getByRole('region', { name: 'Access policy' }).textContent();
+    expect(policy).toContain('Deny spoofed agents');
+    expect(policy).toContain('Yes: the site refused the request');
     // The headers as stored: the secret one was never kept.
     const headers = await page.getByRole('region', { name: 'Request headers' }).textContent();
     expect(headers).toContain('text/html');
