@@ -73,3 +73,30 @@ export async function watchedPage(browser: Browser, problems: string[], options:
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
 }
+
+/**
+ * The layout check of any page at any width: it does not scroll sideways, and nothing that can be clicked or
+ * typed into lies outside the window or is cut off by a box that clips or scrolls.
+ */
+export function layoutProblems(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const problems: string[] = [];
+    const width = document.documentElement.clientWidth;
+    if (document.documentElement.scrollWidth > width) problems.push(`the page scrolls sideways: ${document.documentElement.scrollWidth} px in a ${width} px window`);
+    const name = (el: Element) => `${el.tagName.toLowerCase()} "${(el.textContent ?? '').trim().slice(0, 40) || el.getAttribute('aria-label') || ''}"`;
+    for (const el of Array.from(document.querySelectorAll('a, button, input, select, textarea'))) {
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 && r.height === 0) continue;
+      if (el.id === 'skip-link' || el.closest('.visually-hidden') !== null || (el as HTMLElement).hidden) continue;
+      if (r.left < -1 || r.right > width + 1) problems.push(`${name(el)} reaches past the window (${Math.round(r.left)}..${Math.round(r.right)})`);
+      // The nearest box that clips or scrolls sideways must show the whole control.
+      for (let box = el.parentElement; box !== null && box !== document.body; box = box.parentElement) {
+        if (getComputedStyle(box).overflowX === 'visible') continue;
+        const b = box.getBoundingClientRect();
+        if (r.right > b.right + 1 || r.left < b.left - 1) problems.push(`${name(el)} is cut off by ${box.tagName.toLowerCase()}.${box.className}`);
+        break;
+      }
+    }
+    return problems;
+  });
+}

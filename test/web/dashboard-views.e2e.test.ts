@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServeProcess } from '../server/helpers.js';
-import { ARTIFACTS, chromiumAvailable, launchChromium, startDashboardServer, watchedPage } from './dashboard-harness.js';
+import { ARTIFACTS, chromiumAvailable, launchChromium, layoutProblems, startDashboardServer, watchedPage } from './dashboard-harness.js';
 
 const available = chromiumAvailable();
 
@@ -18,30 +18,6 @@ const BROWSER = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (K
 // An address OpenAI publishes for GPTBot (data/ip-ranges/openai-gptbot.json), and one it does not.
 const OPENAI_IP = '132.196.86.5';
 const FOREIGN_IP = '203.0.113.7';
-
-/** Everything on the page that can be clicked or typed into and is outside the window or cut off by a clipping box. */
-function layoutProblems(page: Page): Promise<string[]> {
-  return page.evaluate(() => {
-    const problems: string[] = [];
-    const width = document.documentElement.clientWidth;
-    if (document.documentElement.scrollWidth > width) problems.push(`the page scrolls sideways: ${document.documentElement.scrollWidth} px in a ${width} px window`);
-    const name = (el: Element) => `${el.tagName.toLowerCase()} "${(el.textContent ?? '').trim().slice(0, 40) || el.getAttribute('aria-label') || ''}"`;
-    for (const el of Array.from(document.querySelectorAll('a, button, input, select, textarea'))) {
-      const r = el.getBoundingClientRect();
-      if (r.width === 0 && r.height === 0) continue;
-      if (el.id === 'skip-link' || el.closest('.visually-hidden') !== null || (el as HTMLElement).hidden) continue;
-      if (r.left < -1 || r.right > width + 1) problems.push(`${name(el)} reaches past the window (${Math.round(r.left)}..${Math.round(r.right)})`);
-      // The nearest box that clips or scrolls sideways must show the whole control.
-      for (let box = el.parentElement; box !== null && box !== document.body; box = box.parentElement) {
-        if (getComputedStyle(box).overflowX === 'visible') continue;
-        const b = box.getBoundingClientRect();
-        if (r.right > b.right + 1 || r.left < b.left - 1) problems.push(`${name(el)} is cut off by ${box.tagName.toLowerCase()}.${box.className}`);
-        break;
-      }
-    }
-    return problems;
-  });
-}
 
 describe.skipIf(!available)('dashboard views in Chromium', () => {
   let proc: ServeProcess;

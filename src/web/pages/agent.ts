@@ -76,7 +76,7 @@ export const renderAgent: Page = async ({ main, project, route }) => {
         h('dd', {}, seen(activity.first_seen)),
         h('dt', {}, 'Last seen'),
         h('dd', {}, seen(activity.last_seen)),
-        h('dt', {}, 'Visits kept'),
+        h('dt', {}, 'Visits recorded'),
         h('dd', {}, activity.visits === 0 ? h('span', { class: 'muted' }, 'None yet') : h('a', { href: timelineHref() }, plural(activity.visits, 'visit'))),
       ),
     );
