@@ -5,8 +5,9 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { compileUserAgentMatcher } from '../src/catalog/ua-matcher.js';
+import { robotsTokenProblem } from '../src/catalog/robots-token-rules.js';
 import { validateCatalog } from '../src/catalog/validate.js';
-import { AGENT_TYPES, type Agent, type AgentType, type CatalogDocument } from '../src/catalog/types.js';
+import { AGENT_TYPES, type Agent, type AgentLayer, type AgentType, type CatalogDocument } from '../src/catalog/types.js';
 
 const DATA = new URL('../data/', import.meta.url);
 
@@ -66,6 +67,8 @@ export interface Overrides {
   readonly browser_user_agents: readonly string[];
   /** Words that are never a product token of their own (generic words seen in many UAs). */
   readonly generic_words: readonly string[];
+  /** `match.layer` by final agent id, beyond what the tags say (platforms, automation libraries). */
+  readonly layers: Readonly<Record<string, AgentLayer>>;
 }
 
 /** crawler-user-agents tag → agent type (data/README.md documents this table). */
@@ -212,18 +215,45 @@ function wordsOf(ua: string): string[] {
   return ua.match(/[A-Za-z0-9_.-]+/g) ?? [];
 }
 
-/** The token a source regex names in one example: the word(s) the match covers, or undefined. */
-function tokenInExample(pattern: RegExp, ua: string): string | undefined {
+/** Where a source regex lands in one example, and what context it demands around the token. */
+interface TokenSite {
+  /** The product name, from the start of its word: "Googlebot", "Let's Encrypt", "Valve/Steam". */
+  readonly text: string;
+  readonly start: number;
+  readonly end: number;
+  /** Whether the regex is anchored at the start of the header (`^Seekbot`). */
+  readonly anchored: boolean;
+  /** Separator bytes the regex requires right after the name (`/` of `RED\/`, `;` of `Odin;`). */
+  readonly after: string;
+}
+
+/**
+ * The product name a source regex names in one example, or undefined. The regex's match is widened
+ * to the start of its word and across the letters (and digits, unless they begin a dotted version)
+ * of the word's end, but never across a family boundary: `larbin` in `larbin_2.6.2` names
+ * `larbin`, `Baiduspider` in `Baiduspider-image` names `Baiduspider`.
+ */
+function tokenInExample(pattern: RegExp, ua: string): TokenSite | undefined {
   const m = pattern.exec(ua);
   if (m === null) return undefined;
   let start = m.index;
-  let end = m.index + m[0].length;
+  const matchEnd = m.index + m[0].length;
+  let end = matchEnd;
   while (start < end && !isWordChar(ua[start])) start++;
   while (end > start && !isWordChar(ua[end - 1])) end--;
   if (start === end) return undefined;
   while (start > 0 && isWordChar(ua[start - 1])) start--;
-  while (end < ua.length && isWordChar(ua[end])) end++;
-  return ua.slice(start, end);
+  for (;;) {
+    if (/[A-Za-z]/.test(ua[end] ?? '')) {
+      end++;
+      continue;
+    }
+    const digits = /^\d+/.exec(ua.slice(end))?.[0];
+    if (digits === undefined || /^[._-]\d/.test(ua.slice(end + digits.length))) break;
+    end += digits.length;
+  }
+  const after = end < matchEnd && !isWordChar(ua[end]) ? ua.slice(end, matchEnd).replace(/\s+$/, '') : '';
+  return { text: ua.slice(start, end), start, end, anchored: pattern.source.startsWith('^') && start === 0, after };
 }
 
 function compileSourcePattern(source: string): RegExp | undefined {
@@ -241,8 +271,22 @@ function forbiddenLeadingWords(overrides: Overrides, browsers: readonly string[]
   return words;
 }
 
+/** A token's first word, after its `^` anchor if any. */
 function leadingWord(token: string): string {
-  return (token.match(/^[A-Za-z0-9_.-]+/) ?? [''])[0];
+  return (token.match(/^\^?([A-Za-z0-9_.-]+)/) ?? ['', ''])[1]!;
+}
+
+// Words that make a product name a bot's own: a plain word without one ("Odin", "RED", "Speedy",
+// "Butterfly") is also a phone model, an app or a person's name, so it needs context to match.
+const BOT_WORD = /bot|crawl|spider|scan|fetch|archiv|index|monitor|checker|preview|feed|rss|http|seo|validat|uptime|robot|scrap|harvest|extract|probe|slurp/i;
+
+/**
+ * Whether a single word is distinctive enough to match bare (with its family): it carries a bot
+ * word or a digit, or is a CamelCase coinage ("SemrushBot", "MJ12bot", "DuckDuckGo").
+ */
+function distinctiveWord(word: string): boolean {
+  if (word.length < 4) return false;
+  return BOT_WORD.test(word) || /\d/.test(word) || (word.length >= 6 && /[a-z][A-Z]/.test(word)) || /[A-Z]{2,}[a-z]/.test(word) || /[._-]/.test(word);
 }
 
 /**
@@ -252,7 +296,7 @@ function leadingWord(token: string): string {
  */
 function acceptableToken(token: string, forbidden: ReadonlySet<string>): boolean {
   const lead = leadingWord(token).toLowerCase();
-  if (/^[A-Za-z0-9_.-]+( [A-Za-z0-9_.-]+)+$/.test(token) && token.length >= 6 && lead !== 'mozilla' && !/^[\d.]+$/.test(lead)) return true;
+  if (/^\^?[A-Za-z0-9_.-]+([ '/!][A-Za-z0-9_.-]+)+/.test(token) && token.length >= 6 && lead !== 'mozilla' && !/^[\d.]+$/.test(lead)) return true;
   if (lead.length < 3 || forbidden.has(lead)) return false;
   if (/^[\d._-]+$/.test(lead)) return false;
   if (/^(https?|www)$/.test(lead)) return false;
@@ -332,6 +376,54 @@ function suffixOfMask(mask: string): string | undefined {
 
 const isValidRobotsToken = (token: string): boolean => /^[A-Za-z_-]+$/.test(token);
 
+// Top-level domains seen in crawler UAs, and the second-level suffixes under which the name is one
+// label further left ("example.co.uk").
+const TLDS = new Set(
+  (
+    'com net org edu gov int info biz name pro io ai co app dev me tv ly to gg fm im ws cc xyz site online tech cloud page link news blog shop store lol tools bot agency ' +
+    'ru su ua by kz de uk fr es it nl be lu ch at pl cz sk hu ro bg gr tr pt ie is dk se no fi ee lv lt si hr rs ba eu jp cn kr tw hk sg my th vn id ph in pk ' +
+    'ir il ae sa br ar cl mx pe co ve uy au nz za ng ke eg ma ca us nu'
+  ).split(' '),
+);
+const SECOND_LEVEL = /^(?:co|com|net|org|ac|gov|edu|ne|or|go)$/;
+
+/** Whether a word is a host name ("www.pinterest.com", "Dataprovider.com", "search.marginalia.nu"). */
+function isHost(word: string): boolean {
+  const labels = word.toLowerCase().split('.');
+  return labels.length >= 2 && labels.every((l) => /^[a-z0-9-]+$/.test(l)) && TLDS.has(labels[labels.length - 1]!);
+}
+
+/** The name a host stands for: its registrable label, in the host's own case ("www.MegaIndex.ru" → "MegaIndex"). */
+function hostName(host: string): string {
+  const labels = host.split('.').filter((l) => l.toLowerCase() !== 'www');
+  let keep = labels.length - 1;
+  if (keep >= 2 && SECOND_LEVEL.test(labels[keep - 1]!.toLowerCase())) keep--;
+  return labels[keep - 1] ?? labels[0]!;
+}
+
+/**
+ * The robots.txt token a product name or match token gives (data/README.md "Robots tokens"): no
+ * anchor or context, no version, a host's registrable name, a top-level domain dropped from a
+ * name built on one ("Kukei.eu-Bot" → "Kukei-Bot"), anything after a remaining dot cut.
+ * Undefined when nothing usable is left.
+ * @example
+ * robotsTokenOf('iaskspider/2.0'); // 'iaskspider'
+ * robotsTokenOf('www.pinterest.com'); // 'pinterest'
+ */
+export function robotsTokenOf(token: string): string | undefined {
+  if (robotsTokenProblem(token) === undefined) return token;
+  let text = token.replace(/^\^/, '').replace(/\$$/, '');
+  // An e-mail address names its operator's host ("collection@infegy.com").
+  text = text.replace(/^[A-Za-z0-9_.-]*@(?=[A-Za-z0-9-]+\.)/, '');
+  text = text.split(/[/;(),:"]/, 1)[0]!.trim();
+  const words = text.split(' ');
+  const first = words[0]!;
+  if (isHost(first)) words[0] = hostName(first);
+  else words[0] = first.replace(/\.([A-Za-z]{2,})(?=[-_])/g, (all, tld: string) => (TLDS.has(tld.toLowerCase()) ? '' : all)).split('.', 1)[0]!;
+  const result = withoutVersion(words.join(' ')).replace(/[\s_-]+$/, '').trim();
+  return result !== '' && robotsTokenProblem(result) === undefined ? result : undefined;
+}
+
 function sortedUnique(values: Iterable<string>): string[] {
   return [...new Set(values)].sort();
 }
@@ -383,35 +475,101 @@ interface Derived {
   readonly robotsName?: string;
 }
 
+/** A name without its version: "Brightbot 1.0" → "Brightbot", "yoozBot-2.2" → "yoozBot", "Experibot-v2" → "Experibot". */
+function withoutVersion(name: string): string {
+  return name.replace(/[ _-]?v?\d+(?:[._]\d+)+[._]?(?:[-_ ]?(?:rc|beta|alpha|b)\d*)?$|[ _-]v?\d+$/i, '');
+}
+
+/**
+ * The context a plain word takes from one example when its source gives none: `^` when the example
+ * starts with it; else the separator that follows it ("Embedly/", "Odin;"), `$` when it ends the
+ * example, the next word when a space follows ("Speedy Spider"), or the whole word when a family
+ * boundary follows ("changedetection.com"). Undefined when nothing distinctive follows.
+ */
+function contextOf(ua: string, site: TokenSite, word: string): string | undefined {
+  if (site.start === 0) return `^${word}`;
+  const rest = ua.slice(site.end);
+  if (rest === '') return `${word}$`;
+  const next = rest[0]!;
+  if (next === ' ') {
+    const following = /^ ([A-Za-z][A-Za-z0-9_.-]*)/.exec(rest)?.[1];
+    return following === undefined ? undefined : `${word} ${withoutVersion(following)}`;
+  }
+  if (isWordChar(next)) {
+    const whole = withoutVersion(word + /^[A-Za-z0-9_.-]*/.exec(rest)![0]);
+    return whole.toLowerCase() === word.toLowerCase() ? undefined : whole;
+  }
+  return `${word}${next}`;
+}
+
 function deriveMatch(entry: SourceEntry, overrides: Overrides, forbidden: ReadonlySet<string>, problems: BuildProblem[]): Derived {
   const curated = overrides.entry_match[entry.ref];
   if (curated !== undefined) return { entry, tokens: curated.tokens ?? [], patterns: curated.patterns ?? [], ...(entry.source === 'ai.robots.txt' ? { robotsName: entry.key } : {}) };
   if (entry.source === 'ai.robots.txt') {
-    return { entry, tokens: nameAsToken(entry.key, forbidden) ? [entry.key] : [], patterns: [], robotsName: entry.key };
+    // A name is its crawler's product token; a plain word only followed by its version ("Devin/").
+    const name = withoutVersion(entry.key.replace(/\/.*$/, ''));
+    const token = distinctiveWord(name) || name.includes(' ') ? name : `${name}/`;
+    return { entry, tokens: nameAsToken(name, forbidden) ? [token] : [], patterns: [], robotsName: entry.key };
   }
   const regex = compileSourcePattern(entry.pattern ?? '');
-  const tokens: string[] = [];
   const examples = requiredExamples(entry, overrides);
   if (examples.length === 0) {
-    // No example to learn from: a plain literal pattern ("webmon", "^Seekbot") is its own token.
-    const literal = /^\^?((?:[A-Za-z0-9_. -]|\\[./-])+?)(?:\\\/)?\$?$/.exec(entry.pattern ?? '')?.[1]?.replace(/\\/g, '').trim();
-    if (literal !== undefined && acceptableToken(literal, forbidden)) return { entry, tokens: [literal], patterns: [] };
-    problems.push({ kind: 'unresolved-entry', detail: `${entry.ref}: no example and no literal pattern` });
+    // No example to learn from: a plain literal pattern ("webmon", "^Seekbot", "Foo\/") is its own
+    // token, keeping the anchor and the separator the pattern demands.
+    const literal = /^(\^?)((?:[A-Za-z0-9_. -]|\\[./-])+?)(\\\/|;)?(\$?)$/.exec(entry.pattern ?? '');
+    const spelled = literal?.[2]?.replace(/\\/g, '');
+    const word = spelled?.trim();
+    if (literal !== undefined && literal !== null && spelled !== undefined && word !== undefined && acceptableToken(word, forbidden)) {
+      const after = (literal[3] ?? '').replace(/\\/g, '') || (spelled.endsWith(' ') ? ' ' : '');
+      let token = `${literal[1]}${withoutVersion(word)}${after}${literal[4]}`;
+      // A plain word with no context of its own is read as a product token: followed by its version.
+      if (token === word && !distinctiveWord(word) && !word.includes(' ')) token = `${word}/`;
+      return { entry, tokens: [token], patterns: [] };
+    }
+    problems.push({ kind: 'unresolved-entry', detail: `${entry.ref}: no example and no literal pattern with a distinctive word or context` });
     return { entry, tokens: [], patterns: [] };
   }
+  const tokens: string[] = [];
   for (const ua of examples) {
-    let token = regex === undefined ? undefined : tokenInExample(regex, ua);
-    // "SentryUptimeBot/1.0" names the product "SentryUptimeBot" and "Riddler (http://riddler.io" the
-    // product "Riddler": tokens are words and spaces, versions and URLs stay out of them.
-    const cut = token?.search(/[^A-Za-z0-9_. -]/) ?? -1;
-    if (token !== undefined && cut > 0) token = token.slice(0, cut).trim();
-    if (token === undefined || !acceptableToken(token, forbidden)) {
+    const site = regex === undefined ? undefined : tokenInExample(regex, ua);
+    if (site === undefined) {
+      problems.push({ kind: 'unresolved-entry', detail: `${entry.ref}: its pattern does not match its example ${JSON.stringify(ua)}` });
+      continue;
+    }
+    // Hosts match without "www." (the matcher skips it), and a version is never part of a token.
+    const name = withoutVersion(site.text.replace(/^www\./i, ''));
+    // A distinctive name needs no "/" after it (that only says a version follows): bare, it
+    // also matches its family. Any other context (`^`, ";", ")") is kept.
+    const after = site.after === '/' && distinctiveWord(leadingWord(name)) ? '' : site.after;
+    let token = `${site.anchored ? '^' : ''}${name}${after}`;
+    // A plain word, or one real browsers also carry, takes the context its example gives it;
+    // with context, the browser check at the end decides whether it is safe.
+    const lead = leadingWord(name);
+    if (token === name && ((!distinctiveWord(name) && !/[ '/!]/.test(name)) || forbidden.has(lead.toLowerCase()))) {
+      const context = contextOf(ua, site, name);
+      if (context === undefined) {
+        problems.push({ kind: 'unresolved-entry', detail: `${entry.ref}: the plain word ${JSON.stringify(name)} has no context in ${JSON.stringify(ua)}; curate it in entry_match` });
+        continue;
+      }
+      token = context;
+    }
+    if (token === name ? !acceptableToken(name, forbidden) : lead.length < 2 || /^[\d._-]+$/.test(lead) || (/^(https?|www)$/i.test(lead) && !token.includes(' '))) {
       problems.push({ kind: 'unresolved-entry', detail: `${entry.ref}: no distinctive token in ${JSON.stringify(ua)} (derived ${JSON.stringify(token)})` });
       continue;
     }
     tokens.push(token);
   }
   return { entry, tokens: uniqueCaseless(tokens), patterns: [] };
+}
+
+/**
+ * Whether an agent is an HTTP library or crawling framework that yields to a bot naming itself in
+ * the same header (crawler-user-agents `http-library`, well-known-bots `programmatic`); an
+ * ai.robots.txt agent is a bot of its own.
+ */
+function libraryLayer(entries: readonly SourceEntry[]): boolean {
+  if (entries.some((e) => e.source === 'ai.robots.txt')) return false;
+  return entries.some((e) => (e.source === 'crawler-user-agents' && e.tags.includes('http-library')) || (e.source === 'well-known-bots' && e.tags.includes('programmatic')));
 }
 
 function typeFromTags(entries: readonly SourceEntry[]): AgentType | undefined {
@@ -453,6 +611,8 @@ function ordered(agent: Agent): Agent {
       out.match = {
         ...(match.tokens && match.tokens.length > 0 ? { tokens: match.tokens } : {}),
         ...(match.patterns && match.patterns.length > 0 ? { patterns: match.patterns } : {}),
+        ...(match.layer !== undefined ? { layer: match.layer } : {}),
+        ...(match.exact === true ? { exact: true } : {}),
       };
       continue;
     }
@@ -530,12 +690,18 @@ export function buildCatalogDocument(): BuildResult {
       continue;
     }
     byId.delete(id);
-    const merged = { ...agent, ...fields } as Agent;
+    // A curated `match` replaces the derived tokens but keeps a derived layer it does not set.
+    const merged = { ...agent, ...fields, ...(fields.match !== undefined ? { match: { ...(agent.match.layer !== undefined ? { layer: agent.match.layer } : {}), ...fields.match } } : {}) } as Agent;
     byId.set(merged.id, merged);
   }
   for (const added of overrides.added_agents) {
     if (byId.has(added.id)) problems.push({ kind: 'duplicate-id', detail: `added agent "${added.id}" already exists` });
     byId.set(added.id, added);
+  }
+  for (const [id, layer] of Object.entries(overrides.layers)) {
+    const agent = byId.get(id);
+    if (agent === undefined) problems.push({ kind: 'invalid-override', detail: `overrides.layers names unknown id "${id}"` });
+    else byId.set(id, { ...agent, match: { ...agent.match, layer } });
   }
   const final = [...byId.values()].map(ordered).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const document: CatalogDocument = { version: 1, agents: final };
@@ -593,9 +759,13 @@ function agentOfGroup(group: readonly Derived[], overrides: Overrides): Agent {
   // Without an ai.robots.txt name, the agent is named by the token most of its examples carry.
   const examples = entries.flatMap((e) => e.examples.map((ua) => wordsOf(ua).map((w) => w.toLowerCase())));
   const carriers = (token: string) => examples.filter((words) => words.includes(leadingWord(token).toLowerCase())).length;
-  const byUse = [...tokens].sort((a, b) => carriers(b) - carriers(a));
-  const name = names[0]?.key ?? byUse[0] ?? group[0]!.entry.key;
-  const robotsTokens = uniqueCaseless([...(names.length > 0 ? names.map((e) => e.key) : [name])]);
+  // A product token names the agent before a host found in a URL ("Pinterestbot", not "pinterest.com").
+  const fromHost = (token: string) => (isHost(leadingWord(token)) ? 1 : 0);
+  const byUse = [...tokens].sort((a, b) => fromHost(a) - fromHost(b) || carriers(b) - carriers(a));
+  const robotsNames = uniqueCaseless(names.map((e) => robotsTokenOf(e.key)).filter((t): t is string => t !== undefined));
+  const productName = [...byUse, group[0]!.entry.key].map(robotsTokenOf).find((t) => t !== undefined) ?? slug(group[0]!.entry.key);
+  const name = robotsNames[0] ?? productName;
+  const robotsTokens = robotsNames.length > 0 ? robotsNames : [name];
 
   const robotsInfo = names.map((e) => e.robots!);
   let type: AgentType | undefined;
@@ -664,7 +834,7 @@ function agentOfGroup(group: readonly Derived[], overrides: Overrides): Agent {
     operator,
     url,
     ...(description !== undefined ? { description } : {}),
-    match: { tokens, patterns },
+    match: { tokens, patterns, ...(libraryLayer(entries) ? { layer: 'library' as const } : {}) },
     robots_tokens: robotsTokens,
     ip_ranges: [...ipRanges].sort(),
     reverse_dns: dns,

@@ -6,7 +6,7 @@ export type { Catalog } from './catalog/catalog.js';
 export { defaultCatalogDocument } from './catalog/default-catalog.js';
 export { TEST_AGENT_USER_AGENT } from './catalog/test-agent.js';
 export { AGENT_TYPES, AGENT_TYPE_ALIASES } from './catalog/types.js';
-export type { Agent, AgentMatch, AgentType, CatalogDocument } from './catalog/types.js';
+export type { Agent, AgentLayer, AgentMatch, AgentType, CatalogDocument } from './catalog/types.js';
 export { normalizeHeaders } from './identify/headers.js';
 export type { HeadersInput } from './identify/headers.js';
 export type { Identification, IdentificationResult, IdentifiedAgent, UnknownAgent } from './identify/identification.js';

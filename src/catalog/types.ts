@@ -31,15 +31,32 @@ export const AGENT_TYPE_ALIASES: Readonly<Record<string, AgentType>> = {
 };
 
 /**
- * How an agent is recognised in a User-Agent header.
- * `tokens` are literal product tokens matched case-insensitively on word boundaries
- * (a token may contain spaces, e.g. "Nmap Scripting Engine"); `patterns` are regular
- * expressions (case-insensitive) for the few agents a literal cannot describe; they
- * should be anchored (`^curl/`) so they stay cheap on browser traffic.
+ * What an agent is, for ranking when several agents match one header: software that other bots
+ * are built with (`library`: curl, python-requests, Scrapy, Puppeteer) or run on (`platform`:
+ * HeadlessChrome, PhantomJS, Java, AppEngine-Google) yields to any bot that names itself in the
+ * same header, and a library to the platform. Bots leave it out.
+ */
+export type AgentLayer = 'library' | 'platform';
+
+/**
+ * How an agent is recognised in a User-Agent header (data/README.md "Matching rules").
+ * `tokens` are product tokens matched case-insensitively on word boundaries, plus the members of
+ * their family (`Baiduspider` also matches `Baiduspider-image/2.0` and `larbin` matches
+ * `larbin_2.6.3`). A token may carry context: a leading `^` (it must start the header), a
+ * trailing `$` (it must end it) and anything after its first word, compared verbatim
+ * (`Nmap Scripting Engine`, `RED/`). `patterns` are regular expressions (case-insensitive) for the
+ * rare agent a token cannot describe; they are tried only when no token matched.
  */
 export interface AgentMatch {
   readonly tokens?: readonly string[];
   readonly patterns?: readonly string[];
+  readonly layer?: AgentLayer;
+  /**
+   * Tokens match their whole word only, or with a version suffix (`Applebot/0.1`, `Applebot_2`),
+   * never a family member: for an operator that documents no variants, when a real browser's UA
+   * carries one (`Applebot-like` in the Orion browser's).
+   */
+  readonly exact?: boolean;
 }
 
 /** One agent of the catalog (DESIGN.md §2). */

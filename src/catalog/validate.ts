@@ -1,5 +1,6 @@
 // Validates a catalog document at load time, so a bad catalog fails at creation with a message
 // naming the agent and the field instead of misidentifying traffic later.
+import { robotsTokenProblem } from './robots-token-rules.js';
 import { AGENT_TYPES, type Agent, type AgentType, type CatalogDocument } from './types.js';
 
 const TYPE_SET: ReadonlySet<string> = new Set(AGENT_TYPES);
@@ -48,7 +49,8 @@ export function canonicalOrigin(text: string): string | undefined {
 
 /**
  * Checks a parsed catalog document: field types, the 17 types, unique ids, unique UA tokens,
- * unique robots tokens and unique signature-agent origins (all case-insensitive).
+ * robots tokens that are product tokens (no hostname, URL, regex syntax or version: see
+ * robots-token-rules.ts) and unique, and unique signature-agent origins (all case-insensitive).
  * Pattern compilation is checked when the matcher is compiled.
  * @throws {TypeError} for a missing or mistyped field; {RangeError} for a duplicate or invalid value.
  */
@@ -84,12 +86,15 @@ export function validateCatalog(input: unknown): CatalogDocument {
     const match = agent.match as Record<string, unknown>;
     const tokens = optionalStrings(match.tokens, `${at}.match.tokens`) ?? [];
     optionalStrings(match.patterns, `${at}.match.patterns`);
+    if (match.exact !== undefined && typeof match.exact !== 'boolean') fail(`${at}.match.exact`, 'a boolean', match.exact);
+    if (match.layer !== undefined && match.layer !== 'library' && match.layer !== 'platform') fail(`${at}.match.layer`, '"library" or "platform"', match.layer);
     for (const token of tokens) claim(uaTokens, token.toLowerCase(), id, 'match token');
 
     const robots = optionalStrings(agent.robots_tokens, `${at}.robots_tokens`);
     if (robots === undefined || robots.length === 0) fail(`${at}.robots_tokens`, 'a non-empty array of strings', agent.robots_tokens);
     for (const token of robots) {
-      if (/[\u0000-\u001f\u007f#:]/.test(token)) throw new RangeError(`catalog ${at}.robots_tokens: ${JSON.stringify(token)} contains a control character, "#" or ":"`);
+      const problem = robotsTokenProblem(token);
+      if (problem !== undefined) throw new RangeError(`catalog ${at}.robots_tokens: ${JSON.stringify(token)} is not a robots.txt product token (${problem})`);
       claim(robotsTokens, token.toLowerCase(), id, 'robots token');
     }
 

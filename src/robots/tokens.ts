@@ -1,6 +1,7 @@
 // Which `User-agent` lines each catalog robots token becomes: the token as its operator documents
-// it, plus (for tokens with a space or "/") the name before it, so every parser finds the group.
+// it, plus (for a phrase) its first word, so every parser finds the group.
 import type { Catalog } from '../catalog/catalog.js';
+import { robotsTokenProblem } from '../catalog/robots-token-rules.js';
 import { AGENT_TYPES, type AgentType } from '../catalog/types.js';
 
 /** One group of the output: an agent's robots token, the lines naming it, and what its comments say. */
@@ -18,7 +19,7 @@ export interface RobotsGroup {
 // Anything that would end the line or the value early, start a comment, or read as the `*` group.
 const UNWRITABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029#*]/;
 
-/** The name part of a token that carries a version or a second word: `iaskspider/2.0` → `iaskspider`. */
+/** The first word of a phrase token: `Linguee Bot` → `Linguee` (a "/" is cut too, for hand-made catalogs). */
 export function tokenName(token: string): string {
   return token.split(/[ /]/, 1)[0]!;
 }
@@ -42,19 +43,21 @@ function compareTokens(a: RobotsGroup, b: RobotsGroup): number {
  * (case-insensitively, then by code point, so the order never depends on the platform's locale).
  *
  * Tokens that are not RFC 9309 product tokens are written as documented, because that is what the
- * crawler itself matches. A token with a space or "/" (`Brightbot 1.0`, `iaskspider/2.0`) also gets
- * a second `User-agent` line in the same group with its name (`Brightbot`), unless another catalog
+ * crawler itself matches. A phrase (`Linguee Bot`, `ChatGPT Agent`) also gets a second
+ * `User-agent` line in the same group with its first word (`Linguee`), unless another catalog
  * token, or another token's name, already reads as that name (case-insensitively, or as
  * robots-parser keys it): the alias then could block an agent nobody chose.
- * @throws {RangeError} when a robots token cannot be written safely (line break, "#", "*", blank or padded).
+ * @throws {RangeError} when a robots token cannot be written safely (line break, "#", "*", blank or padded) or is not a product token (a hostname, URL, regex syntax or version: robots-token-rules.ts).
  */
 export function compileRobotsGroups(catalog: Catalog): ReadonlyMap<AgentType, readonly RobotsGroup[]> {
   const claimed = new Map<string, number>();
   const claim = (key: string) => claimed.set(key, (claimed.get(key) ?? 0) + 1);
   for (const agent of catalog.agents) {
     for (const token of agent.robots_tokens) {
-      if (token.trim() !== token || token === '' || UNWRITABLE.test(token)) {
-        throw new RangeError(`catalog agent "${agent.id}": robots token ${JSON.stringify(token)} cannot be written as a User-agent line`);
+      // A catalog compiled by createCatalog has passed the same rule; a hand-made Catalog may not.
+      const problem = UNWRITABLE.test(token) ? 'a line break, "#" or "*"' : robotsTokenProblem(token);
+      if (problem !== undefined) {
+        throw new RangeError(`catalog agent "${agent.id}": robots token ${JSON.stringify(token)} cannot be written as a User-agent line (${problem})`);
       }
       const keys = new Set([token.toLowerCase(), parserKey(token)]);
       const name = tokenName(token);

@@ -2,7 +2,8 @@
 // agent, every IP list) and a broken catalog fails at load with a message naming the problem.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ROBOTS_FUNCTION_TYPES } from '../../scripts/build-catalog.js';
+import { ROBOTS_FUNCTION_TYPES, robotsTokenOf } from '../../scripts/build-catalog.js';
+import { ROBOTS_TOKEN_EXCEPTIONS, robotsTokenProblem } from '../../src/catalog/robots-token-rules.js';
 import { AGENT_TYPES, createCatalog, type Agent, type AgentType, type CatalogDocument } from '../../src/index.js';
 import { TEST_AGENT_USER_AGENT } from '../../src/catalog/test-agent.js';
 
@@ -38,7 +39,8 @@ describe('the committed catalog', () => {
     for (const a of catalog.agents) for (const token of a.robots_tokens) byRobotsToken.set(token.toLowerCase(), a);
     const problems: string[] = [];
     for (const [key, entry] of Object.entries(robots)) {
-      const found = byRobotsToken.get(key.toLowerCase());
+      // A name with a version or a host ("iaskspider/2.0", "quillbot.com") is its product token.
+      const found = byRobotsToken.get((robotsTokenOf(key) ?? key).toLowerCase());
       // Imported entries name their Known Agents category; hand-written prose is typed in overrides.json.
       const expected = ROBOTS_FUNCTION_TYPES[entry.function] ?? overrides.function_types[key];
       if (found === undefined) problems.push(`${key}: no agent has it as a robots token`);
@@ -95,19 +97,36 @@ describe('the committed catalog', () => {
     });
   });
 
-  it('gives generic HTTP libraries anchored patterns so a named bot in the same UA wins', () => {
+  it('names HTTP libraries and headless browsers only when no bot names itself in the same UA', () => {
     expect(catalog.matchUserAgent('curl/8.5.0')?.id).toBe('curl');
     expect(catalog.matchUserAgent('python-requests/2.31.0')?.id).toBe('python-requests');
     expect(catalog.matchUserAgent('node')?.id).toBe('nodejs-fetch');
+    expect(catalog.matchUserAgent('Mozilla/5.0 Node.js node')?.id).toBeUndefined();
     expect(catalog.matchUserAgent('python-requests/2.31.0 (compatible; GPTBot/1.2)')?.id).toBe('gptbot');
     expect(catalog.matchUserAgent('Mozilla/5.0 HeadlessChrome/120.0.0.0 Safari/537.36 Puppeteer')?.id).toBe('puppeteer');
+    expect(catalog.matchUserAgent('Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/120.0.0.0 Safari/537.36')?.id).toBe('headlesschrome');
+    expect(catalog.matchUserAgent('Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/120.0.0.0 Safari/537.36 (compatible; AhrefsBot/7.0)')?.id).toBe('ahrefsbot');
+    expect(catalog.matchUserAgent('Mozilla/5.0 (Unknown; Linux x86_64) AppleWebKit/538.1 (KHTML, like Gecko) PhantomJS/2.1.1 Safari/538.1 MJ12bot/v1.4.8')?.id).toBe('mj12bot');
+    expect(catalog.matchUserAgent('libwww-perl/6.05 Exabot/3.0')?.id).toBe('exabot');
   });
 
-  it('keeps patterns few: tokens do the work', () => {
-    const patterns = catalog.agents.flatMap((a) => a.match.patterns ?? []);
-    const tokens = catalog.agents.flatMap((a) => a.match.tokens ?? []);
-    expect(patterns.length).toBeLessThanOrEqual(40);
-    expect(tokens.length).toBeGreaterThan(patterns.length * 20);
+  it('does the work with tokens: no regular-expression pattern is left', () => {
+    expect(catalog.agents.flatMap((a) => a.match.patterns ?? [])).toEqual([]);
+  });
+
+  it('has robots tokens that are product tokens: no hostname, URL, regex syntax or version', () => {
+    const bad = catalog.agents.flatMap((a) => a.robots_tokens.filter((t) => robotsTokenProblem(t) !== undefined).map((t) => `${a.id}: ${t}`));
+    expect(bad).toEqual([]);
+    // Names follow the same rule (they are what the dashboard shows next to the token).
+    expect(catalog.agents.filter((a) => /^www\.|[A-Za-z0-9-]\.(com|org|net|io|ru|de)\b|\\|\^/.test(a.name)).map((a) => `${a.id}: ${a.name}`)).toEqual([]);
+  });
+
+  it('keeps every reviewed robots-token exception explained', () => {
+    for (const [token, reason] of Object.entries(ROBOTS_TOKEN_EXCEPTIONS)) {
+      expect(reason.length, token).toBeGreaterThan(40);
+      expect(reason, token).toMatch(/https?:\/\//);
+    }
+    expect(Object.keys(ROBOTS_TOKEN_EXCEPTIONS).length).toBeLessThanOrEqual(5);
   });
 
   it('names operators cleanly (no markdown, no placeholders)', () => {
@@ -138,6 +157,20 @@ describe('a broken catalog fails at load, naming the problem', () => {
   it('rejects an unknown type', () => {
     const broken = { ...agent({ id: 'a' }), type: 'Robot Overlord' };
     expect(() => createCatalog({ version: 1, agents: [broken] })).toThrow(/catalog agents\[0\]\.type: "Robot Overlord" is not one of AI Agent, /);
+  });
+
+  it('rejects a robots token that is a hostname, a URL, regex syntax or a version', () => {
+    expect(() => createCatalog({ version: 1, agents: [agent({ id: 'a', robots_tokens: ['www.pinterest.com'] })] })).toThrow(
+      new RangeError('catalog agents[0].robots_tokens: "www.pinterest.com" is not a robots.txt product token (a URL)'),
+    );
+    expect(() => createCatalog({ version: 1, agents: [agent({ id: 'a', robots_tokens: ['^Silk\\/'] })] })).toThrow('(regular-expression syntax)');
+    expect(() => createCatalog({ version: 1, agents: [agent({ id: 'a', robots_tokens: ['larbin_2.6.2'] })] })).toThrow('(a version)');
+    expect(() => createCatalog({ version: 1, agents: [agent({ id: 'a', robots_tokens: ['Dataprovider.com'] })] })).toThrow('(a hostname)');
+  });
+
+  it('rejects a malformed match token or layer', () => {
+    expect(() => createCatalog({ version: 1, agents: [agent({ id: 'a', match: { tokens: ['/x'] } })] })).toThrow(/match token must be printable ASCII/);
+    expect(() => createCatalog({ version: 1, agents: [agent({ id: 'a', match: { tokens: ['a'], layer: 'engine' as never } })] })).toThrow(/match\.layer: expected "library" or "platform"/);
   });
 
   it('rejects a pattern that does not compile', () => {

@@ -29,7 +29,7 @@ const handCatalog = createCatalog({
     agent('devin', 'AI Coding Agent', ['Devin']),
     agent('diffbot', 'AI Data Provider', ['Diffbot']),
     agent('perplexitybot', 'AI Search Crawler', ['PerplexityBot']),
-    agent('iaskspider', 'AI Search Crawler', ['iaskspider/2.0']),
+    agent('iaskspider', 'AI Search Crawler', ['iaskspider']),
     agent('archive', 'Archiver', ['archive.org_bot', 'ia_archiver']),
     agent('helper', 'Developer Helper', ['Google-Site-Verification']),
     agent('slackbot', 'Fetcher', ['Slackbot', 'Slack-ImgProxy']),
@@ -41,7 +41,7 @@ const handCatalog = createCatalog({
     agent('googlebot', 'Search Engine Crawler', ['Googlebot']),
     agent('bingbot', 'Search Engine Crawler', ['bingbot']),
     agent('nessus', 'Security Scanner', ['Nessus']),
-    agent('brightbot', 'Undocumented AI Agent', ['Brightbot 1.0']),
+    agent('linguee', 'Undocumented AI Agent', ['Linguee Bot']),
     agent('other', 'Uncategorized', ['SomeOtherBot']),
   ],
 });

@@ -2,7 +2,7 @@
 // robots-parser, a Google-style parser (ExtractUserAgent) and the crawler's own literal matching.
 import robotsParser from 'robots-parser';
 import { describe, expect, it } from 'vitest';
-import { createCatalog, createRobotsRenderer, type Agent, type AgentType } from '../../src/index.js';
+import { createCatalog, createRobotsRenderer, type Agent, type AgentType, type Catalog } from '../../src/index.js';
 import { googleExtract, literalExtract, referenceRobots } from './rfc9309-reference.js';
 
 function agent(id: string, type: AgentType, tokens: string[]): Agent {
@@ -15,8 +15,7 @@ const catalog = createCatalog({
     agent('mj12bot', 'SEO Crawler', ['MJ12bot']),
     agent('mj', 'Scraper', ['MJ']),
     agent('ai2bot', 'AI Data Scraper', ['AI2Bot']),
-    agent('brightbot', 'Undocumented AI Agent', ['Brightbot 1.0']),
-    agent('iaskspider', 'AI Search Crawler', ['iaskspider/2.0']),
+    agent('linguee', 'Undocumented AI Agent', ['Linguee Bot']),
     agent('archive', 'Archiver', ['archive.org_bot']),
     agent('chatgpt-agent', 'AI Agent', ['ChatGPT Agent']),
     agent('chatgpt-user', 'AI Assistant', ['ChatGPT-User']),
@@ -67,21 +66,14 @@ describe('non-RFC tokens are written as documented', () => {
   });
 });
 
-describe('tokens with a space or "/" also get their name as a second User-agent line', () => {
-  it('iaskspider/2.0 → also "iaskspider": blocked under either name', () => {
-    const text = robots.robotsTxt({ agent_types: ['AI Search Crawler'] });
-    expect(text).toBe('User-agent: iaskspider/2.0\nUser-agent: iaskspider\nDisallow: /\n');
-    expect(verdicts(text, 'iaskspider/2.0')).toEqual(BLOCKED);
-    expect(verdicts(text, 'iaskspider')).toEqual(BLOCKED);
-  });
-
-  it('Brightbot 1.0 → also "Brightbot": robots-parser keeps spaces, so the alias is what "Brightbot" finds', () => {
+describe('tokens with a space also get their name as a second User-agent line', () => {
+  it('Linguee Bot → also "Linguee": robots-parser keeps spaces, so the alias is what "Linguee" finds', () => {
     const text = robots.robotsTxt({ agent_types: ['Undocumented AI Agent'] });
-    expect(text).toBe('User-agent: Brightbot 1.0\nUser-agent: Brightbot\nDisallow: /\n');
-    expect(verdicts(text, 'Brightbot 1.0')).toEqual(BLOCKED);
-    expect(verdicts(text, 'Brightbot')).toEqual(BLOCKED);
-    // Without the alias robots-parser would key the group "brightbot 1.0" and let "Brightbot" in.
-    expect(robotsParser('https://example.com/robots.txt', 'User-agent: Brightbot 1.0\nDisallow: /\n').isAllowed(URL_, 'Brightbot')).toBe(true);
+    expect(text).toBe('User-agent: Linguee Bot\nUser-agent: Linguee\nDisallow: /\n');
+    expect(verdicts(text, 'Linguee Bot')).toEqual(BLOCKED);
+    expect(verdicts(text, 'Linguee')).toEqual(BLOCKED);
+    // Without the alias robots-parser would key the group "linguee bot" and let "Linguee" in.
+    expect(robotsParser('https://example.com/robots.txt', 'User-agent: Linguee Bot\nDisallow: /\n').isAllowed(URL_, 'Linguee')).toBe(true);
   });
 
   it('ChatGPT Agent → also "ChatGPT"; ChatGPT-User (another type) stays allowed everywhere', () => {
@@ -107,16 +99,48 @@ describe('tokens with a space or "/" also get their name as a second User-agent 
   });
 
   it('every type at once: no User-agent value appears twice (case-insensitively)', () => {
-    const text = robots.robotsTxt({ agent_types: ['AI Agent', 'AI Search Crawler', 'Undocumented AI Agent', 'Fetcher', 'Intelligence Gatherer', 'Security Scanner', 'Scraper', 'SEO Crawler'] });
+    const text = robots.robotsTxt({ agent_types: ['AI Agent', 'Undocumented AI Agent', 'Fetcher', 'Intelligence Gatherer', 'Security Scanner', 'Scraper', 'SEO Crawler'] });
     const values = text.split('\n').filter((l) => l.startsWith('User-agent: ')).map((l) => l.slice(12).toLowerCase());
     expect(new Set(values).size).toBe(values.length);
   });
 });
 
-describe('catalog tokens that cannot be written safely fail at creation', () => {
-  it.each([['*'], ['Foo*'], [' Padded'], ['Bad\u2028Bot']])('%j → RangeError naming the agent', (token) => {
-    const bad = createCatalog({ version: 1, agents: [agent('bad', 'Scraper', [token])] });
-    expect(() => createRobotsRenderer(bad)).toThrow(/catalog agent "bad": robots token .* cannot be written/s);
+/** A Catalog object that skips createCatalog's validation, as a caller could hand-make one. */
+function unvalidated(agents: readonly Agent[]): Catalog {
+  return {
+    version: 1,
+    agents,
+    getAgent: (id) => agents.find((a) => a.id === id),
+    agentsOfType: (type) => agents.filter((a) => a.type === type),
+    matchUserAgent: () => undefined,
+    matchSignatureAgent: () => undefined,
+  };
+}
+
+describe('robots tokens that are not product tokens never reach the output', () => {
+  it.each([
+    ['*', 'regular-expression syntax'],
+    ['Foo*', 'regular-expression syntax'],
+    ['^Silk\\/', 'regular-expression syntax'],
+    ['008\\/', 'regular-expression syntax'],
+    [' Padded', 'blank, padded'],
+    ['Bad\u2028Bot', 'control character'],
+    ['www.pinterest.com', 'a URL'],
+    ['pinterest.com', 'a hostname'],
+    ['iaskspider/2.0', 'a version'],
+    ['Brightbot 1.0', 'a version'],
+    ['larbin_2.6.2', 'a version'],
+    ['https://example.com/bot', 'a URL'],
+  ])('%j is refused by createCatalog and by the renderer (%s)', (token, reason) => {
+    expect(() => createCatalog({ version: 1, agents: [agent('bad', 'Scraper', [token])] })).toThrow(reason);
+    expect(() => createRobotsRenderer(unvalidated([agent('bad', 'Scraper', [token])]))).toThrow(/catalog agent "bad": robots token .* cannot be written/s);
+  });
+
+  it('the reviewed exceptions (archive.org_bot, Mail.RU_Bot) are written as documented', () => {
+    const text = createRobotsRenderer(createCatalog({ version: 1, agents: [agent('archive', 'Archiver', ['archive.org_bot']), agent('mail', 'Search Engine Crawler', ['Mail.RU_Bot'])] })).robotsTxt({
+      agent_types: ['Archiver', 'Search Engine Crawler'],
+    });
+    expect(text).toBe('User-agent: archive.org_bot\nDisallow: /\n\nUser-agent: Mail.RU_Bot\nDisallow: /\n');
   });
 });
 
