@@ -1,39 +1,6 @@
 // Header lookups over the platform's own header objects (a Fetch `Headers`, Node's
 // IncomingHttpHeaders): the engine reads a handful of headers per request, so none is copied for it.
-import type { HeadersInput } from '../identify/headers.js';
-
-/** A read-only Map whose lookups go to the platform's object; iteration (rarely needed) builds a Map once. */
-abstract class LazyHeaderMap implements ReadonlyMap<string, string> {
-  #map: Map<string, string> | undefined;
-  abstract get(name: string): string | undefined;
-  abstract has(name: string): boolean;
-  protected abstract collect(map: Map<string, string>): void;
-  get size(): number {
-    return this.#all().size;
-  }
-  forEach(callback: (value: string, key: string, map: ReadonlyMap<string, string>) => void, thisArg?: unknown): void {
-    this.#all().forEach((value, key) => callback.call(thisArg, value, key, this));
-  }
-  entries(): MapIterator<[string, string]> {
-    return this.#all().entries();
-  }
-  keys(): MapIterator<string> {
-    return this.#all().keys();
-  }
-  values(): MapIterator<string> {
-    return this.#all().values();
-  }
-  [Symbol.iterator](): MapIterator<[string, string]> {
-    return this.#all().entries();
-  }
-  #all(): Map<string, string> {
-    if (this.#map === undefined) {
-      this.#map = new Map();
-      this.collect(this.#map);
-    }
-    return this.#map;
-  }
-}
+import { LazyHeaderMap, type HeadersInput } from '../identify/headers.js';
 
 class FetchHeaderMap extends LazyHeaderMap {
   constructor(private readonly headers: Headers) {
@@ -45,8 +12,10 @@ class FetchHeaderMap extends LazyHeaderMap {
   has(name: string): boolean {
     return this.headers.has(name);
   }
-  protected collect(map: Map<string, string>): void {
+  protected collect(): Map<string, string> {
+    const map = new Map<string, string>();
     this.headers.forEach((value, name) => map.set(name, value));
+    return map;
   }
 }
 
@@ -63,11 +32,13 @@ class NodeHeaderMap extends LazyHeaderMap {
   has(name: string): boolean {
     return this.get(name) !== undefined;
   }
-  protected collect(map: Map<string, string>): void {
+  protected collect(): Map<string, string> {
+    const map = new Map<string, string>();
     for (const name of Object.keys(this.headers)) {
       const value = this.get(name);
       if (value !== undefined) map.set(name, value);
     }
+    return map;
   }
 }
 

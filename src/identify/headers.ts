@@ -44,19 +44,15 @@ function add(headers: Map<string, string>, key: string, value: string): void {
 }
 
 /**
- * A read-only Map over a header record whose names are already lower-case and whose values are
- * strings (a parsed visit's headers): lookups read the record, so no Map is built for the few
- * headers identification reads; iteration builds one on first use.
+ * A read-only Map whose lookups go to an object the caller already has (a header record, a Fetch
+ * `Headers`, Node's IncomingHttpHeaders): the engine reads a handful of headers per request, so
+ * none is copied for it; iteration (rarely needed) builds a Map once.
  */
-class HeaderRecordMap implements ReadonlyMap<string, string> {
+export abstract class LazyHeaderMap implements ReadonlyMap<string, string> {
   #map: Map<string, string> | undefined;
-  constructor(private readonly record: Readonly<Record<string, string>>) {}
-  get(name: string): string | undefined {
-    return Object.hasOwn(this.record, name) ? this.record[name] : undefined;
-  }
-  has(name: string): boolean {
-    return Object.hasOwn(this.record, name);
-  }
+  abstract get(name: string): string | undefined;
+  abstract has(name: string): boolean;
+  protected abstract collect(): Map<string, string>;
   get size(): number {
     return this.#all().size;
   }
@@ -76,7 +72,27 @@ class HeaderRecordMap implements ReadonlyMap<string, string> {
     return this.#all().entries();
   }
   #all(): Map<string, string> {
-    return (this.#map ??= normalizeHeaders(this.record));
+    return (this.#map ??= this.collect());
+  }
+}
+
+/**
+ * A read-only Map over a header record whose names are already lower-case and whose values are
+ * strings (a parsed visit's headers): lookups read the record, so no Map is built for the few
+ * headers identification reads.
+ */
+class HeaderRecordMap extends LazyHeaderMap {
+  constructor(private readonly record: Readonly<Record<string, string>>) {
+    super();
+  }
+  get(name: string): string | undefined {
+    return Object.hasOwn(this.record, name) ? this.record[name] : undefined;
+  }
+  has(name: string): boolean {
+    return Object.hasOwn(this.record, name);
+  }
+  protected collect(): Map<string, string> {
+    return normalizeHeaders(this.record);
   }
 }
 

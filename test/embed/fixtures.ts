@@ -4,46 +4,19 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createEngine, ipRangeVerifier, type CatalogDocument, type Engine } from '../../src/index.js';
+import { claudebotAgent, googlebotRecord, gptbotAgent } from '../helpers/agents.js';
 
 export const EMBED_CATALOG: CatalogDocument = {
   version: 1,
   agents: [
-    {
-      id: 'googlebot',
-      name: 'Googlebot',
-      type: 'Search Engine Crawler',
-      operator: 'Google',
-      url: 'https://developers.google.com/search/docs/crawling-indexing/googlebot',
-      match: { tokens: ['Googlebot'] },
-      robots_tokens: ['Googlebot'],
-      ip_ranges: ['loopback.json'],
-    },
-    {
-      id: 'gptbot',
-      name: 'GPTBot',
-      type: 'AI Data Scraper',
-      operator: 'OpenAI',
-      url: 'https://platform.openai.com/docs/bots',
-      match: { tokens: ['GPTBot'] },
-      robots_tokens: ['GPTBot'],
-      ip_ranges: ['elsewhere.json'],
-    },
-    {
-      id: 'claudebot',
-      name: 'ClaudeBot',
-      type: 'AI Data Scraper',
-      operator: 'Anthropic',
-      url: 'https://support.anthropic.com/',
-      match: { tokens: ['ClaudeBot'] },
-      robots_tokens: ['ClaudeBot'],
-    },
+    { ...googlebotRecord, ip_ranges: ['loopback.json'] },
+    { ...gptbotAgent, ip_ranges: ['elsewhere.json'] },
+    claudebotAgent,
   ],
 };
 
-export const GOOGLEBOT_UA = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
-export const GPTBOT_UA = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)';
 export const CLAUDEBOT_UA = 'Mozilla/5.0 (compatible; ClaudeBot/1.0; +claudebot@anthropic.com)';
-export const BROWSER_UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+export { BROWSER_UA, GOOGLEBOT_UA, GPTBOT_UA } from '../helpers/agents.js';
 
 const jafar = (prefix: object) => ({ creationTime: '2026-11-01T00:00:00.000000', prefixes: [prefix] });
 

@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApiHandler, createEngine, type ApiHandlerOptions, type CatalogDocument } from '../../src/index.js';
+import { claudebotAgent, googlebotRecord, gptbotAgent } from '../helpers/agents.js';
 import { hashTokenNode, openSqliteStore, startNodeServer, type NodeServer, type SqliteStore } from '../../src/adapters/node/index.js';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
@@ -13,39 +14,10 @@ export const CLI = join(ROOT, 'dist', 'cli.js');
 /** A catalog the tests control, so results do not move when data/agents.json is curated. */
 export const TEST_CATALOG: CatalogDocument = {
   version: 1,
-  agents: [
-    {
-      id: 'gptbot',
-      name: 'GPTBot',
-      type: 'AI Data Scraper',
-      operator: 'OpenAI',
-      url: 'https://platform.openai.com/docs/bots',
-      match: { tokens: ['GPTBot'] },
-      robots_tokens: ['GPTBot'],
-    },
-    {
-      id: 'claudebot',
-      name: 'ClaudeBot',
-      type: 'AI Data Scraper',
-      operator: 'Anthropic',
-      url: 'https://support.anthropic.com/',
-      match: { tokens: ['ClaudeBot'] },
-      robots_tokens: ['ClaudeBot'],
-    },
-    {
-      id: 'googlebot',
-      name: 'Googlebot',
-      type: 'Search Engine Crawler',
-      operator: 'Google',
-      url: 'https://developers.google.com/search/docs/crawling-indexing/googlebot',
-      match: { tokens: ['Googlebot'] },
-      robots_tokens: ['Googlebot'],
-    },
-  ],
+  agents: [gptbotAgent, claudebotAgent, googlebotRecord],
 };
 
-export const GPTBOT_UA = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)';
-export const BROWSER_UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+export { BROWSER_UA, GPTBOT_UA } from '../helpers/agents.js';
 
 /** A fresh temporary directory, removed by the returned cleanup. */
 export function tempDir(): { dir: string; cleanup: () => void } {

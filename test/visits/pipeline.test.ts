@@ -2,6 +2,7 @@
 // identification, client IP, time and referral, classifyReferral names the AI product a human came from.
 import { describe, expect, it } from 'vitest';
 import { classifyReferral, createClientIpRule, createEngine, createVisitEnricher, ipRangeVerifier, parseVisit, REFERRAL_CLASSES, type Visit } from '../../src/index.js';
+import { BROWSER_UA, GPTBOT_UA } from '../helpers/agents.js';
 
 // The Known Agents SDK's list (shared/reference/known-agents-api.md, "Sensitive headers stripped (22)").
 const SDK_SECRET_HEADERS = [
@@ -76,9 +77,7 @@ describe('parseVisit', () => {
 const engine = createEngine({
   verifiers: [ipRangeVerifier({ lists: { 'openai-gptbot.json': { creationTime: '2025-10-30T11:00:00.000000', prefixes: [{ ipv4Prefix: '52.230.152.0/24' }] } } })],
 });
-const GPTBOT_UA = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)';
 const CLAUDEBOT_UA = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)';
-const BROWSER_UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 const NOW = Date.UTC(2026, 10, 21, 12, 0, 0);
 
 function visit(headers: Record<string, string>, extra: Record<string, unknown> = {}): Visit {
