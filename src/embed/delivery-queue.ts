@@ -29,11 +29,13 @@ export interface Batch<T> {
 /**
  * What became of a delivery: delivered (some items may have been refused by the receiver: counted
  * as `rejected`); to retry (after the receiver's `afterMs`, else backoff); to split (too large: the
- * halves are sent as new batches); or failed for good (the items are dropped and counted).
+ * halves are sent as new batches); or failed for good (the items are dropped and counted). A retry
+ * marked `inProgress` says the receiver is still storing this very batch (an HTTP 409 for its
+ * Idempotency-Key): waiting for that is no failed attempt, so it is bounded by time instead.
  */
 export type DeliveryResult =
   | { readonly outcome: 'delivered'; readonly rejected?: number }
-  | { readonly outcome: 'retry'; readonly afterMs?: number; readonly error: string }
+  | { readonly outcome: 'retry'; readonly afterMs?: number; readonly error: string; readonly inProgress?: boolean }
   | { readonly outcome: 'split'; readonly error: string }
   | { readonly outcome: 'failed'; readonly error: string };
 
@@ -66,8 +68,10 @@ export interface DeliveryQueueOptions<T> {
   /** A batch smaller than the limits waits at most this long; 0 sends as soon as the previous one is done. */
   readonly flushIntervalMs: number;
   readonly overflow: OverflowPolicy;
-  /** Attempts per batch before its items are dropped. */
+  /** Failed attempts per batch before its items are dropped (answers that it is in progress do not count). */
   readonly maxAttempts: number;
+  /** How long a batch waits in all for a receiver that answers it is still storing it, before it is dropped. */
+  readonly maxInProgressWaitMs: number;
   readonly baseRetryDelayMs: number;
   readonly maxRetryDelayMs: number;
   /** How long `close` keeps trying before it drops what is left. */
@@ -94,6 +98,9 @@ interface PendingBatch<T> {
   sizes: number[];
   bytes: number;
   attempt: number;
+  /** Of its attempts, those answered "in progress", and the time waited after them. */
+  inProgressAnswers: number;
+  inProgressWaitedMs: number;
   id: number;
 }
 
@@ -180,7 +187,7 @@ export function createDeliveryQueue<T>(options: DeliveryQueueOptions<T>): Delive
       itemSizes.push(size);
       bytes += size;
     }
-    return { items, sizes: itemSizes, bytes, attempt: 0, id: nextId++ };
+    return { items, sizes: itemSizes, bytes, attempt: 0, inProgressAnswers: 0, inProgressWaitedMs: 0, id: nextId++ };
   };
 
   const full = () => queued() >= batchCap || queuedBytes >= options.maxBatchBytes;
@@ -247,13 +254,22 @@ export function createDeliveryQueue<T>(options: DeliveryQueueOptions<T>): Delive
         head = 0;
         break;
       }
-      if (result.outcome !== 'retry' || batch.attempt >= options.maxAttempts || closed) {
+      if (result.outcome !== 'retry' || closed) {
         drop(batch.items.length, result.error);
         break;
       }
+      const inProgress = result.inProgress === true;
+      if (inProgress) batch.inProgressAnswers++;
+      const failures = batch.attempt - batch.inProgressAnswers;
+      const delay = result.afterMs === undefined ? backoff(Math.max(1, failures)) : Math.min(result.afterMs, MAX_RETRY_AFTER_MS);
+      if (inProgress ? batch.inProgressWaitedMs + delay > options.maxInProgressWaitMs : failures >= options.maxAttempts) {
+        drop(batch.items.length, inProgress ? `${result.error} (still in progress after ${Math.round(batch.inProgressWaitedMs / 1000)} s of waiting)` : result.error);
+        break;
+      }
+      if (inProgress) batch.inProgressWaitedMs += delay;
       counters.retries++;
       report(result.error);
-      await wait(result.afterMs === undefined ? backoff(batch.attempt) : Math.min(result.afterMs, MAX_RETRY_AFTER_MS));
+      await wait(delay);
       if (closed) {
         drop(batch.items.length, 'the sink was closed before the batch could be delivered');
         break;

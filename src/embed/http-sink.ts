@@ -24,8 +24,15 @@ export interface HttpSinkOptions {
   readonly maxQueueBytes?: number;
   /** `'drop-oldest'` (default: the newest visits are the ones worth having) or `'drop-newest'`. */
   readonly overflow?: OverflowPolicy;
-  /** Attempts per batch before its visits are dropped and counted (default 8: about 4 minutes of backoff). */
+  /** Failed attempts per batch before its visits are dropped and counted (default 8: about 4 minutes of backoff). */
   readonly maxAttempts?: number;
+  /**
+   * How long a batch keeps being retried, in all, while the server answers 409 (another server is
+   * still storing the same Idempotency-Key): those answers are no failed attempts. Default 600,000
+   * ms; an agentwarden server over ClickHouse may answer 409 for about 47 s after an attempt whose
+   * outcome it does not know.
+   */
+  readonly maxInProgressWaitMs?: number;
   /** First retry delay, doubled each attempt with jitter (default 1,000 ms), up to `maxRetryDelayMs` (default 60,000). */
   readonly retryDelayMs?: number;
   readonly maxRetryDelayMs?: number;
@@ -116,6 +123,8 @@ const RETRYABLE = new Set([408, 425, 429, 500, 502, 503, 504]);
  * `flushIntervalMs`. One request is in flight at a time; a batch that fails with a network error,
  * a timeout, 408, 429 or a 5xx is retried with exponential backoff and jitter, or after the
  * server's `Retry-After` (429, 503), with the same `Idempotency-Key`, so the server stores it once.
+ * A 409 (that key is still being stored elsewhere) is retried after its `Retry-After` for up to
+ * `maxInProgressWaitMs`, whatever `maxAttempts` says.
  * A 413 splits the batch. Other 4xx answers drop it (counted in `stats().dropped`). While the
  * server is down, at most `maxQueueVisits` wait; past that the `overflow` policy drops and counts.
  * @throws {TypeError | RangeError} for a bad option (the message names it).
@@ -175,10 +184,12 @@ export function createHttpSink(options: HttpSinkOptions): HttpSink {
       keyed = false;
       return { outcome: 'retry', afterMs: 0, error };
     }
-    // 409: a request with this key is being stored; its answer comes with a retry.
-    if (RETRYABLE.has(status) || status === 409) {
+    // 409: a request with this key is being stored; its answer comes with a retry, however many
+    // 409s it takes (bounded by maxInProgressWaitMs, not maxAttempts).
+    const inProgress = status === 409 && keyed;
+    if (RETRYABLE.has(status) || inProgress) {
       const afterMs = parseRetryAfter(response.headers.get('retry-after'), clock.now());
-      return afterMs === undefined ? { outcome: 'retry', error } : { outcome: 'retry', afterMs, error };
+      return { outcome: 'retry', error, ...(afterMs === undefined ? {} : { afterMs }), ...(inProgress ? { inProgress } : {}) };
     }
     if (status === 413) return { outcome: 'split', error };
     return { outcome: 'failed', error };
@@ -193,6 +204,7 @@ export function createHttpSink(options: HttpSinkOptions): HttpSink {
     flushIntervalMs: integerOption(options.flushIntervalMs, 'flushIntervalMs', 30_000, 0),
     overflow,
     maxAttempts: integerOption(options.maxAttempts, 'maxAttempts', 8, 1),
+    maxInProgressWaitMs: integerOption(options.maxInProgressWaitMs, 'maxInProgressWaitMs', 600_000, 0),
     baseRetryDelayMs: integerOption(options.retryDelayMs, 'retryDelayMs', 1_000, 1),
     maxRetryDelayMs: integerOption(options.maxRetryDelayMs, 'maxRetryDelayMs', 60_000, 1),
     closeTimeoutMs: integerOption(options.closeTimeoutMs, 'closeTimeoutMs', 10_000, 0),

@@ -75,7 +75,7 @@ export function createStoreSink(options: StoreSinkOptions): StoreSink {
       if (store.appendOnce !== undefined) {
         // A key per batch: a retry after a write whose outcome was lost stores the batch once.
         const result = await store.appendOnce(projectId, visits, { key: `${keyPrefix}.${batch.id}`, fingerprint: String(batch.id), response: '' });
-        if (result.outcome === 'in-progress') return { outcome: 'retry', afterMs: result.retryAfterSeconds * 1000, error: 'the batch is being stored by another attempt' };
+        if (result.outcome === 'in-progress') return { outcome: 'retry', afterMs: result.retryAfterSeconds * 1000, error: 'the batch is being stored by another attempt', inProgress: true };
       } else {
         await store.append(projectId, visits);
       }
@@ -100,6 +100,8 @@ export function createStoreSink(options: StoreSinkOptions): StoreSink {
     flushIntervalMs: 0,
     overflow: options.overflow ?? 'drop-oldest',
     maxAttempts: integerOption(options.maxAttempts, 'maxAttempts', 8, 1),
+    // A ClickHouse store answers "in progress" for up to about 47 s after an attempt of unknown outcome.
+    maxInProgressWaitMs: 600_000,
     baseRetryDelayMs: 200,
     maxRetryDelayMs: 30_000,
     closeTimeoutMs: integerOption(options.closeTimeoutMs, 'closeTimeoutMs', 10_000, 0),

@@ -148,6 +148,53 @@ describe('HTTP sink retries and queue (stub servers)', () => {
     expect(errors.at(-1)).toContain('answered 500');
   });
 
+  it('keeps retrying a 409 (its key in flight on another server) with the same key past maxAttempts, as long as a ClickHouse store may answer it', async () => {
+    // An agentwarden server over ClickHouse answers 409 + Retry-After for up to ~47 s after an
+    // attempt of unknown outcome: 20 answers of 5 s (100 s) must not use up the 8 attempts.
+    const keys: string[] = [];
+    const stub = await startStub((req, res) => {
+      keys.push(String(req.headers['idempotency-key']));
+      if (keys.length <= 20) res.writeHead(409, { 'retry-after': '5', 'content-type': 'application/problem+json' }).end('{"type":"urn:agentwarden:problem:idempotency-key-in-use"}');
+      else res.writeHead(202, { 'content-type': 'application/json' }).end('{"accepted":1,"rejected":[]}');
+    });
+    cleanups.push(() => stub.close());
+    const timers = recordingTimers();
+    const sink = createHttpSink({ url: stub.url, token: 't', timers, flushIntervalMs: 0 });
+    sink.push(visit(1));
+    await sink.flush();
+    expect(keys).toHaveLength(21);
+    expect(new Set(keys).size).toBe(1);
+    expect(timers.delays).toEqual(Array.from({ length: 20 }, () => 5_000));
+    expect(sink.stats()).toMatchObject({ delivered: 1, dropped: 0, retries: 20 });
+  });
+
+  it('counts 409s apart from failed attempts: a 409 between 5xx answers neither extends nor shortens maxAttempts', async () => {
+    const statuses = [500, 409, 409, 500, 409, 500];
+    let calls = 0;
+    const stub = await startStub((_req, res) => res.writeHead(statuses[calls++] ?? 202, { 'retry-after': '1' }).end());
+    cleanups.push(() => stub.close());
+    const sink = createHttpSink({ url: stub.url, token: 't', timers: recordingTimers(), flushIntervalMs: 0, maxAttempts: 3 });
+    sink.push(visit(1));
+    await sink.flush();
+    // The third 500 is the third failed attempt: dropped there, the 409s in between not counted.
+    expect(calls).toBe(6);
+    expect(sink.stats()).toMatchObject({ delivered: 0, dropped: 1 });
+  });
+
+  it('gives up on a batch still answered 409 after maxInProgressWaitMs, counting it dropped', async () => {
+    let calls = 0;
+    const stub = await startStub((_req, res) => (calls++, res.writeHead(409, { 'retry-after': '30' }).end()));
+    cleanups.push(() => stub.close());
+    const errors: string[] = [];
+    const sink = createHttpSink({ url: stub.url, token: 't', timers: recordingTimers(), flushIntervalMs: 0, maxInProgressWaitMs: 120_000, onError: (e) => errors.push(e) });
+    sink.push(visit(1));
+    await sink.flush();
+    // Waits of 30 s until 120 s are used: four retries, five requests.
+    expect(calls).toBe(5);
+    expect(sink.stats()).toMatchObject({ delivered: 0, dropped: 1, retries: 4 });
+    expect(errors.at(-1)).toMatch(/answered 409.*still in progress after 120 s/);
+  });
+
   it('drops a batch the server refuses for good (401), counts it and reports the error', async () => {
     const stub = await startStub((_req, res) => res.writeHead(401, { 'content-type': 'application/problem+json' }).end('{"title":"Unauthorized"}'));
     cleanups.push(() => stub.close());

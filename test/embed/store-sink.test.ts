@@ -66,6 +66,25 @@ describe('store sink', () => {
     expect(sink.stats()).toMatchObject({ delivered: 1, retries: 1 });
   });
 
+  it('waits for a batch another attempt is still storing (appendOnce "in-progress") past maxAttempts, with the same key', async () => {
+    const memory = createMemoryVisitStore();
+    const keys: string[] = [];
+    const inFlightElsewhere: VisitStore = Object.assign(Object.create(memory) as VisitStore, {
+      appendOnce(projectId: string, visits: Parameters<VisitStore['append']>[1], key: Parameters<NonNullable<VisitStore['appendOnce']>>[2]) {
+        keys.push(key.key);
+        if (keys.length <= 12) return Promise.resolve({ outcome: 'in-progress' as const, retryAfterSeconds: 0 });
+        return memory.appendOnce!(projectId, visits, key);
+      },
+    });
+    const sink = createStoreSink({ store: inFlightElsewhere, projectId: 'prj_1', engine: embedEngine(), maxAttempts: 2 });
+    sink.push({ request_path: '/x', request_method: 'GET', request_headers: {} });
+    await sink.flush();
+    expect(keys).toHaveLength(13);
+    expect(new Set(keys).size).toBe(1);
+    expect(await memory.timeline({ projectId: 'prj_1', limit: 10 })).toHaveLength(1);
+    expect(sink.stats()).toMatchObject({ delivered: 1, dropped: 0 });
+  });
+
   it('fans out to several sinks; one that throws keeps the visit from none of the others', async () => {
     const a = createMemoryVisitStore();
     const b = createMemoryVisitStore();
