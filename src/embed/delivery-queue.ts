@@ -110,8 +110,9 @@ const MAX_RETRY_AFTER_MS = 3_600_000;
 /**
  * Creates a delivery queue. Batches leave when they reach `maxBatchItems` or `maxBatchBytes`, when
  * the oldest queued item has waited `flushIntervalMs`, on `flush` and on `close`. One batch is in
- * flight at a time, so memory is bounded by the queue limits plus one batch, whatever the receiver
- * does; past the limits the overflow policy drops items and counts them.
+ * flight at a time, except that a flush sends everything queued at once, from its caller; so memory
+ * is bounded by the queue limits plus the batches in flight, whatever the receiver does, and items
+ * only move from the queue into a batch. Past the limits the overflow policy drops and counts.
  */
 export function createDeliveryQueue<T>(options: DeliveryQueueOptions<T>): DeliveryQueue<T> {
   const { deliver, timers } = options;
@@ -119,11 +120,13 @@ export function createDeliveryQueue<T>(options: DeliveryQueueOptions<T>): Delive
   let sizes: number[] = [];
   let head = 0;
   let queuedBytes = 0;
-  let current: PendingBatch<T> | undefined;
+  // Batches being delivered or waiting to be retried: one at a time, except that a flush sends what
+  // is queued at once, beside a batch already in flight (see flushTo).
+  const inFlight = new Set<PendingBatch<T>>();
   let nextId = 1;
   let timer: unknown;
-  let retryTimer: unknown;
-  let retryWake: (() => void) | undefined;
+  // Ends a retry's wait now, by batch waiting (close does not wait out a backoff).
+  const retryWakes = new Set<() => void>();
   let closed = false;
   let closing = false;
   // Items pushed so far / items settled (delivered, rejected or dropped) so far: a flush waits
@@ -193,7 +196,7 @@ export function createDeliveryQueue<T>(options: DeliveryQueueOptions<T>): Delive
   const full = () => queued() >= batchCap || queuedBytes >= options.maxBatchBytes;
 
   const schedule = () => {
-    if (current !== undefined || queued() === 0) return;
+    if (inFlight.size > 0 || queued() === 0) return;
     if (draining || full() || options.flushIntervalMs === 0) {
       if (timer !== undefined) {
         timers.clearTimeout(timer);
@@ -205,7 +208,7 @@ export function createDeliveryQueue<T>(options: DeliveryQueueOptions<T>): Delive
     if (timer === undefined) {
       timer = timers.setTimeout(() => {
         timer = undefined;
-        if (current === undefined && queued() > 0) void send(takeBatch());
+        if (inFlight.size === 0 && queued() > 0) void send(takeBatch());
       }, options.flushIntervalMs);
     }
   };
@@ -217,16 +220,17 @@ export function createDeliveryQueue<T>(options: DeliveryQueueOptions<T>): Delive
 
   const wait = (ms: number) =>
     new Promise<void>((resolve) => {
-      retryWake = resolve;
-      retryTimer = timers.setTimeout(() => {
-        retryTimer = undefined;
-        retryWake = undefined;
+      const wake = () => {
+        retryWakes.delete(wake);
+        timers.clearTimeout(handle);
         resolve();
-      }, ms);
+      };
+      const handle = timers.setTimeout(wake, ms);
+      retryWakes.add(wake);
     });
 
   async function send(batch: PendingBatch<T>): Promise<void> {
-    current = batch;
+    inFlight.add(batch);
     for (;;) {
       batch.attempt++;
       let result: DeliveryResult;
@@ -275,19 +279,14 @@ export function createDeliveryQueue<T>(options: DeliveryQueueOptions<T>): Delive
         break;
       }
     }
-    current = undefined;
+    inFlight.delete(batch);
     if (draining && queued() === 0) draining = false;
     schedule();
   }
 
-  /** Ends a retry's wait now (close does not wait out a backoff). */
+  /** Ends every retry's wait now (close does not wait out a backoff). */
   const wakeRetry = () => {
-    const wake = retryWake;
-    if (wake === undefined) return;
-    timers.clearTimeout(retryTimer);
-    retryTimer = undefined;
-    retryWake = undefined;
-    wake();
+    for (const wake of [...retryWakes]) wake();
   };
 
   const flushTo = (upTo: number) =>
@@ -295,7 +294,10 @@ export function createDeliveryQueue<T>(options: DeliveryQueueOptions<T>): Delive
       if (settled >= upTo) return resolve();
       waiters.push({ upTo, resolve });
       draining = true;
-      schedule();
+      // What is queued leaves now, from the caller, beside any batch in flight: on Workers each
+      // request's waitUntil(flush()) must start its own delivery, since I/O started while serving
+      // another request is cancelled once that request is done.
+      while (!closed && queued() > 0) void send(takeBatch());
     });
 
   return {
@@ -352,7 +354,7 @@ export function createDeliveryQueue<T>(options: DeliveryQueueOptions<T>): Delive
     },
     stats: () => ({
       queued: queued(),
-      inFlight: current?.items.length ?? 0,
+      inFlight: [...inFlight].reduce((sum, batch) => sum + batch.items.length, 0),
       delivered: counters.delivered,
       rejected: counters.rejected,
       dropped: counters.dropped,

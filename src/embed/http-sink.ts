@@ -120,7 +120,8 @@ const RETRYABLE = new Set([408, 425, 429, 500, 502, 503, 504]);
 /**
  * Creates an HTTP sink. Visits are serialised (without secret headers) when pushed and sent as a
  * JSON array when a batch fills (`maxBatchVisits`, `maxBatchBytes`) or its oldest visit has waited
- * `flushIntervalMs`. One request is in flight at a time; a batch that fails with a network error,
+ * `flushIntervalMs`. One request is in flight at a time, except that `flush()` sends what is queued
+ * at once (on Workers, from the request whose `waitUntil` awaits it); a batch that fails with a network error,
  * a timeout, 408, 429 or a 5xx is retried with exponential backoff and jitter, or after the
  * server's `Retry-After` (429, 503), with the same `Idempotency-Key`, so the server stores it once.
  * A 409 (that key is still being stored elsewhere) is retried after its `Retry-After` for up to

@@ -20,19 +20,15 @@ export { BROWSER_UA, GOOGLEBOT_UA, GPTBOT_UA } from '../helpers/agents.js';
 
 const jafar = (prefix: object) => ({ creationTime: '2026-11-01T00:00:00.000000', prefixes: [prefix] });
 
+/** The IP lists of EMBED_CATALOG (JAFAR documents by file name): loopback is Googlebot's range. */
+export const EMBED_IP_LISTS = {
+  'loopback.json': jafar({ ipv4Prefix: '127.0.0.0/8' }),
+  'elsewhere.json': jafar({ ipv4Prefix: '192.0.2.0/24' }),
+};
+
 /** The engine the embedding tests use: real IP-range verification, loopback is Googlebot's range. */
 export function embedEngine(): Engine {
-  return createEngine({
-    catalog: EMBED_CATALOG,
-    verifiers: [
-      ipRangeVerifier({
-        lists: {
-          'loopback.json': jafar({ ipv4Prefix: '127.0.0.0/8' }),
-          'elsewhere.json': jafar({ ipv4Prefix: '192.0.2.0/24' }),
-        },
-      }),
-    ],
-  });
+  return createEngine({ catalog: EMBED_CATALOG, verifiers: [ipRangeVerifier({ lists: EMBED_IP_LISTS })] });
 }
 
 /** A plain node:http server on 127.0.0.1 for tests of our own client logic (status codes, Retry-After). */

@@ -267,8 +267,41 @@ describe('HTTP sink retries and queue (stub servers)', () => {
     up = true;
     wake!();
     await sink.flush();
-    expect(received).toEqual(['/page/0', ...Array.from({ length: 10 }, (_, i) => `/page/${91 + i}`)]);
+    // The flush sends the queued batches at once, beside the batch being retried: order is not kept.
+    expect([...received].sort()).toEqual(['/page/0', ...Array.from({ length: 10 }, (_, i) => `/page/${91 + i}`)].sort());
     expect(sink.stats()).toMatchObject({ delivered: 11, dropped: 90, queued: 0 });
+  });
+
+  it('flush() sends what is queued at once, beside a batch still in flight (a Worker request must start its own delivery)', async () => {
+    const held: (() => void)[] = [];
+    const paths: string[] = [];
+    const stub = await startStub((_req, res, body) => {
+      paths.push(...(JSON.parse(body) as { request_path: string }[]).map((v) => v.request_path));
+      // The first request is answered only when the test says so.
+      const answer = () => res.writeHead(202, { 'content-type': 'application/json' }).end('{"accepted":1,"rejected":[]}');
+      if (paths.length === 1) held.push(answer);
+      else answer();
+    });
+    cleanups.push(() => stub.close());
+    const sink = createHttpSink({ url: stub.url, token: 't' });
+    sink.push(visit(1));
+    const first = sink.flush();
+    await new Promise<void>((resolve) => {
+      const poll = () => (held.length === 1 ? resolve() : setTimeout(poll, 5));
+      poll();
+    });
+    sink.push(visit(2));
+    // This flush also waits for visit 1 (pushed before it), but sends visit 2 meanwhile.
+    const second = sink.flush();
+    await new Promise<void>((resolve) => {
+      const poll = () => (sink.stats().delivered === 1 ? resolve() : setTimeout(poll, 5));
+      poll();
+    });
+    expect(paths).toEqual(['/page/1', '/page/2']);
+    expect(sink.stats()).toMatchObject({ delivered: 1, inFlight: 1 });
+    held[0]!();
+    await Promise.all([first, second]);
+    expect(sink.stats()).toMatchObject({ delivered: 2, inFlight: 0 });
   });
 
   it('with overflow "drop-newest" keeps the oldest visits instead', async () => {

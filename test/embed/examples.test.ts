@@ -1,0 +1,67 @@
+// Every example app under examples/ started as its README says, against a real agentwarden server:
+// a spoofed GPTBot (loopback is not in OpenAI's published ranges) is refused, a person's browser
+// is served, and both visits arrive with the decision. The Node examples deliver their batch when
+// stopped (flushOnExit on SIGTERM); the Worker, bundled as Wrangler does and run by workerd, with
+// ctx.waitUntil after each response.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createEngine } from '../../src/index.js';
+import { startTestServer, type TestServer } from '../server/helpers.js';
+import { BROWSER_UA, GPTBOT_UA } from './fixtures.js';
+import { bundleWorker, killLeftovers, loadMiniflare, startSite, visitsArriving } from './runtime-helpers.js';
+
+let srv: TestServer;
+afterEach(killLeftovers);
+beforeAll(async () => {
+  srv = await startTestServer({ engine: createEngine() });
+});
+afterAll(() => srv?.stop());
+
+describe.each(['express', 'fastify', 'hono', 'node-http'])('examples/%s', (name) => {
+  it('refuses a spoofed bot, serves a browser, and delivers both visits when stopped', async () => {
+    const { id: projectId, token } = srv.store.createProject(`${name}.example`);
+    const site = await startSite(process.execPath, [`examples/${name}/server.js`], { AGENTWARDEN_URL: srv.url, AGENTWARDEN_TOKEN: token, PORT: '0' });
+    const spoofed = await fetch(`${site.url}/`, { headers: { 'user-agent': GPTBOT_UA } });
+    expect(spoofed.status).toBe(403);
+    await spoofed.text();
+    const person = await fetch(`${site.url}/`, { headers: { 'user-agent': BROWSER_UA } });
+    expect(person.status).toBe(200);
+    expect(await person.text()).toBe('Hello! agentwarden says: unknown_agent\n');
+    // Nothing yet: the sink batches (30 s); stopping the app delivers the batch.
+    expect(await srv.store.timeline({ projectId, limit: 10 })).toHaveLength(0);
+    expect(await site.stop('SIGTERM')).toEqual({ code: null, signal: 'SIGTERM' });
+    const visits = await visitsArriving(srv.store, projectId, 2);
+    const bot = visits.find((v) => v.agent_id === 'gptbot');
+    expect(bot).toMatchObject({ request_path: '/', response_status_code: 403, is_blocked: true, decision: { rule: 'deny-verification-failed', action: 'deny' } });
+    expect(visits.find((v) => v.agent_id !== 'gptbot')).toMatchObject({ result: 'unknown_agent', response_status_code: 200 });
+  }, 60_000);
+});
+
+describe('examples/worker', async () => {
+  const miniflare = await loadMiniflare();
+  it.runIf(miniflare !== undefined)('under workerd refuses an AI data scraper, serves /robots.txt and a browser, and delivers each visit with waitUntil', async () => {
+    const { id: projectId, token } = srv.store.createProject('worker.example');
+    const mf = new miniflare!.Miniflare({
+      modules: true,
+      script: await bundleWorker('examples/worker/worker.js'),
+      compatibilityDate: '2024-09-23',
+      bindings: { AGENTWARDEN_URL: srv.url, AGENTWARDEN_TOKEN: token },
+    });
+    try {
+      const url = (await mf.ready).origin;
+      const scraper = await fetch(`${url}/article`, { headers: { 'user-agent': GPTBOT_UA } });
+      expect(scraper.status).toBe(403);
+      await scraper.text();
+      const robots = await fetch(`${url}/robots.txt`, { headers: { 'user-agent': GPTBOT_UA } });
+      expect(robots.status).toBe(200);
+      expect(await robots.text()).toMatch(/User-agent: GPTBot[\s\S]*Disallow: \//);
+      const person = await fetch(`${url}/article`, { headers: { 'user-agent': BROWSER_UA } });
+      expect(await person.text()).toBe('Hello! agentwarden says: unknown_agent\n');
+      // No flush interval has passed: each visit left with its request's waitUntil.
+      const visits = await visitsArriving(srv.store, projectId, 3);
+      expect(visits.find((v) => v.agent_id === 'gptbot' && v.request_path === '/article')).toMatchObject({ response_status_code: 403, is_blocked: true, decision: { rule: 'deny-agent-type' } });
+      expect(visits.find((v) => v.request_path === '/robots.txt')).toMatchObject({ response_status_code: 200 });
+    } finally {
+      await mf.dispose();
+    }
+  }, 60_000);
+});

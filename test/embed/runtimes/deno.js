@@ -1,0 +1,5 @@
+// Deno.serve with the fetch middleware: the client address comes from Deno's `info.remoteAddr`.
+import { createApp } from './app.js';
+
+const handler = createApp({ ...JSON.parse(Deno.env.get('AGENTWARDEN_TEST_CONFIG')), runtime: `deno ${Deno.version.deno}`, flushIntervalMs: 0 });
+Deno.serve({ hostname: '127.0.0.1', port: 0, onListen: ({ port }) => console.log(`listening on http://127.0.0.1:${port}`) }, handler);
