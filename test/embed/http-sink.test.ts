@@ -117,19 +117,30 @@ describe('HTTP sink → a real agentwarden server', () => {
   });
 });
 
+/**
+ * A stub that answers its requests with `statuses` in turn (each with `Retry-After: retryAfter`),
+ * then 202; `keys` records each request's Idempotency-Key.
+ */
+async function scriptedStub(statuses: readonly number[], retryAfter: string): Promise<{ url: string; keys: string[] }> {
+  const keys: string[] = [];
+  const stub = await startStub((req, res) => {
+    const status = statuses[keys.length];
+    keys.push(String(req.headers['idempotency-key']));
+    if (status !== undefined) res.writeHead(status, { 'retry-after': retryAfter, 'content-type': 'application/problem+json' }).end('{}');
+    else res.writeHead(202, { 'content-type': 'application/json' }).end('{"accepted":1,"rejected":[]}');
+  });
+  cleanups.push(() => stub.close());
+  return { url: stub.url, keys };
+}
+
 describe('HTTP sink retries and queue (stub servers)', () => {
   it.each([429, 503])('waits as the Retry-After of a %i says, then delivers', async (status) => {
-    let calls = 0;
-    const stub = await startStub((_req, res) => {
-      if (calls++ === 0) res.writeHead(status, { 'retry-after': '7' }).end();
-      else res.writeHead(202, { 'content-type': 'application/json' }).end('{"accepted":1,"rejected":[]}');
-    });
-    cleanups.push(() => stub.close());
+    const stub = await scriptedStub([status], '7');
     const timers = recordingTimers();
     const sink = createHttpSink({ url: stub.url, token: 't', timers, flushIntervalMs: 0 });
     sink.push(visit(1));
     await sink.flush();
-    expect(calls).toBe(2);
+    expect(stub.keys).toHaveLength(2);
     expect(timers.delays).toContain(7_000);
     expect(sink.stats()).toMatchObject({ delivered: 1, retries: 1, dropped: 0 });
   });
@@ -151,33 +162,24 @@ describe('HTTP sink retries and queue (stub servers)', () => {
   it('keeps retrying a 409 (its key in flight on another server) with the same key past maxAttempts, as long as a ClickHouse store may answer it', async () => {
     // An agentwarden server over ClickHouse answers 409 + Retry-After for up to ~47 s after an
     // attempt of unknown outcome: 20 answers of 5 s (100 s) must not use up the 8 attempts.
-    const keys: string[] = [];
-    const stub = await startStub((req, res) => {
-      keys.push(String(req.headers['idempotency-key']));
-      if (keys.length <= 20) res.writeHead(409, { 'retry-after': '5', 'content-type': 'application/problem+json' }).end('{"type":"urn:agentwarden:problem:idempotency-key-in-use"}');
-      else res.writeHead(202, { 'content-type': 'application/json' }).end('{"accepted":1,"rejected":[]}');
-    });
-    cleanups.push(() => stub.close());
+    const stub = await scriptedStub(Array.from({ length: 20 }, () => 409), '5');
     const timers = recordingTimers();
     const sink = createHttpSink({ url: stub.url, token: 't', timers, flushIntervalMs: 0 });
     sink.push(visit(1));
     await sink.flush();
-    expect(keys).toHaveLength(21);
-    expect(new Set(keys).size).toBe(1);
+    expect(stub.keys).toHaveLength(21);
+    expect(new Set(stub.keys).size).toBe(1);
     expect(timers.delays).toEqual(Array.from({ length: 20 }, () => 5_000));
     expect(sink.stats()).toMatchObject({ delivered: 1, dropped: 0, retries: 20 });
   });
 
   it('counts 409s apart from failed attempts: a 409 between 5xx answers neither extends nor shortens maxAttempts', async () => {
-    const statuses = [500, 409, 409, 500, 409, 500];
-    let calls = 0;
-    const stub = await startStub((_req, res) => res.writeHead(statuses[calls++] ?? 202, { 'retry-after': '1' }).end());
-    cleanups.push(() => stub.close());
+    const stub = await scriptedStub([500, 409, 409, 500, 409, 500], '1');
     const sink = createHttpSink({ url: stub.url, token: 't', timers: recordingTimers(), flushIntervalMs: 0, maxAttempts: 3 });
     sink.push(visit(1));
     await sink.flush();
     // The third 500 is the third failed attempt: dropped there, the 409s in between not counted.
-    expect(calls).toBe(6);
+    expect(stub.keys).toHaveLength(6);
     expect(sink.stats()).toMatchObject({ delivered: 0, dropped: 1 });
   });
 
