@@ -1,0 +1,67 @@
+// The committed catalog names each specialised crawler and fetcher an operator documents as its own
+// agent, with the operator's robots token and the right type, and keeps undocumented family members
+// with the family (data/README.md "Matching rules").
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { createCatalog, type CatalogDocument } from '../../src/index.js';
+
+const document = JSON.parse(readFileSync(new URL('../../data/agents.json', import.meta.url), 'utf8')) as CatalogDocument;
+const catalog = createCatalog(document);
+
+/** What the catalog says about one UA: agent id, type and first robots token. */
+function named(ua: string): string {
+  const agent = catalog.matchUserAgent(ua);
+  return agent === undefined ? 'none' : `${agent.id} | ${agent.type} | ${agent.robots_tokens[0]}`;
+}
+
+describe("operators' documented crawlers are separate agents with their own robots tokens", () => {
+  it.each([
+    // Google: common crawlers, special-case crawlers and user-triggered fetchers.
+    ['Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)', 'googlebot | Search Engine Crawler | Googlebot'],
+    ['Googlebot-Image/1.0', 'googlebot-image | Search Engine Crawler | Googlebot-Image'],
+    ['Mozilla/5.0 (Linux; Android 6.0.1; Nexus 5X Build/MMB29P) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Mobile Safari/537.36 (compatible; AdsBot-Google-Mobile; +http://www.google.com/mobile/adsbot.html)', 'adsbot-google-mobile | Intelligence Gatherer | AdsBot-Google-Mobile'],
+    ['Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36 (compatible; Google-Safety)', 'google-safety | Security Scanner | Google-Safety'],
+    ['Mozilla/5.0 (compatible; Google-CWS)', 'google-cws | Fetcher | Google-CWS'],
+    ['GoogleMessages', 'googlemessages | Fetcher | GoogleMessages'],
+    ['Mozilla/5.0 (compatible; Google-Pinpoint)', 'google-pinpoint | Fetcher | Google-Pinpoint'],
+    ['Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/137.0.0.0 Safari/537.36 (compatible; Google-GeminiNotebook; +https://developers.google.com/crawling/docs/crawlers-fetchers/google-gemininotebook)', 'google-gemininotebook | AI Assistant | Google-GeminiNotebook'],
+    ['Mozilla/5.0 (Linux; Android 8.0; Pixel 2 Build/OPD3.170816.012) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Mobile Safari/537.36 (compatible; DuplexWeb-Google/1.0)', 'duplexweb-google | AI Assistant | DuplexWeb-Google'],
+    ['FeedFetcher-Google; (+http://www.google.com/feedfetcher.html)', 'feedfetcher-google | Fetcher | Feedfetcher-Google'],
+    // Bing.
+    ['Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)', 'bingbot | Search Engine Crawler | bingbot'],
+    ['Mozilla/5.0 (compatible; adidxbot/2.0; +http://www.bing.com/bingbot.htm)', 'adidxbot | Intelligence Gatherer | Adidxbot'],
+    ['Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36 Edg/120.0.0.0 (compatible; MicrosoftPreview/2.0; +https://aka.ms/MicrosoftPreview)', 'microsoftpreview | Fetcher | MicrosoftPreview'],
+    // Yandex: one robot per product token; an undocumented one stays YandexBot's.
+    ['Mozilla/5.0 (compatible; YandexImages/3.0; +http://yandex.com/bots)', 'yandeximages | Search Engine Crawler | YandexImages'],
+    ['Mozilla/5.0 (compatible; YandexMetrika/2.0; +http://yandex.com/bots)', 'yandexmetrika | Developer Helper | YandexMetrika'],
+    ['Mozilla/5.0 (compatible; YaDirectFetcher/1.0; Dyatel; +http://yandex.com/bots)', 'yadirectfetcher | Intelligence Gatherer | YaDirectFetcher'],
+    ['Mozilla/5.0 (compatible; YandexNewRobot/1.0; +http://yandex.com/bots)', 'yandexbot | Search Engine Crawler | YandexBot'],
+    // Baidu: documented products apart, the rest of the family (render) with Baiduspider.
+    ['Mozilla/5.0 (compatible; Baiduspider-image/2.0; +http://www.baidu.com/search/spider.html)', 'baiduspider-image | Search Engine Crawler | Baiduspider-image'],
+    ['Mozilla/5.0 (compatible; Baiduspider-render/2.0; +http://www.baidu.com/search/spider.html)', 'baiduspider | Search Engine Crawler | Baiduspider'],
+    // Coc Coc, Sogou, 360, Yahoo! JAPAN, Naver, Seznam.
+    ['Mozilla/5.0 (compatible; coccocbot-image/1.0; +http://help.coccoc.com/searchengine)', 'coccocbot-image | Search Engine Crawler | coccocbot-image'],
+    ['Mozilla/5.0 (compatible; coccocbot-ads/1.0; +http://help.coccoc.com/searchengine)', 'coccoc | Search Engine Crawler | coccocbot'],
+    ['Mozilla/5.0 (compatible; Sogou web spider/4.0; +http://www.sogou.com/docs/help/webmasters.htm#07)', 'sogou | Search Engine Crawler | Sogou web spider'],
+    ['Mozilla/5.0 (compatible; MSIE 9.0; Windows NT 6.1; Trident/5.0); 360Spider(compatible; HaosouSpider; http://www.haosou.com/help/help_3_2.html)', '360spider | Search Engine Crawler | 360Spider'],
+    ['Y!J-WSC/1.0 crawler (http://help.yahoo.co.jp/help/jp/search/indexing/indexing-15.html)', 'yahoo-japan | Search Engine Crawler | Y!J'],
+    ['Mozilla/5.0 (compatible; Yeti/1.1; +https://naver.me/spd)', 'yeti | Search Engine Crawler | Yeti'],
+    ['Mozilla/5.0 (compatible; SklikBot/2.0; sklik@firma.seznam.cz; +http://napoveda.sklik.cz/)', 'sklikbot | Intelligence Gatherer | SklikBot'],
+    // SEO tools: Semrush and Ahrefs document one robots token per tool.
+    ['Mozilla/5.0 (compatible; SemrushBot/7~bl; +http://www.semrush.com/bot.html)', 'semrushbot | SEO Crawler | SemrushBot'],
+    ['Mozilla/5.0 (compatible; SemrushBot-BA; +http://www.semrush.com/bot.html)', 'semrushbot-ba | SEO Crawler | SemrushBot-BA'],
+    ['Mozilla/5.0 (compatible; SplitSignalBot/1.0; +https://www.semrush.com/bot/)', 'splitsignalbot | SEO Crawler | SplitSignalBot'],
+    ['Mozilla/5.0 (compatible; AhrefsSiteAudit/6.1; +http://ahrefs.com/robot/site-audit)', 'ahrefssiteaudit | SEO Crawler | AhrefsSiteAudit'],
+    ['Mozilla/5.0 (compatible; AhrefsBot.Feeds/7.0; +http://ahrefs.com/robot/)', 'ahrefsbot | SEO Crawler | AhrefsBot'],
+    // Infrastructure checkers.
+    ['Amazon-Route53-Health-Check-Service (ref 0e9ba8e1-0000-0000-0000-000000000000; report http://amzn.to/1vsZADi)', 'amazon-route53-health-check-service | Developer Helper | Amazon-Route53-Health-Check-Service'],
+    ['ELB-HealthChecker/2.0', 'elb-healthchecker | Developer Helper | ELB-HealthChecker'],
+  ])('%s', (ua, expected) => {
+    expect(named(ua)).toBe(expected);
+  });
+
+  it('a version is never part of a match token derived from a source regex', () => {
+    const versioned = document.agents.flatMap((agent) => (agent.match.tokens ?? []).filter((token) => /\d[._]\d|\/\s*v?\d/.test(token)).map((token) => `${agent.id}: ${token}`));
+    expect(versioned).toEqual([]);
+  });
+});
