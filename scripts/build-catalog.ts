@@ -15,7 +15,7 @@ const DATA = new URL('../data/', import.meta.url);
 export interface SourceEntry {
   /** `<source>:<key>` as written in an agent's `sources`. */
   readonly ref: string;
-  readonly source: 'ai.robots.txt' | 'well-known-bots' | 'crawler-user-agents';
+  readonly source: 'ai.robots.txt' | 'well-known-bots' | 'crawler-user-agents' | 'crawler-detect';
   readonly key: string;
   /** The source's regular expression (none for ai.robots.txt). */
   readonly pattern?: string;
@@ -198,6 +198,10 @@ export function loadSourceEntries(): SourceEntry[] {
       ...(crawler.description ? { description: crawler.description } : {}),
     });
   }
+  // CrawlerDetect's list: regular expressions only, with no examples, url or category.
+  for (const pattern of readJson('sources/crawler-detect/crawlers.json') as string[]) {
+    entries.push({ ref: `crawler-detect:${pattern}`, source: 'crawler-detect', key: pattern, pattern, examples: [], tags: [], dnsMasks: [], cidrUrls: [], aliases: [] });
+  }
   return entries;
 }
 
@@ -364,6 +368,7 @@ const DATASET_PAGES: Readonly<Record<SourceEntry['source'], string>> = {
   'ai.robots.txt': 'https://github.com/ai-robots-txt/ai.robots.txt',
   'well-known-bots': 'https://github.com/arcjet/well-known-bots',
   'crawler-user-agents': 'https://github.com/monperrus/crawler-user-agents',
+  'crawler-detect': 'https://github.com/JayBizzle/Crawler-Detect',
 };
 
 /** The operator named by a documentation URL: a curated name for its domain, else the registrable domain. */
@@ -576,6 +581,32 @@ function deriveMatch(entry: SourceEntry, overrides: Overrides, forbidden: Readon
 }
 
 /**
+ * A CrawlerDetect pattern often names a bot the other sources describe under another string (its
+ * operator's site or brand: "SEOprofiler" for spbot, "Seomoz" for rogerbot): an entry whose regex
+ * matches the examples of exactly one agent joins it. One that matches the examples of several
+ * agents names something they share (a code host, an HTTP library) and must be curated.
+ */
+function joinCrawlerDetectEntries(derived: readonly Derived[], groups: Groups, overrides: Overrides, problems: BuildProblem[]): void {
+  const examples = derived.map((d) => (d.entry.source === 'crawler-detect' ? [] : requiredExamples(d.entry, overrides)));
+  const lowered = examples.map((list) => list.map((ua) => ua.toLowerCase()));
+  derived.forEach((d, i) => {
+    if (d.entry.source !== 'crawler-detect' || d.tokens.length === 0 || overrides.entry_match[d.entry.ref] !== undefined) return;
+    const regex = compileSourcePattern(d.entry.pattern ?? '');
+    const words = d.tokens.map((t) => leadingWord(t).toLowerCase());
+    if (regex === undefined) return;
+    const owners = new Set<number>();
+    examples.forEach((list, j) => {
+      if (list.some((ua, k) => words.some((w) => lowered[j]![k]!.includes(w)) && regex.test(ua))) owners.add(groups.find(j));
+    });
+    // Several agents carry it: it joins the one whose own product token it is ("curl", "nutch").
+    const own = [...owners].filter((root) => derived.some((o, j) => o.entry.source !== 'crawler-detect' && groups.find(j) === root && o.tokens.some((t) => words.includes(leadingWord(t).toLowerCase()))));
+    if (owners.size === 1) groups.union(i, [...owners][0]!);
+    else if (own.length === 1) groups.union(i, own[0]!);
+    else if (owners.size > 1) problems.push({ kind: 'unresolved-entry', detail: `${d.entry.ref}: matches the examples of ${owners.size} agents; exclude it or curate entry_match` });
+  });
+}
+
+/**
  * Whether an agent is an HTTP library or crawling framework that yields to a bot naming itself in
  * the same header (crawler-user-agents `http-library`, well-known-bots `programmatic`); an
  * ai.robots.txt agent is a bot of its own.
@@ -583,6 +614,22 @@ function deriveMatch(entry: SourceEntry, overrides: Overrides, forbidden: Readon
 function libraryLayer(entries: readonly SourceEntry[]): boolean {
   if (entries.some((e) => e.source === 'ai.robots.txt')) return false;
   return entries.some((e) => (e.source === 'crawler-user-agents' && e.tags.includes('http-library')) || (e.source === 'well-known-bots' && e.tags.includes('programmatic')));
+}
+
+// What a bare CrawlerDetect name says it does, when no source gives a category (first match wins).
+const NAME_TYPES: readonly (readonly [RegExp, AgentType])[] = [
+  [/scan|fuzz|vuln|sqli|exploit|pentest|nikto|nessus|openvas|acunetix|netsparker|w3af|havij/i, 'Security Scanner'],
+  [/archiv/i, 'Archiver'],
+  [/seo|backlink|keyword|rank/i, 'SEO Crawler'],
+  [/feed|rss|podcast|news ?reader|syndicat/i, 'Fetcher'],
+  [/preview|thumb|screenshot|snapshot|shot\b|embed|unfurl|unshort|expand|link ?resolver|favicon/i, 'Fetcher'],
+  [/monitor|uptime|ping|status|health|probe|check|valid|test/i, 'Developer Helper'],
+];
+
+/** The type a CrawlerDetect-only agent's name states ("FeedBucket", "Site-Shot", "HTTPMon"), if any. */
+function typeFromName(name: string, entries: readonly SourceEntry[]): AgentType | undefined {
+  if (!entries.every((e) => e.source === 'crawler-detect')) return undefined;
+  return NAME_TYPES.find(([words]) => words.test(name))?.[1];
 }
 
 function typeFromTags(entries: readonly SourceEntry[]): AgentType | undefined {
@@ -681,6 +728,7 @@ export function buildCatalogDocument(): BuildResult {
     const [first, ...rest] = refs.map((ref) => indexOfRef.get(ref)).filter((i): i is number => i !== undefined);
     for (const other of rest) if (first !== undefined) groups.union(first, other);
   }
+  joinCrawlerDetectEntries(derived, groups, overrides, problems);
   const members = new Map<number, Derived[]>();
   derived.forEach((d, i) => {
     const root = groups.find(i);
@@ -705,11 +753,16 @@ export function buildCatalogDocument(): BuildResult {
     byId.delete(id);
     // A curated `match` replaces the derived tokens but keeps a derived layer it does not set.
     const merged = { ...agent, ...fields, ...(fields.match !== undefined ? { match: { ...(agent.match.layer !== undefined ? { layer: agent.match.layer } : {}), ...fields.match } } : {}) } as Agent;
+    if (byId.has(merged.id)) problems.push({ kind: 'duplicate-id', detail: `overrides.agents renames "${id}" to "${merged.id}", the id of another agent` });
     byId.set(merged.id, merged);
   }
   for (const added of overrides.added_agents) {
-    if (byId.has(added.id)) problems.push({ kind: 'duplicate-id', detail: `added agent "${added.id}" already exists` });
-    byId.set(added.id, added);
+    // A hand-written record replaces an agent built from CrawlerDetect's bare patterns alone (no
+    // type, operator or documentation to lose) and cites those patterns.
+    const generated = byId.get(added.id);
+    const bare = generated !== undefined && (generated.sources ?? []).every((ref) => ref.startsWith('crawler-detect:'));
+    if (generated !== undefined && !bare) problems.push({ kind: 'duplicate-id', detail: `added agent "${added.id}" already exists` });
+    byId.set(added.id, bare ? { ...added, sources: sortedUnique([...(added.sources ?? []), ...(generated.sources ?? [])]) } : added);
   }
   for (const [id, parts] of Object.entries(overrides.splits)) {
     for (const part of [id, ...parts]) if (!byId.has(part)) problems.push({ kind: 'invalid-override', detail: `overrides.splits names unknown id "${part}"` });
@@ -786,7 +839,7 @@ function agentOfGroup(group: readonly Derived[], overrides: Overrides): Agent {
   const robotsInfo = names.map((e) => e.robots!);
   let type: AgentType | undefined;
   for (const e of names) type ??= robotsType(e, overrides);
-  type ??= typeFromTags(entries) ?? 'Uncategorized';
+  type ??= typeFromTags(entries) ?? typeFromName(name, entries) ?? 'Uncategorized';
 
   // Documentation: the operator's own page first; catalogue sites (knownagents.com, datadome.co...) describe
   // the agent but are not the operator, so they come after the bot's own URL from its examples.

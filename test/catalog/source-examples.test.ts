@@ -20,6 +20,8 @@ function sourceExamples(): Map<string, string[]> {
   for (const crawler of read<{ pattern: string; instances: string[] }[]>('sources/crawler-user-agents/crawler-user-agents.json')) {
     examples.set(`crawler-user-agents:${crawler.pattern}`, crawler.instances);
   }
+  // CrawlerDetect's list has patterns only: each must still be cited by one agent or excluded.
+  for (const pattern of read<string[]>('sources/crawler-detect/crawlers.json')) examples.set(`crawler-detect:${pattern}`, []);
   return examples;
 }
 
