@@ -56,8 +56,27 @@ describe("operators' documented crawlers are separate agents with their own robo
     // Infrastructure checkers.
     ['Amazon-Route53-Health-Check-Service (ref 0e9ba8e1-0000-0000-0000-000000000000; report http://amzn.to/1vsZADi)', 'amazon-route53-health-check-service | Developer Helper | Amazon-Route53-Health-Check-Service'],
     ['ELB-HealthChecker/2.0', 'elb-healthchecker | Developer Helper | ELB-HealthChecker'],
+    // Scanners, feed readers, AI crawlers and libraries from CrawlerDetect's list and operators' pages.
+    ['gobuster/3.6', 'gobuster | Security Scanner | gobuster'],
+    ['Fuzz Faster U Fool v2.1.0-dev', 'fuzz-faster-u-fool | Security Scanner | Fuzz Faster U Fool'],
+    ['Mozilla/5.0 (compatible; ProRataInc/1.0; +https://www.prorata.ai/)', 'proratainc | AI Search Crawler | ProRataInc'],
+    ['NetNewsWire (RSS Reader; https://netnewswire.com/)', 'netnewswire | Fetcher | NetNewsWire'],
+    ['Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/94.0.4606.71 Safari/537.36 DynatraceSynthetic/1.0', 'dynatracesynthetic | Developer Helper | DynatraceSynthetic'],
+    // A CrawlerDetect pattern naming an operator's site joins the bot it names (SEOprofiler's spbot).
+    ['Mozilla/5.0 (compatible; spbot/1.0; +http://www.seoprofiler.com/bot/ )', 'spbot | SEO Crawler | spbot'],
   ])('%s', (ua, expected) => {
     expect(named(ua)).toBe(expected);
+  });
+
+  it('a library or platform a bot runs on yields to the bot: Java under Apache-HttpClient under a named bot', () => {
+    expect(named('Java/1.8.0_151')).toBe('java | Scraper | Java');
+    expect(named('Apache-HttpClient/4.5.13 (Java/11.0.12)')).toMatch(/^apache-httpclient \|/);
+    expect(named('Apache-HttpClient/4.5.13 (Java/11.0.12) (compatible; AhrefsBot/7.0)')).toMatch(/^ahrefsbot \|/);
+  });
+
+  it('user applications CrawlerDetect lists are not agents: office and mail apps', () => {
+    expect(named('Microsoft Office/16.0 (Windows NT 10.0; Microsoft Outlook 16.0.12026; Pro)')).toBe('none');
+    expect(named('Mozilla/4.0 (compatible; ms-office; MSOffice 16)')).toBe('none');
   });
 
   it('a version is never part of a match token derived from a source regex', () => {
