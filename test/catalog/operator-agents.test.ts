@@ -74,6 +74,14 @@ describe("operators' documented crawlers are separate agents with their own robo
     expect(named('Apache-HttpClient/4.5.13 (Java/11.0.12) (compatible; AhrefsBot/7.0)')).toMatch(/^ahrefsbot \|/);
   });
 
+  it('the self-declared bot wins over the library, platform or headless browser it runs on', () => {
+    expect(named('libwww-perl/6.05 (compatible; AhrefsBot/7.0)')).toMatch(/^ahrefsbot \|/);
+    expect(named('AppEngine-Google; (+http://code.google.com/appengine; appid: s~scanner) Mozilla/5.0 (compatible; MJ12bot/v1.4.8)')).toMatch(/^mj12bot \|/);
+    expect(named('Mozilla/5.0 (Unknown; Linux x86_64) AppleWebKit/538.1 (KHTML, like Gecko) PhantomJS/2.1.1 Safari/538.1 (compatible; SiteAuditBot/0.97)')).toMatch(/^siteauditbot \|/);
+    expect(named('Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/79.0.3945.130 Safari/537.36 (compatible; Cloudflare SpeedTest/1.0; +https://blog.cloudflare.com/new-speed-page/)')).toBe('cloudflare-speedtest | Developer Helper | Cloudflare-SpeedTest');
+    expect(named('Mozilla/5.0 (compatible; Googlebot/2.1; +https://deepcrawl.com/bot)')).toMatch(/^deepcrawl \|/);
+  });
+
   it('user applications CrawlerDetect lists are not agents: office and mail apps', () => {
     expect(named('Microsoft Office/16.0 (Windows NT 10.0; Microsoft Outlook 16.0.12026; Pro)')).toBe('none');
     expect(named('Mozilla/4.0 (compatible; ms-office; MSOffice 16)')).toBe('none');
