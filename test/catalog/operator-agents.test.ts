@@ -64,6 +64,9 @@ describe("operators' documented crawlers are separate agents with their own robo
     ['Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/94.0.4606.71 Safari/537.36 DynatraceSynthetic/1.0', 'dynatracesynthetic | Developer Helper | DynatraceSynthetic'],
     // A CrawlerDetect pattern naming an operator's site joins the bot it names (SEOprofiler's spbot).
     ['Mozilla/5.0 (compatible; spbot/1.0; +http://www.seoprofiler.com/bot/ )', 'spbot | SEO Crawler | spbot'],
+    // ... and never renames it: its own product token stays its name and robots token.
+    ['trendictionbot0.5.0; trendiction search; http://www.trendiction.de/bot', 'trendictionbot | SEO Crawler | trendictionbot'],
+    ['Jigsaw/2.3.0 W3C_CSS_Validator_JFouffa/2.0', 'w3c-css-validator | Developer Helper | W3C_CSS_Validator'],
   ])('%s', (ua, expected) => {
     expect(named(ua)).toBe(expected);
   });
