@@ -53,6 +53,7 @@ describe("operators' documented crawlers are separate agents with their own robo
     ['Mozilla/5.0 (compatible; SplitSignalBot/1.0; +https://www.semrush.com/bot/)', 'splitsignalbot | SEO Crawler | SplitSignalBot'],
     ['Mozilla/5.0 (compatible; AhrefsSiteAudit/6.1; +http://ahrefs.com/robot/site-audit)', 'ahrefssiteaudit | SEO Crawler | AhrefsSiteAudit'],
     ['Mozilla/5.0 (compatible; AhrefsBot.Feeds/7.0; +http://ahrefs.com/robot/)', 'ahrefsbot | SEO Crawler | AhrefsBot'],
+    ['Mozilla/5.0 (compatible; YepBot/1.0; +http://yep.com/yepbot/)', 'yepbot | Search Engine Crawler | YepBot'],
     // Infrastructure checkers.
     ['Amazon-Route53-Health-Check-Service (ref 0e9ba8e1-0000-0000-0000-000000000000; report http://amzn.to/1vsZADi)', 'amazon-route53-health-check-service | Developer Helper | Amazon-Route53-Health-Check-Service'],
     ['ELB-HealthChecker/2.0', 'elb-healthchecker | Developer Helper | ELB-HealthChecker'],
