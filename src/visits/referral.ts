@@ -35,7 +35,7 @@ export const REFERRAL_PRODUCTS: Readonly<Record<ReferralClass, { readonly name: 
   mistral: { name: 'Le Chat', operator: 'Mistral AI' },
   you: { name: 'You.com', operator: 'You' },
   phind: { name: 'Phind', operator: 'phind' },
-  poe: { name: 'Poe', operator: 'quora.com' },
+  poe: { name: 'Poe', operator: 'Quora' },
 };
 
 // Hosts each product links out from (their chat apps and link-redirect hosts). A host matches
