@@ -86,11 +86,13 @@ export type {
   ProjectSettingsStore,
 } from './api/project-settings.js';
 export { createVisitRoutes } from './api/visit-routes.js';
-export type { VisitRoutesOptions } from './api/visit-routes.js';
+export type { EventStreamOptions, VisitRoutesOptions } from './api/visit-routes.js';
 export { createProjectSettingsRoutes } from './api/settings-routes.js';
 export type { ProjectSettingsRoutesOptions } from './api/settings-routes.js';
 export { openVisitEventStream } from './api/visit-event-stream.js';
 export type { VisitEventStreamOptions } from './api/visit-event-stream.js';
+export { createEventStreamBudget, DEFAULT_EVENT_STREAM_LIMITS } from './api/event-stream-budget.js';
+export type { EventStreamAdmission, EventStreamBudget, EventStreamLimits, EventStreamSlot, ResolvedEventStreamLimits } from './api/event-stream-budget.js';
 export { csvCell, toCsv } from './api/csv.js';
 export type { CsvCell } from './api/csv.js';
 export { isSecretHeader, parseVisit } from './visits/visit.js';

@@ -24,7 +24,7 @@ import type { AdminAuthenticator, AdminSession, Route, RouteContext, RouteTable 
 import { createMemoryProjectSettingsStore, createProjectClientIpRules, type ProjectSettingsStore } from './project-settings.js';
 import { createProjectSettingsRoutes } from './settings-routes.js';
 import { createVisitIngest } from './visit-ingest.js';
-import { createVisitRoutes } from './visit-routes.js';
+import { createVisitRoutes, type EventStreamOptions } from './visit-routes.js';
 import { createAnalyticsRoutes } from './analytics-routes.js';
 import { createCatalogRoutes } from './catalog-routes.js';
 import { createClientIpRule, type ClientIpRule } from '../verify/client-ip.js';
@@ -60,8 +60,8 @@ export interface ApiHandlerOptions {
   readonly settings?: ProjectSettingsStore;
   /** The client-IP rule for visits of projects without their own (default `createClientIpRule()`). */
   readonly clientIp?: ClientIpRule;
-  /** Timing of `GET /visits/stream`: heartbeat interval (default 15,000 ms) and `retry:` hint (default 3,000 ms). */
-  readonly eventStream?: { readonly heartbeatMs?: number; readonly retryMs?: number };
+  /** `GET /visits/stream`: heartbeat interval (default 15,000 ms), `retry:` hint (default 3,000 ms), and the caps on open streams and on the events they keep for slow readers. */
+  readonly eventStream?: EventStreamOptions;
 }
 
 

@@ -180,7 +180,18 @@ export function createOpenApiDocument(options: {
             ...FILTER_PARAMETERS,
             ...READ_PARAMETERS,
           ],
-          responses: { '200': { description: 'An endless event stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...openApiErrorResponses(READ_ERRORS) },
+          responses: {
+            '200': {
+              description:
+                'An endless event stream. Events wait for a reader that falls behind up to a bound (default 10,000 events or 16 MiB per stream, 64 MiB over all streams of the server); ' +
+                'past it the stream drops them, sends `event: closed` with `data: {"reason":"too-far-behind"}` (no id) and ends, and the client resumes with Last-Event-ID, missing nothing.',
+              content: { 'text/event-stream': { schema: { type: 'string' } } },
+            },
+            ...openApiErrorResponses(READ_ERRORS),
+            '429': problemResponse(
+              'Too many event streams open (`too-many-streams`, with Retry-After): for this project token or admin session (default 32), or on this server (default 1,000). Or the token is over its rate limit (`rate-limited`).',
+            ),
+          },
         },
       },
       '/stats': {

@@ -21,6 +21,7 @@ export type ProblemCode =
   | 'expectation-failed'
   | 'header-fields-too-large'
   | 'rate-limited'
+  | 'too-many-streams'
   | 'internal-error'
   | 'not-implemented'
   | 'service-unavailable'
@@ -47,6 +48,7 @@ const TITLES: Record<ProblemCode, { status: number; title: string }> = {
   'expectation-failed': { status: 417, title: 'Expectation not supported' },
   'header-fields-too-large': { status: 431, title: 'Request header fields too large' },
   'rate-limited': { status: 429, title: 'Too many requests' },
+  'too-many-streams': { status: 429, title: 'Too many open event streams' },
   'internal-error': { status: 500, title: 'Internal server error' },
   'not-implemented': { status: 501, title: 'Not implemented' },
   'service-unavailable': { status: 503, title: 'Service unavailable' },

@@ -1,7 +1,9 @@
 // The live timeline as Server-Sent Events (WHATWG HTML §9.2): one event per stored visit, resumable
 // from Last-Event-ID without gaps or duplicates, with heartbeats and cleanup when the client leaves.
+// Events wait in the stream only for a reader that fell behind, bounded in events and bytes.
 import { matchesFilter } from '../visits/stats.js';
 import type { StoredVisit, VisitFilter, VisitStore } from '../visits/visit-store.js';
+import { DEFAULT_EVENT_STREAM_LIMITS, type EventStreamSlot } from './event-stream-budget.js';
 
 /** Options of `openVisitEventStream`. */
 export interface VisitEventStreamOptions {
@@ -16,30 +18,63 @@ export interface VisitEventStreamOptions {
   readonly retryMs: number;
   /** One visit as the event's data: JSON on one line. */
   readonly serialize: (visit: StoredVisit) => string;
-  /** A client this many events behind is cut off (it reconnects with Last-Event-ID and catches up from the store). */
+  /** A reader this many events behind is cut off (default 10,000): it reconnects with Last-Event-ID and catches up from the store. */
   readonly maxQueuedEvents?: number;
+  /** Likewise for the bytes of those events (default 16 MiB). */
+  readonly maxQueuedBytes?: number;
+  /** The stream's place in the server's budget: told the bytes it keeps, released when it ends. */
+  readonly slot?: EventStreamSlot;
 }
 
-// Replay reads the store in pages this size, one page per pull, so a slow client is never flooded.
+// Replay reads the store a page per pull, so a slow client is never flooded; the page shrinks so
+// that one page of the visits seen so far takes at most half the byte bound. The first page is
+// small, as nothing is known yet about the size of this project's visits.
 const REPLAY_PAGE = 500;
+const FIRST_REPLAY_PAGE = 20;
 const encoder = new TextEncoder();
+const HEARTBEAT = encoder.encode(': heartbeat\n\n');
+// The last event of a stream closed for falling behind: a named event, so EventSource's onmessage
+// ignores it, with no id, so Last-Event-ID stays the last visit the client received.
+const TOO_FAR_BEHIND = encoder.encode('event: closed\ndata: {"reason":"too-far-behind"}\n\n');
+
+/** A live event held during the replay: its id decides whether the replay already sent it. */
+interface HeldEvent {
+  readonly id: string;
+  readonly chunk: Uint8Array;
+}
 
 /**
- * Opens an event stream of a project's visits. It subscribes FIRST and buffers, then replays the
- * visits after `lastEventId` from the store page by page, then sends the buffer minus what the
- * replay already sent: a visit stored at any moment arrives exactly once. Cancelling the stream
- * (the client left, the server shuts down) unsubscribes and stops the heartbeat.
+ * Opens an event stream of a project's visits. It subscribes FIRST and holds, then replays the
+ * visits after `lastEventId` from the store page by page, then sends what it held minus what the
+ * replay already sent: a visit stored at any moment arrives exactly once.
+ *
+ * The stream hands out an event only when its reader asks for one (high-water mark 0), so a reader
+ * that stops reading — a client that does not read its socket — leaves events waiting here, never
+ * in the transport. Past `maxQueuedEvents` or `maxQueuedBytes` waiting, or when the server's budget
+ * (`slot`) is spent and this stream keeps the most, it drops them, sends a last `event: closed`
+ * (data `{"reason":"too-far-behind"}`) and ends; EventSource then reconnects with Last-Event-ID
+ * and catches up from the store. Cancelling the stream (the client left, the server shuts down)
+ * unsubscribes and stops the heartbeat.
  * @throws {VisitQueryError} (rejects) when the store does not know `lastEventId`.
  * @example
  * const body = await openVisitEventStream({ visits, projectId, heartbeatMs: 15_000, retryMs: 3000, serialize: JSON.stringify });
  */
 export async function openVisitEventStream(options: VisitEventStreamOptions): Promise<ReadableStream<Uint8Array>> {
-  const { visits, projectId, filter, serialize } = options;
-  const maxQueued = options.maxQueuedEvents ?? 10_000;
+  const { visits, projectId, filter, serialize, slot } = options;
+  const maxEvents = options.maxQueuedEvents ?? DEFAULT_EVENT_STREAM_LIMITS.maxQueuedEvents;
+  const maxBytes = options.maxQueuedBytes ?? DEFAULT_EVENT_STREAM_LIMITS.maxQueuedBytes;
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let live = options.lastEventId === undefined;
   let cursor = options.lastEventId;
-  const buffered: StoredVisit[] = [];
+  let replayPage = FIRST_REPLAY_PAGE;
+  // The current replay page, sent one event per read.
+  let replayOut: Uint8Array[] = [];
+  // Live events that arrived during the replay, and live events the reader has not asked for yet.
+  const held: HeldEvent[] = [];
+  const outbox: Uint8Array[] = [];
+  let waitingBytes = 0;
+  // True while the reader waits for an event and none is queued: the next one goes straight out.
+  let readerWaiting = false;
   // Ids the replay sent. A store may show a visit to readers a moment before it publishes it (commit,
   // then notify), so they are kept past the catch-up and forgotten after two heartbeats.
   const replayed = new Set<string>();
@@ -53,22 +88,74 @@ export async function openVisitEventStream(options: VisitEventStreamOptions): Pr
     closed = true;
     unsubscribe();
     if (heartbeat !== undefined) clearInterval(heartbeat);
-    buffered.length = 0;
+    replayOut = [];
+    held.length = 0;
+    outbox.length = 0;
     replayed.clear();
+    slot?.release();
   };
-  const send = (visit: StoredVisit) => controller.enqueue(encoder.encode(`id: ${visit.id}\ndata: ${serialize(visit)}\n\n`));
-  const catchUp = (page: readonly StoredVisit[]) => {
+  const encode = (visit: StoredVisit) => encoder.encode(`id: ${visit.id}\ndata: ${serialize(visit)}\n\n`);
+  const deliver = (chunk: Uint8Array) => {
+    readerWaiting = false;
+    controller.enqueue(chunk);
+  };
+  const fellBehind = () => {
+    if (closed) return;
+    stop();
+    try {
+      controller.enqueue(TOO_FAR_BEHIND);
+      controller.close();
+    } catch {
+      // Already errored or closed.
+    }
+  };
+  const count = (bytes: number) => {
+    waitingBytes += bytes;
+    slot?.adjust(bytes);
+  };
+  /** Sends a live event now if the reader waits for one, else keeps it for the reader's next read. */
+  const offer = (chunk: Uint8Array) => {
+    if (closed) return;
+    if (readerWaiting && outbox.length === 0 && replayOut.length === 0) deliver(chunk);
+    else {
+      outbox.push(chunk);
+      count(chunk.byteLength);
+    }
+  };
+  const next = (): Uint8Array | undefined => {
+    const replayChunk = replayOut.shift();
+    if (replayChunk !== undefined) {
+      slot?.adjust(-replayChunk.byteLength);
+      return replayChunk;
+    }
+    const chunk = outbox.shift();
+    if (chunk !== undefined) count(-chunk.byteLength);
+    return chunk;
+  };
+  const checkBehind = () => {
+    if (outbox.length + held.length > maxEvents || waitingBytes > maxBytes) fellBehind();
+  };
+  const catchUp = (page: readonly StoredVisit[], limit: number) => {
+    let pageBytes = 0;
     for (const visit of page) {
       replayed.add(visit.id);
-      send(visit);
+      const chunk = encode(visit);
+      pageBytes += chunk.byteLength;
+      replayOut.push(chunk);
     }
     if (page.length > 0) cursor = page[page.length - 1]!.id;
-    if (page.length < REPLAY_PAGE) {
-      // Caught up: everything newer was published after subscribing, so it is in the buffer.
+    if (page.length === limit) {
+      replayPage = Math.max(1, Math.min(REPLAY_PAGE, Math.floor(maxBytes / 2 / (pageBytes / page.length))));
+    } else {
+      // Caught up: everything newer was published after subscribing, so it is held.
       live = true;
-      for (const visit of buffered) if (!replayed.delete(visit.id)) send(visit);
-      buffered.length = 0;
+      for (const event of held.splice(0)) {
+        count(-event.chunk.byteLength);
+        if (!replayed.delete(event.id)) offer(event.chunk);
+      }
     }
+    slot?.adjust(pageBytes);
+    checkBehind();
   };
 
   const stream = new ReadableStream<Uint8Array>(
@@ -77,22 +164,32 @@ export async function openVisitEventStream(options: VisitEventStreamOptions): Pr
         controller = c;
         c.enqueue(encoder.encode(`retry: ${options.retryMs}\n\n`));
       },
+      // Called only while the reader waits for an event (high-water mark 0).
       async pull() {
-        if (live || closed) return;
-        let page: readonly StoredVisit[];
-        try {
-          page = await visits.timeline({ projectId, after: cursor, limit: REPLAY_PAGE, filter });
-        } catch (error) {
-          // The store failed mid-replay: release everything; the transport cuts the response and
-          // the client reconnects from the last id it received.
-          stop();
-          throw error;
+        if (closed) return;
+        let chunk = next();
+        while (chunk === undefined && !live && !closed) {
+          const limit = replayPage;
+          let page: readonly StoredVisit[];
+          try {
+            page = await visits.timeline({ projectId, after: cursor, limit, filter });
+          } catch (error) {
+            // The store failed mid-replay: release everything; the transport cuts the response and
+            // the client reconnects from the last id it received.
+            stop();
+            throw error;
+          }
+          if (closed) return;
+          catchUp(page, limit);
+          chunk = next();
         }
-        if (!closed) catchUp(page);
+        if (closed) return;
+        if (chunk !== undefined) deliver(chunk);
+        else readerWaiting = true;
       },
       cancel: stop,
     },
-    { highWaterMark: 1 },
+    { highWaterMark: 0 },
   );
 
   unsubscribe = visits.subscribe(projectId, (batch) => {
@@ -100,19 +197,21 @@ export async function openVisitEventStream(options: VisitEventStreamOptions): Pr
     try {
       for (const visit of batch) {
         if (!matchesFilter(visit, filter)) continue;
-        if (!live) buffered.push(visit);
-        else if (replayed.size === 0 || !replayed.delete(visit.id)) send(visit);
+        if (!live) {
+          const chunk = encode(visit);
+          held.push({ id: visit.id, chunk });
+          count(chunk.byteLength);
+        } else if (replayed.size === 0 || !replayed.delete(visit.id)) offer(encode(visit));
+        // The server's budget may have closed this stream to make room.
+        if (closed) return;
       }
-      if ((controller.desiredSize ?? 0) < -maxQueued || buffered.length > maxQueued) {
-        // Too far behind to buffer further: end the stream; the client resumes from its Last-Event-ID.
-        stop();
-        controller.close();
-      }
+      checkBehind();
     } catch {
       // The stream was errored or closed without a cancel: stop listening.
       stop();
     }
   });
+  if (slot !== undefined) slot.overflow = fellBehind;
   if (options.lastEventId !== undefined) {
     // Checked before the 200 goes out, so an unknown id is a 400 and not a broken stream.
     try {
@@ -125,8 +224,11 @@ export async function openVisitEventStream(options: VisitEventStreamOptions): Pr
   heartbeat = setInterval(() => {
     if (closed) return;
     if (live && replayed.size > 0 && --forgetReplayedIn <= 0) replayed.clear();
+    // Only to a reader waiting with nothing to read: one that is behind has events coming, and a
+    // heartbeat queued behind them would only add to what waits.
+    if (!readerWaiting) return;
     try {
-      controller.enqueue(encoder.encode(': heartbeat\n\n'));
+      deliver(HEARTBEAT);
     } catch {
       // The stream was errored or closed without a cancel: nothing more to send.
       stop();

@@ -17,6 +17,7 @@ import type { RouteTable } from './route.js';
 import type { ApiResponse } from './types.js';
 import { visitCsvRow, visitJson, VISIT_CSV_HEADER } from './visit-json.js';
 import { openVisitEventStream } from './visit-event-stream.js';
+import { createEventStreamBudget, type EventStreamLimits } from './event-stream-budget.js';
 
 /** Options of `createVisitRoutes`. */
 export interface VisitRoutesOptions {
@@ -30,8 +31,14 @@ export interface VisitRoutesOptions {
   readonly clock?: { now(): number };
   /** Nesting limit of JSON bodies (default 64). */
   readonly maxJsonDepth?: number;
-  /** Event stream timing: heartbeat comment interval (default 15,000 ms) and the `retry:` hint (default 3,000 ms). */
-  readonly eventStream?: { readonly heartbeatMs?: number; readonly retryMs?: number };
+  /** Event stream timing (heartbeat comment interval, default 15,000 ms; the `retry:` hint, default 3,000 ms) and limits. */
+  readonly eventStream?: EventStreamOptions;
+}
+
+/** Timing and limits of `GET /visits/stream`. */
+export interface EventStreamOptions extends EventStreamLimits {
+  readonly heartbeatMs?: number;
+  readonly retryMs?: number;
 }
 
 const INTERVALS: readonly StatsInterval[] = ['minute', 'hour', 'day'];
@@ -40,6 +47,8 @@ const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-
 // A CSV export may hold more than one JSON page; the store is still read a page at a time.
 const MAX_CSV_VISITS = 100_000;
 const TIMELINE_PAGE = 1000;
+// Streams free their slots only when clients leave; a few seconds is a fair guess for a retry.
+const STREAM_RETRY_AFTER_SECONDS = 5;
 // Rows read per agent type when looking for violations: the most visited (agent, path) pairs.
 const VIOLATION_SCAN_ROWS = 10_000;
 
@@ -79,6 +88,8 @@ export function createVisitRoutes(options: VisitRoutesOptions): RouteTable {
   const maxJsonDepth = options.maxJsonDepth ?? 64;
   const heartbeatMs = positiveMs('eventStream.heartbeatMs', options.eventStream?.heartbeatMs, 15_000);
   const retryMs = positiveMs('eventStream.retryMs', options.eventStream?.retryMs, 3000);
+  const streams = createEventStreamBudget(options.eventStream);
+  const { maxQueuedBytes, maxQueuedEvents } = streams.limits;
   const agentName = (id: string | null) => (id === null ? null : (catalog.getAgent(id)?.name ?? null));
   const serialize = (visit: StoredVisit) => JSON.stringify(visitJson(visit, catalog));
 
@@ -137,15 +148,26 @@ export function createVisitRoutes(options: VisitRoutesOptions): RouteTable {
       }),
     },
     '/visits/stream': {
-      GET: read(async ({ query, request }, projectId) => {
+      GET: read(async ({ query, request, admin }, projectId) => {
         const filter = visitFilterParams(query);
         // EventSource resends the last id it saw in Last-Event-ID (WHATWG HTML §9.2.4); the query form serves manual resumes.
         const header = headerValue(request.headers, 'last-event-id');
         const lastEventId = (header !== undefined && header !== '' ? header : undefined) ?? (query.get('last_event_id') || undefined);
+        // A project has one token at a time; an admin session counts on its own.
+        const admission = streams.admit(admin === undefined ? `project:${projectId}` : `admin:${admin.id}`);
+        if (!admission.ok) {
+          const detail =
+            admission.reason === 'per-token'
+              ? `This token (or session) already has ${streams.limits.maxStreamsPerToken} event streams open; close one or retry after ${STREAM_RETRY_AFTER_SECONDS} s.`
+              : `The server has ${streams.limits.maxStreams} event streams open; retry after ${STREAM_RETRY_AFTER_SECONDS} s.`;
+          return problem('too-many-streams', detail, { headers: { 'retry-after': String(STREAM_RETRY_AFTER_SECONDS) } });
+        }
+        const slot = admission.slot;
         let body: ReadableStream<Uint8Array>;
         try {
-          body = await openVisitEventStream({ visits, projectId, filter, lastEventId, heartbeatMs, retryMs, serialize });
+          body = await openVisitEventStream({ visits, projectId, filter, lastEventId, heartbeatMs, retryMs, serialize, maxQueuedBytes, maxQueuedEvents, slot });
         } catch (error) {
+          slot.release();
           throw renameCursorError(error, header !== undefined && header !== '' ? 'Last-Event-ID' : 'last_event_id');
         }
         // no-transform and X-Accel-Buffering: proxies must pass events through unbuffered.

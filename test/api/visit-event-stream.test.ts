@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import {
   createApiHandler,
   createEngine,
+  createEventStreamBudget,
   createFetchHandler,
   createMemoryProjectStore,
   createMemoryVisitStore,
@@ -17,6 +18,18 @@ import { openVisitEventStream } from '../../src/api/visit-event-stream.js';
 
 function enriched(path: string): EnrichedVisit {
   return { request_path: path, request_method: 'GET', request_headers: {}, received: 0, time: 0, agent_id: null, agent_type: null, result: 'unknown_agent', client_ip: null, referral: null };
+}
+
+const decoder = new TextDecoder();
+
+/** Everything the reader gets until the stream ends. */
+async function readAll(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<string> {
+  let text = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return text;
+    text += decoder.decode(value, { stream: true });
+  }
 }
 
 async function readIds(stream: ReadableStream<Uint8Array>, count: number): Promise<string[]> {
@@ -51,9 +64,10 @@ describe('openVisitEventStream', () => {
       },
     };
     const stream = await openVisitEventStream({ visits: store, projectId: 'p', lastEventId: '100', heartbeatMs: 60_000, retryMs: 1000, serialize: (v) => JSON.stringify(v.request_path) });
-    const expectedCount = 1100 + 2 * 3;
+    // Pages of 20 (nothing is known yet about the visits' size), 500, 500, then the rest.
+    const expectedCount = 1100 + 2 * 4;
     const ids = await readIds(stream, expectedCount);
-    expect(replayReads).toBe(3);
+    expect(replayReads).toBe(4);
     expect(ids).toEqual(Array.from({ length: expectedCount }, (_, i) => String(101 + i)));
   });
 
@@ -88,17 +102,116 @@ describe('openVisitEventStream', () => {
     expect(fanout.size()).toBe(0);
   });
 
-  it('ends the stream of a client too far behind and unsubscribes', async () => {
+  it('ends the stream of a client too far behind, with a last event, and unsubscribes', async () => {
     const fanout = createVisitFanout();
     const inner = createMemoryVisitStore();
     const store: VisitStore = { ...inner, subscribe: (projectId, listener) => fanout.subscribe(projectId, listener) };
     const stream = await openVisitEventStream({ visits: store, projectId: 'p', heartbeatMs: 60_000, retryMs: 1000, serialize: () => '{}', maxQueuedEvents: 10 });
     expect(fanout.size()).toBe(1);
-    const batch = (await inner.append('p', Array.from({ length: 20 }, (_, i) => enriched(`/${i}`)))) as StoredVisit[];
-    fanout.publish('p', batch);
+    const reader = stream.getReader();
+    // The reader takes the retry hint and one visit, then stops reading while 20 more arrive.
+    expect(decoder.decode((await reader.read()).value)).toBe('retry: 1000\n\n');
+    const reading = reader.read();
+    fanout.publish('p', await inner.append('p', [enriched('/read')]));
+    expect(decoder.decode((await reading).value)).toBe('id: 1\ndata: {}\n\n');
+    fanout.publish('p', await inner.append('p', Array.from({ length: 20 }, (_, i) => enriched(`/${i}`))));
     expect(fanout.size()).toBe(0);
-    const ids = await readIds(stream, 100);
-    expect(ids).toHaveLength(20);
+    // What waited is dropped (the client catches up from the store with Last-Event-ID 1); the
+    // stream says why and ends.
+    expect(await readAll(reader)).toBe('event: closed\ndata: {"reason":"too-far-behind"}\n\n');
+  });
+
+  it('bounds what waits for a slow reader by bytes as well', async () => {
+    const fanout = createVisitFanout();
+    const inner = createMemoryVisitStore();
+    const store: VisitStore = { ...inner, subscribe: (projectId, listener) => fanout.subscribe(projectId, listener) };
+    const big = 'x'.repeat(1000);
+    const stream = await openVisitEventStream({ visits: store, projectId: 'p', heartbeatMs: 60_000, retryMs: 1000, serialize: () => JSON.stringify(big), maxQueuedBytes: 10_000 });
+    const reader = stream.getReader();
+    await reader.read();
+    // Nine events of about 1 KB fit in 10,000 bytes; the tenth and eleventh do not.
+    for (let i = 0; i < 9; i++) fanout.publish('p', await inner.append('p', [enriched(`/${i}`)]));
+    expect(fanout.size()).toBe(1);
+    fanout.publish('p', await inner.append('p', [enriched('/9'), enriched('/10')]));
+    expect(fanout.size()).toBe(0);
+    expect(await readAll(reader)).toBe('event: closed\ndata: {"reason":"too-far-behind"}\n\n');
+  });
+
+  it('hands a reader that keeps up each event at once, and heartbeats only to an idle reader', async () => {
+    const fanout = createVisitFanout();
+    const inner = createMemoryVisitStore();
+    const store: VisitStore = { ...inner, subscribe: (projectId, listener) => fanout.subscribe(projectId, listener) };
+    const stream = await openVisitEventStream({ visits: store, projectId: 'p', heartbeatMs: 5, retryMs: 1000, serialize: () => '{}', maxQueuedEvents: 3 });
+    const reader = stream.getReader();
+    await reader.read();
+    // Far more events than the bound, one at a time to a reader that reads each: none waits.
+    for (let i = 0; i < 50; i++) {
+      const reading = reader.read();
+      fanout.publish('p', await inner.append('p', [enriched(`/${i}`)]));
+      expect(decoder.decode((await reading).value)).toBe(`id: ${i + 1}\ndata: {}\n\n`);
+    }
+    expect(fanout.size()).toBe(1);
+    // An idle reader gets heartbeats; a reader that does not read gets none queued up.
+    expect(decoder.decode((await reader.read()).value)).toBe(': heartbeat\n\n');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const reading = reader.read();
+    expect(decoder.decode((await reading).value)).toBe(': heartbeat\n\n');
+    await reader.cancel();
+    expect(fanout.size()).toBe(0);
+  });
+});
+
+describe('createEventStreamBudget', () => {
+  it('caps streams per token and per server, and frees a slot when its stream ends', () => {
+    const budget = createEventStreamBudget({ maxStreams: 3, maxStreamsPerToken: 2 });
+    const a1 = budget.admit('a');
+    const a2 = budget.admit('a');
+    expect(a1.ok && a2.ok).toBe(true);
+    expect(budget.admit('a')).toEqual({ ok: false, reason: 'per-token' });
+    const b1 = budget.admit('b');
+    expect(b1.ok).toBe(true);
+    expect(budget.admit('c')).toEqual({ ok: false, reason: 'per-server' });
+    if (a1.ok) {
+      a1.slot.release();
+      a1.slot.release();
+    }
+    expect(budget.open()).toBe(2);
+    expect(budget.admit('a').ok).toBe(true);
+  });
+
+  it('closes the stream keeping the most bytes when all streams together keep too many', async () => {
+    const budget = createEventStreamBudget({ maxQueuedBytesTotal: 25_000 });
+    const fanout = createVisitFanout();
+    const inner = createMemoryVisitStore();
+    const store: VisitStore = { ...inner, subscribe: (projectId, listener) => fanout.subscribe(projectId, listener) };
+    const open = async (project: string) => {
+      const admission = budget.admit(project);
+      if (!admission.ok) throw new Error('refused');
+      const stream = await openVisitEventStream({ visits: store, projectId: project, heartbeatMs: 60_000, retryMs: 1000, serialize: (v) => JSON.stringify(v.request_path), slot: admission.slot });
+      const reader = stream.getReader();
+      await reader.read();
+      return reader;
+    };
+    const slow = await open('slow');
+    const slower = await open('slower');
+    const path = (i: number) => `/${i}`.padEnd(1000, 'x');
+    fanout.publish('slow', await inner.append('slow', Array.from({ length: 10 }, (_, i) => enriched(path(i)))));
+    fanout.publish('slower', await inner.append('slower', Array.from({ length: 14 }, (_, i) => enriched(path(i)))));
+    expect(budget.queuedBytes()).toBeGreaterThan(24_000);
+    // One more for the first stream passes the shared 25,000 bytes: the second, keeping the most, goes.
+    fanout.publish('slow', await inner.append('slow', [enriched(path(10))]));
+    expect(await readAll(slower)).toBe('event: closed\ndata: {"reason":"too-far-behind"}\n\n');
+    expect(budget.open()).toBe(1);
+    expect(budget.queuedBytes()).toBeLessThanOrEqual(25_000);
+    const first = decoder.decode((await slow.read()).value);
+    expect(first).toMatch(/^id: 1\ndata: "\/0x+"\n\n$/);
+    await slow.cancel();
+    expect(budget.open()).toBe(0);
+    expect(budget.queuedBytes()).toBe(0);
+  });
+
+  it('refuses limits that are not positive integers, naming the option', () => {
+    expect(() => createEventStreamBudget({ maxStreamsPerToken: 0 })).toThrow(/eventStream.maxStreamsPerToken must be a positive integer, got 0/);
   });
 });
 

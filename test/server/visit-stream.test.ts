@@ -2,7 +2,7 @@
 // within 1 s, Last-Event-ID resume without gaps or duplicates (also while visits keep arriving),
 // heartbeats, unsubscribe on disconnect, shutdown ending streams, test visits and filters.
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApiHandler, createEngine, type VisitStore } from '../../src/index.js';
+import { createApiHandler, createEngine, type EventStreamLimits, type VisitStore } from '../../src/index.js';
 import { hashTokenNode, openSqliteStore, startNodeServer, type NodeServer, type SqliteStore } from '../../src/adapters/node/index.js';
 import { READ_CATALOG } from '../api/read-fixtures.js';
 import { BROWSER_UA, GPTBOT_UA, post, tempDir } from './helpers.js';
@@ -47,7 +47,7 @@ function counting(store: VisitStore): { store: VisitStore; active: () => number 
   };
 }
 
-async function start(heartbeatMs = 15_000): Promise<Running> {
+async function start(heartbeatMs = 15_000, limits: EventStreamLimits = {}): Promise<Running> {
   const { dir, cleanup } = tempDir();
   const store = openSqliteStore({ dataDir: dir });
   const { token } = store.createProject('site');
@@ -58,7 +58,7 @@ async function start(heartbeatMs = 15_000): Promise<Running> {
     visits: wrapped.store,
     hashToken: hashTokenNode,
     rateLimit: false,
-    eventStream: { heartbeatMs, retryMs: 500 },
+    eventStream: { heartbeatMs, retryMs: 500, ...limits },
   });
   const server = await startNodeServer({ handler, port: 0, shutdownGraceMs: 5000 });
   const r: Running = {
@@ -79,6 +79,7 @@ async function start(heartbeatMs = 15_000): Promise<Running> {
 
 interface SseEvent {
   id?: string;
+  event?: string;
   data?: string;
   retry?: string;
   comment?: string;
@@ -113,7 +114,7 @@ async function openStream(url: string, headers: Record<string, string> = {}) {
               if (line.startsWith(':')) event.comment = line.slice(1).trim();
               else {
                 const colon = line.indexOf(':');
-                const field = line.slice(0, colon) as 'id' | 'data' | 'retry';
+                const field = line.slice(0, colon) as 'id' | 'event' | 'data' | 'retry';
                 event[field] = line.slice(colon + 1).replace(/^ /, '');
               }
             }
@@ -128,7 +129,7 @@ async function openStream(url: string, headers: Record<string, string> = {}) {
       notify();
     })();
   }
-  const visitEvents = () => events.filter((e) => e.data !== undefined).map((e) => ({ id: e.id!, visit: JSON.parse(e.data!) }));
+  const visitEvents = () => events.filter((e) => e.data !== undefined && e.event === undefined).map((e) => ({ id: e.id!, visit: JSON.parse(e.data!) }));
   return {
     response,
     events,
@@ -181,7 +182,7 @@ describe('GET /visits/stream', () => {
   });
 
   it('delivers to 100 open streams within 1 s', async () => {
-    const api = await start();
+    const api = await start(15_000, { maxStreamsPerToken: 100 });
     const streams = await Promise.all(Array.from({ length: 100 }, () => openStream(`${api.url}/visits/stream`, { authorization: `Bearer ${api.token}` })));
     await Promise.all(streams.map((s) => s.waitFor(() => s.events.length > 0)));
     const sent = performance.now();
@@ -305,5 +306,50 @@ describe('GET /visits/stream', () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(stream.visitEvents().map((e) => e.visit.request_path)).toEqual(['/theirs']);
     stream.abort();
+  });
+
+  it('refuses streams past the per-token and per-server caps with 429 and Retry-After, and frees a slot when a stream ends', async () => {
+    const api = await start(15_000, { maxStreamsPerToken: 2, maxStreams: 3 });
+    const other = api.store.createProject('other');
+    const mine = [await openStream(`${api.url}/visits/stream`, { authorization: `Bearer ${api.token}` }), await openStream(`${api.url}/visits/stream`, { authorization: `Bearer ${api.token}` })];
+    expect(mine.map((s) => s.response.status)).toEqual([200, 200]);
+    const refused = await openStream(`${api.url}/visits/stream`, { authorization: `Bearer ${api.token}` });
+    expect(refused.response.status).toBe(429);
+    expect(refused.response.headers.get('content-type')).toBe('application/problem+json');
+    expect(refused.response.headers.get('retry-after')).toBe('5');
+    expect(await refused.response.json()).toMatchObject({ type: 'urn:agentwarden:problem:too-many-streams', status: 429, detail: expect.stringMatching(/already has 2 event streams open/) });
+    // Another token has its own allowance, up to the server's cap.
+    const theirs = await openStream(`${api.url}/visits/stream`, { authorization: `Bearer ${other.token}` });
+    expect(theirs.response.status).toBe(200);
+    const full = await openStream(`${api.url}/visits/stream`, { authorization: `Bearer ${other.token}` });
+    expect(full.response.status).toBe(429);
+    expect(await full.response.json()).toMatchObject({ type: 'urn:agentwarden:problem:too-many-streams', detail: expect.stringMatching(/server has 3 event streams open/) });
+    // A client that leaves frees its slot.
+    mine[0]!.abort();
+    let again = await openStream(`${api.url}/visits/stream`, { authorization: `Bearer ${api.token}` });
+    for (let tries = 0; again.response.status === 429 && tries < 100; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      again = await openStream(`${api.url}/visits/stream`, { authorization: `Bearer ${api.token}` });
+    }
+    expect(again.response.status).toBe(200);
+    for (const s of [mine[1]!, theirs, again]) s.abort();
+  });
+
+  it('ends a stream whose reader falls behind with a last event; the client resumes with Last-Event-ID, missing nothing', async () => {
+    const api = await start(15_000, { maxQueuedEvents: 5 });
+    const stream = await openStream(`${api.url}/visits/stream`, { authorization: `Bearer ${api.token}` });
+    await stream.waitFor(() => stream.events.length > 0);
+    // Half a megabyte of visits in one batch: far more than 5 events can wait while the socket takes them.
+    const paths = Array.from({ length: 200 }, (_, i) => `/burst-${i}`.padEnd(2500, 'x'));
+    expect((await post(`${api.url}/visits`, api.token, paths.map((path) => visit(path)))).status).toBe(202);
+    await stream.waitFor(() => stream.ended());
+    const last = stream.events.at(-1)!;
+    expect(last).toEqual({ event: 'closed', data: '{"reason":"too-far-behind"}' });
+    const received = stream.visitEvents();
+    expect(received.length).toBeLessThan(paths.length);
+    const resumed = await openStream(`${api.url}/visits/stream`, { authorization: `Bearer ${api.token}`, 'last-event-id': received.at(-1)?.id ?? '' });
+    await resumed.waitFor(() => received.length + resumed.visitEvents().length >= paths.length);
+    expect([...received, ...resumed.visitEvents()].map((e) => e.visit.request_path)).toEqual(paths);
+    resumed.abort();
   });
 });

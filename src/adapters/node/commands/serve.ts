@@ -3,7 +3,7 @@
 // the node HTTP/1.1 server and shuts down gracefully.
 import { readFileSync } from 'node:fs';
 import { openClickHouseVisitStore, type ClickHouseVisitStore } from '../../clickhouse/index.js';
-import { createApiHandler, createClientIpRule, createEngine, type AdminAuthenticator } from '../../../index.js';
+import { createApiHandler, createClientIpRule, createEngine, DEFAULT_EVENT_STREAM_LIMITS, type AdminAuthenticator } from '../../../index.js';
 import { createAdminRoutes } from '../admin-routes.js';
 import { openAdminStore, type AdminStore } from '../admin-store.js';
 import { createJsonLog } from '../json-log.js';
@@ -25,6 +25,10 @@ export const SERVE_FLAGS: Readonly<Record<string, FlagSpec>> = {
   'rate-burst': { kind: 'string', env: 'AGENTWARDEN_RATE_BURST' },
   'max-body-bytes': { kind: 'string', env: 'AGENTWARDEN_MAX_BODY_BYTES' },
   'max-items': { kind: 'string', env: 'AGENTWARDEN_MAX_ITEMS' },
+  'max-streams': { kind: 'string', env: 'AGENTWARDEN_MAX_STREAMS' },
+  'max-streams-per-token': { kind: 'string', env: 'AGENTWARDEN_MAX_STREAMS_PER_TOKEN' },
+  'stream-queue-bytes': { kind: 'string', env: 'AGENTWARDEN_STREAM_QUEUE_BYTES' },
+  'stream-queue-total-bytes': { kind: 'string', env: 'AGENTWARDEN_STREAM_QUEUE_TOTAL_BYTES' },
   log: { kind: 'string', env: 'AGENTWARDEN_LOG' },
   synchronous: { kind: 'string', env: 'AGENTWARDEN_SYNCHRONOUS' },
   catalog: { kind: 'string', env: 'AGENTWARDEN_CATALOG' },
@@ -57,6 +61,15 @@ const USAGE = [
   '  --rate-burst N         AGENTWARDEN_RATE_BURST      bucket size per token (default 2 x rate limit)',
   '  --max-body-bytes N     AGENTWARDEN_MAX_BODY_BYTES  largest request body (default 1048576)',
   '  --max-items N          AGENTWARDEN_MAX_ITEMS       largest array per request (default 1000)',
+  '  --max-streams N        AGENTWARDEN_MAX_STREAMS     event streams (GET /visits/stream) open at once; past it 429',
+  '                                                     (default 1000)',
+  '  --max-streams-per-token N  AGENTWARDEN_MAX_STREAMS_PER_TOKEN  event streams per project token or admin',
+  '                                                     session; past it 429 (default 32)',
+  '  --stream-queue-bytes N  AGENTWARDEN_STREAM_QUEUE_BYTES  bytes of events a stream keeps for a reader that fell',
+  '                                                     behind; past it the stream ends and the client resumes',
+  '                                                     with Last-Event-ID (default 16777216)',
+  '  --stream-queue-total-bytes N  AGENTWARDEN_STREAM_QUEUE_TOTAL_BYTES  the same over all streams; past it the',
+  '                                                     stream keeping the most ends (default 67108864)',
   '  --log json|off         AGENTWARDEN_LOG             one JSON line per request on stdout (default json)',
   '  --synchronous normal|full  AGENTWARDEN_SYNCHRONOUS  SQLite durability: normal survives a process',
   '                                                     crash, full also power loss (default normal; --store sqlite)',
@@ -113,7 +126,11 @@ export const serveCommand: Command = {
     const rate = integerFlag('rate-limit', v['rate-limit'], 1000, 0, 1e9);
     const maxBodyBytes = integerFlag('max-body-bytes', v['max-body-bytes'], 1024 * 1024, 1, 1024 * 1024 * 1024);
     const maxItems = integerFlag('max-items', v['max-items'], 1000, 1, 1e6);
-    for (const value of [port, rate, maxBodyBytes, maxItems]) if (typeof value === 'string') return fail(value);
+    const maxStreams = integerFlag('max-streams', v['max-streams'], DEFAULT_EVENT_STREAM_LIMITS.maxStreams, 1, 1e6);
+    const maxStreamsPerToken = integerFlag('max-streams-per-token', v['max-streams-per-token'], DEFAULT_EVENT_STREAM_LIMITS.maxStreamsPerToken, 1, 1e6);
+    const streamQueueBytes = integerFlag('stream-queue-bytes', v['stream-queue-bytes'], DEFAULT_EVENT_STREAM_LIMITS.maxQueuedBytes, 1, 1024 * 1024 * 1024);
+    const streamQueueTotalBytes = integerFlag('stream-queue-total-bytes', v['stream-queue-total-bytes'], DEFAULT_EVENT_STREAM_LIMITS.maxQueuedBytesTotal, 1, 64 * 1024 * 1024 * 1024);
+    for (const value of [port, rate, maxBodyBytes, maxItems, maxStreams, maxStreamsPerToken, streamQueueBytes, streamQueueTotalBytes]) if (typeof value === 'string') return fail(value);
     const burst = integerFlag('rate-burst', v['rate-burst'], Math.max(1, (rate as number) * 2), 1, 2e9);
     if (typeof burst === 'string') return fail(burst);
     const logMode = v['log'] ?? 'json';
@@ -194,6 +211,12 @@ export const serveCommand: Command = {
         // With --store clickhouse, settings are shared by every server like projects and tokens.
         settings: clickhouse ?? store,
         clientIp: clientIpRule,
+        eventStream: {
+          maxStreams: maxStreams as number,
+          maxStreamsPerToken: maxStreamsPerToken as number,
+          maxQueuedBytes: streamQueueBytes as number,
+          maxQueuedBytesTotal: streamQueueTotalBytes as number,
+        },
         admin: adminAuthenticator(admin, clickhouse),
         routes: [adminRoutes, ...(webDir === undefined ? [] : [createWebRoutes({ dir: webDir, basePath: v['base-path'] ?? '/' })])],
         onError(error, request) {
