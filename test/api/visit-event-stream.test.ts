@@ -22,6 +22,14 @@ function enriched(path: string): EnrichedVisit {
 
 const decoder = new TextDecoder();
 
+/** A memory store whose visits reach subscribers only when the test publishes them. */
+function manualStore() {
+  const fanout = createVisitFanout();
+  const inner = createMemoryVisitStore();
+  const store: VisitStore = { ...inner, subscribe: (projectId, listener) => fanout.subscribe(projectId, listener) };
+  return { fanout, inner, store };
+}
+
 /** Everything the reader gets until the stream ends. */
 async function readAll(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<string> {
   let text = '';
@@ -103,9 +111,7 @@ describe('openVisitEventStream', () => {
   });
 
   it('ends the stream of a client too far behind, with a last event, and unsubscribes', async () => {
-    const fanout = createVisitFanout();
-    const inner = createMemoryVisitStore();
-    const store: VisitStore = { ...inner, subscribe: (projectId, listener) => fanout.subscribe(projectId, listener) };
+    const { fanout, inner, store } = manualStore();
     const stream = await openVisitEventStream({ visits: store, projectId: 'p', heartbeatMs: 60_000, retryMs: 1000, serialize: () => '{}', maxQueuedEvents: 10 });
     expect(fanout.size()).toBe(1);
     const reader = stream.getReader();
@@ -122,9 +128,7 @@ describe('openVisitEventStream', () => {
   });
 
   it('bounds what waits for a slow reader by bytes as well', async () => {
-    const fanout = createVisitFanout();
-    const inner = createMemoryVisitStore();
-    const store: VisitStore = { ...inner, subscribe: (projectId, listener) => fanout.subscribe(projectId, listener) };
+    const { fanout, inner, store } = manualStore();
     const big = 'x'.repeat(1000);
     const stream = await openVisitEventStream({ visits: store, projectId: 'p', heartbeatMs: 60_000, retryMs: 1000, serialize: () => JSON.stringify(big), maxQueuedBytes: 10_000 });
     const reader = stream.getReader();
@@ -138,9 +142,7 @@ describe('openVisitEventStream', () => {
   });
 
   it('hands a reader that keeps up each event at once, and heartbeats only to an idle reader', async () => {
-    const fanout = createVisitFanout();
-    const inner = createMemoryVisitStore();
-    const store: VisitStore = { ...inner, subscribe: (projectId, listener) => fanout.subscribe(projectId, listener) };
+    const { fanout, inner, store } = manualStore();
     const stream = await openVisitEventStream({ visits: store, projectId: 'p', heartbeatMs: 5, retryMs: 1000, serialize: () => '{}', maxQueuedEvents: 3 });
     const reader = stream.getReader();
     await reader.read();
@@ -181,9 +183,7 @@ describe('createEventStreamBudget', () => {
 
   it('closes the stream keeping the most bytes when all streams together keep too many', async () => {
     const budget = createEventStreamBudget({ maxQueuedBytesTotal: 25_000 });
-    const fanout = createVisitFanout();
-    const inner = createMemoryVisitStore();
-    const store: VisitStore = { ...inner, subscribe: (projectId, listener) => fanout.subscribe(projectId, listener) };
+    const { fanout, inner, store } = manualStore();
     const open = async (project: string) => {
       const admission = budget.admit(project);
       if (!admission.ok) throw new Error('refused');
