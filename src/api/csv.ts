@@ -4,15 +4,23 @@ import type { ApiResponse } from './types.js';
 /** One CSV cell: text is quoted as needed, numbers are written as they are, null and undefined are empty. */
 export type CsvCell = string | number | boolean | null | undefined;
 
-// OWASP "CSV injection": a spreadsheet runs a cell starting with one of these as a formula (or,
-// for TAB and CR, after trimming). Visit data is attacker-controlled (paths, user agents).
-const FORMULA_START = /^[=+\-@\t\r]/;
+// OWASP "CSV injection": a spreadsheet runs a cell starting with = + - @ as a formula, and TAB or
+// CR are on its list because some trim them first. Visit data is attacker-controlled (paths, user
+// agents). We also count `;` (a formula separator in some locales), the fullwidth and small forms
+// of = + - @ (which IME input and some spreadsheets turn into the ASCII ones), and any leading run
+// of whitespace, control or invisible format characters before one of them (spreadsheets trim
+// leading spaces, and a zero-width space hides a formula from a reviewer, not from every reader).
+// A cell already starting with `'` before such text gets one more, so the mark is always removable:
+// drop one leading `'` where the rest matches this, and the original text is back.
+const FORMULA_START = /^'*(?:[\t\r]|[\s\p{Cc}\p{Cf}]*[=+\-@;\uff1d\uff0b\uff0d\uff20\ufe66\ufe62\ufe63\ufe6b])/u;
 // RFC 4180 §2.6: fields holding quotes, commas or line breaks are quoted.
 const NEEDS_QUOTES = /[",\r\n]/;
 
 /**
- * One cell as CSV text: text starting with = + - @ TAB or CR gets a leading `'` so spreadsheets show
- * it instead of evaluating it; quotes are doubled inside quoted fields (RFC 4180 §2.7).
+ * One cell as CSV text: text a spreadsheet could read as a formula (starting with = + - @ ; TAB or
+ * CR, their fullwidth forms, or any of them after leading whitespace) gets a leading `'`, so
+ * spreadsheets show it as text instead of evaluating it and the original stays readable after it;
+ * quotes are doubled inside quoted fields (RFC 4180 §2.7).
  * @example
  * csvCell('=HYPERLINK("x")'); // '"\'=HYPERLINK(""x"")"'
  */

@@ -48,7 +48,11 @@ const RANGE_PARAMETERS = [
   queryParameter('from', 'Range start: ISO 8601 or milliseconds since the epoch (default: 24 hours before `to`).'),
   queryParameter('to', 'Range end, exclusive: ISO 8601 or milliseconds since the epoch (default: now).'),
 ];
-const FORMAT_PARAMETER = queryParameter('format', 'csv for a CSV download (RFC 4180; also chosen by Accept: text/csv).', { type: 'string', enum: ['json', 'csv'] });
+const FORMAT_PARAMETER = queryParameter(
+  'format',
+  "csv for a CSV download (RFC 4180; also chosen by Accept: text/csv). A text cell a spreadsheet could read as a formula (starting with = + - @ ; TAB or CR, the fullwidth forms of = + - @, or one of them after leading whitespace) gets a leading '.",
+  { type: 'string', enum: ['json', 'csv'] },
+);
 const csvOr = (schema: object) => ({ 'application/json': { schema }, 'text/csv': { schema: { type: 'string' } } });
 
 /**
