@@ -45,6 +45,8 @@ export interface NormalizedRequestContext {
    * project's own proxies), so a stored visit's address and its checks agree.
    */
   readonly clientIp?: (headers: ReadonlyMap<string, string>) => string | undefined;
+  /** When the request arrived (ms since the epoch), when it is judged later (a stored visit). */
+  readonly receivedAt?: number;
 }
 
 /** Options of `createEngine`. */
@@ -113,6 +115,7 @@ class ChainRequest implements VerificationRequest {
     readonly method: string | undefined,
     readonly path: string | undefined,
     private readonly rule: (headers: ReadonlyMap<string, string>) => string | undefined,
+    readonly receivedAt: number | undefined,
   ) {}
   get clientIp(): string | undefined {
     if (this.#address === null) this.#address = this.rule(this.headers);
@@ -174,10 +177,11 @@ export function createEngine(options: EngineOptions = {}): Engine {
     method: string | undefined,
     path: string | undefined,
     rule: (headers: ReadonlyMap<string, string>) => string | undefined = clientIp,
+    receivedAt?: number,
   ): Run | Promise<Run> => {
     const agent = findCandidate(headers);
     if (agent === undefined) return { identification: unknownAgent(id) };
-    const request = new ChainRequest(headers, method, path, rule);
+    const request = new ChainRequest(headers, method, path, rule, receivedAt);
     const chain = startVerifierChain(verifiers, agent, request, context);
     const finish = (outcome: ChainOutcome): Run => ({ outcome, identification: identifiedAgent(agent, outcome.result, id) });
     return chain instanceof Promise ? chain.then(finish) : finish(chain);
@@ -209,6 +213,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
         typeof request.method === 'string' ? request.method : undefined,
         typeof request.path === 'string' ? request.path : undefined,
         typeof request.clientIp === 'function' ? request.clientIp : clientIp,
+        typeof request.receivedAt === 'number' && Number.isFinite(request.receivedAt) ? request.receivedAt : undefined,
       );
       return ran instanceof Promise ? ran.then(withReport) : withReport(ran);
     },

@@ -1,7 +1,8 @@
 // The client-IP rule: which request header holds the visitor's address, and which hop of a
 // forwarding chain (X-Forwarded-For, RFC 7239 Forwarded) to believe.
-import { formatIpAddress, parseIpAddress } from './ip-ranges/ip-address.js';
-import { compilePrefixSet, parseCidr, type CidrPrefix, type PrefixSet } from './ip-ranges/prefix-set.js';
+import { formatIpAddress, parseIpAddress, type IpAddress } from './ip-ranges/ip-address.js';
+import { compilePrefixSet, parseCidr, type CidrPrefix } from './ip-ranges/prefix-set.js';
+import { isNonPublicAddress } from './ip-ranges/public-address.js';
 
 /** Options of `createClientIpRule`. */
 export interface ClientIpOptions {
@@ -12,10 +13,13 @@ export interface ClientIpOptions {
    */
   readonly headers?: readonly string[];
   /**
-   * How to pick a hop from `x-forwarded-for` / `forwarded`. A number N: skip the N rightmost
-   * entries (added by your own proxies beyond the first) and take the next one; default 0, the
-   * rightmost entry, which the proxy closest to you appended. A list of CIDRs: walk from the
-   * right, skipping addresses of your proxies, and take the first address outside them.
+   * How to pick a hop from `x-forwarded-for` / `forwarded`. By default: walk from the right past
+   * non-public addresses (loopback, RFC 1918, CGNAT, link-local, unique-local, unspecified: your
+   * own network's proxies, as proxies set to trust private networks do) and take the first public
+   * one; when every hop is non-public, the leftmost. A number N: skip exactly the N rightmost
+   * entries (added by your own proxies beyond the first) and take the next one, whatever it is. A
+   * list of CIDRs: walk from the right past addresses inside them only, and take the first address
+   * outside them. An explicit setting replaces the default walk.
    */
   readonly trustedProxies?: number | readonly string[];
 }
@@ -49,6 +53,12 @@ const PORT = /^[0-9]{1,5}$/;
  * RFC 7239 §6.3) and garbage.
  */
 export function parseClientAddress(value: string): string | undefined {
+  const address = parseHop(value);
+  return address === undefined ? undefined : formatIpAddress(address);
+}
+
+/** As `parseClientAddress`, the address parsed. */
+function parseHop(value: string): IpAddress | undefined {
   let text = value.trim();
   if (text.length === 0 || text.length > 64) return undefined;
   if (text.charCodeAt(0) === 91) {
@@ -71,18 +81,12 @@ export function parseClientAddress(value: string): string | undefined {
   // RFC 6874 zone id: meaningless beyond the link, so dropped.
   const zone = text.indexOf('%');
   if (zone >= 0 && text.includes(':')) text = text.slice(0, zone);
-  const address = parseIpAddress(text);
-  return address === undefined ? undefined : formatIpAddress(address);
-}
-
-/** The X-Forwarded-For hops, left (origin) to right (closest proxy). */
-function forwardedForHops(value: string): string[] {
-  return value.split(',');
+  return parseIpAddress(text);
 }
 
 /**
  * The address in the X-Forwarded-For hop `skip` places left of the rightmost, as
- * `parseClientAddress(forwardedForHops(value)[length - 1 - skip])` but without splitting the
+ * `parseClientAddress(value.split(',')[length - 1 - skip])` but without splitting the
  * list: it runs for every request behind a proxy.
  */
 function hopFromRight(value: string, skip: number): string | undefined {
@@ -94,6 +98,22 @@ function hopFromRight(value: string, skip: number): string | undefined {
     if (end === -1) return undefined;
   }
   return parseClientAddress(value.slice(end === 0 ? 0 : value.lastIndexOf(',', end - 1) + 1, end));
+}
+
+/**
+ * The first address from the right of an X-Forwarded-For value that is not one of ours, or the
+ * leftmost when every hop is; undefined when a hop reached cannot be read (nothing left of it can
+ * be vouched for). As `pickHop(value.split(','))` without splitting the list.
+ */
+function walkForwardedFor(value: string, ours: (address: IpAddress) => boolean): string | undefined {
+  let end = value.length;
+  for (;;) {
+    const comma = end === 0 ? -1 : value.lastIndexOf(',', end - 1);
+    const address = parseHop(value.slice(comma + 1, end));
+    if (address === undefined) return undefined;
+    if (comma < 0 || !ours(address)) return formatIpAddress(address);
+    end = comma;
+  }
 }
 
 /**
@@ -148,7 +168,10 @@ function forwardedHops(value: string): string[] {
  * Security: every one of these headers can be sent by the client itself. They are only as good
  * as the proxy in front of you: list only the headers your CDN or load balancer sets (and
  * overwrites), and count its hops. The leftmost X-Forwarded-For entry is whatever the client
- * wrote, so the default takes the rightmost one, the entry your nearest proxy appended.
+ * wrote, so the default takes the rightmost public one: the entry your nearest proxy appended,
+ * past any of your own proxies on private addresses (a genuine crawler behind an internal load
+ * balancer is judged by its own address, not the balancer's 10.x one). A public address your
+ * proxies add, or a private one a client could write, needs an explicit `trustedProxies`.
  * The first configured header present decides; a present but unparseable value gives undefined
  * rather than falling through to a later header the client could also have forged.
  * Single-address headers repeated (joined with ", ") are refused as ambiguous.
@@ -170,10 +193,13 @@ export function createClientIpRule(options: ClientIpOptions = {}): ClientIpRule 
     return lower;
   });
 
-  const trusted = options.trustedProxies ?? 0;
+  const trusted = options.trustedProxies;
   let skip = 0;
-  let proxies: PrefixSet | undefined;
-  if (typeof trusted === 'number') {
+  // The hops a walk from the right passes; undefined to take the hop `skip` places from the right.
+  let ours: ((address: IpAddress) => boolean) | undefined;
+  if (trusted === undefined) {
+    ours = isNonPublicAddress;
+  } else if (typeof trusted === 'number') {
     if (!Number.isInteger(trusted) || trusted < 0 || trusted > 64) throw new RangeError(`trustedProxies must be an integer from 0 to 64 or a list of CIDRs, got ${trusted}`);
     skip = trusted;
   } else if (Array.isArray(trusted)) {
@@ -184,33 +210,32 @@ export function createClientIpRule(options: ClientIpOptions = {}): ClientIpRule 
       if (typeof result === 'string') throw new RangeError(`trustedProxies[${i}] is not a valid CIDR (${result}): ${JSON.stringify(cidr)}`);
       return result;
     });
-    proxies = compilePrefixSet(prefixes);
+    const proxies = compilePrefixSet(prefixes);
+    ours = (address) => proxies.has(address);
   } else {
     throw new TypeError(`trustedProxies must be a number or an array of CIDRs, got ${String(trusted)}`);
   }
 
   const pickHop = (hops: readonly string[]): string | undefined => {
-    if (proxies === undefined) {
+    if (ours === undefined) {
       const hop = hops[hops.length - 1 - skip];
       return hop === undefined ? undefined : parseClientAddress(hop);
     }
-    let leftmost: string | undefined;
     for (let i = hops.length - 1; i >= 0; i--) {
-      const address = parseClientAddress(hops[i]!);
+      const address = parseHop(hops[i]!);
       // A hop we cannot read ends the trusted chain: nothing left of it can be vouched for.
       if (address === undefined) return undefined;
-      if (!proxies.has(parseIpAddress(address)!)) return address;
-      leftmost = address;
+      // Every hop is one of ours: the request came from inside, from the leftmost.
+      if (i === 0 || !ours(address)) return formatIpAddress(address);
     }
-    // Every hop is one of ours: the request came from inside.
-    return leftmost;
+    return undefined;
   };
 
   const rule = (map: ReadonlyMap<string, string>) => {
     for (const name of headers) {
       const value = map.get(name);
       if (value === undefined) continue;
-      if (name === 'x-forwarded-for') return proxies === undefined ? hopFromRight(value, skip) : pickHop(forwardedForHops(value));
+      if (name === 'x-forwarded-for') return ours === undefined ? hopFromRight(value, skip) : walkForwardedFor(value, ours);
       if (name === 'forwarded') return pickHop(forwardedHops(value));
       return value.includes(',') ? undefined : parseClientAddress(value);
     }

@@ -3,6 +3,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Agent } from '../catalog/types.js';
 import { formatIpAddress, parseIpAddress, type IpAddress } from './ip-ranges/ip-address.js';
+import { isNonPublicAddress } from './ip-ranges/public-address.js';
 import type { ReverseDnsReason, VerificationCheck, VerificationContext, Verifier } from './types.js';
 
 /**
@@ -53,6 +54,7 @@ const DNS_ERROR = check('inconclusive', 'dns-error');
 const DNS_TIMEOUT = check('inconclusive', 'dns-timeout');
 const MISSING = check('inconclusive', 'client-ip-missing');
 const INVALID = check('inconclusive', 'client-ip-invalid');
+const NOT_PUBLIC = check('inconclusive', 'client-ip-not-public');
 
 // Bounds the work one address can cause: a reverse zone owner chooses how many PTRs it returns.
 const MAX_PTRS = 8;
@@ -100,7 +102,8 @@ function positiveNumber(value: unknown, name: string, fallback: number, allowZer
  * `forward-mismatch` when a PTR is in the domain but no forward lookup returns the address.
  * DNS trouble (SERVFAIL, REFUSED, unreachable server, the overall deadline) is `inconclusive`
  * `dns-error` / `dns-timeout`, never `fail`: a broken resolver must not brand real crawlers as
- * forgeries. A missing or unparseable client address is `inconclusive` too.
+ * forgeries. A missing, unparseable or non-public client address (loopback, private, CGNAT,
+ * link-local, unique-local: `client-ip-not-public`) is `inconclusive` too, and is never looked up.
  *
  * Verdicts are cached per (address, suffix set) with separate TTLs for pass, fail and error,
  * timed by the engine's injected clock; concurrent identical verifications share one lookup.
@@ -191,6 +194,8 @@ export function reverseDnsVerifier(options: ReverseDnsVerifierOptions): Verifier
       if (request.clientIp === undefined) return MISSING;
       const address = parseIpAddress(request.clientIp);
       if (address === undefined) return INVALID;
+      // The site's own network: its reverse zone is whatever the local resolver says, no evidence.
+      if (isNonPublicAddress(address)) return NOT_PUBLIC;
       const text = formatIpAddress(address);
       const { suffixes, key: suffixKey } = suffixesOf(agent);
       const key = `${text} ${suffixKey}`;

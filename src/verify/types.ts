@@ -24,7 +24,12 @@ export type WebBotAuthReason =
   | 'authority-not-covered'
   | 'signature-agent-not-covered'
   | 'signature-agent-mismatch'
-  | 'component-missing'
+  | 'authority-not-sent'
+  | 'path-not-sent'
+  | 'method-not-sent'
+  | 'header-not-sent'
+  | 'query-param-not-sent'
+  | 'nonce-missing'
   | 'algorithm-unsupported'
   | 'key-unknown'
   | 'key-directory-unavailable'
@@ -34,7 +39,7 @@ export type WebBotAuthReason =
   | 'nonce-replayed';
 
 /** Reason codes of the IP-range verifier. */
-export type IpRangeReason = 'ip-in-range' | 'ip-not-in-range' | 'client-ip-missing' | 'client-ip-invalid';
+export type IpRangeReason = 'ip-in-range' | 'ip-not-in-range' | 'client-ip-missing' | 'client-ip-invalid' | 'client-ip-not-public';
 
 /** Reason codes of the reverse-DNS verifier. */
 export type ReverseDnsReason =
@@ -45,7 +50,8 @@ export type ReverseDnsReason =
   | 'dns-error'
   | 'dns-timeout'
   | 'client-ip-missing'
-  | 'client-ip-invalid';
+  | 'client-ip-invalid'
+  | 'client-ip-not-public';
 
 /** Every reason a built-in verifier can give, plus `verifier-error` when a verifier throws. */
 export type VerificationReason = WebBotAuthReason | IpRangeReason | ReverseDnsReason | 'verifier-error';
@@ -69,6 +75,11 @@ export interface VerificationRequest {
   readonly path?: string;
   /** The client address chosen by the engine's client-IP rule, when one could be found. */
   readonly clientIp?: string;
+  /**
+   * When the request arrived (ms since the epoch), for a request judged after the fact (a stored
+   * visit); signature validity is judged at this time. The context's `now()` when absent.
+   */
+  readonly receivedAt?: number;
 }
 
 /** Platform capabilities shared by all verifiers of one engine. */

@@ -57,8 +57,9 @@ export function createVisitEnricher(options: VisitEnricherOptions): VisitEnriche
       const visit = visits[i]!;
       const headers = headerMapOf(visit.request_headers);
       headerMaps[i] = headers;
-      // Signatures may cover the method and path (RFC 9421 §2.2), so the chain sees them.
-      const identification = engine.verifyNormalized(headers, { method: visit.request_method, path: visit.request_path, clientIp });
+      // Signatures may cover the method and path (RFC 9421 §2.2), so the chain sees them, and are
+      // judged valid or expired at the visit's time, not when a batch of visits arrives.
+      const identification = engine.verifyNormalized(headers, { method: visit.request_method, path: visit.request_path, clientIp, receivedAt: visitTime(visit, received) });
       if (identification instanceof Promise) waiting = true;
       pending[i] = identification;
     }
@@ -69,6 +70,12 @@ export function createVisitEnricher(options: VisitEnricherOptions): VisitEnriche
   };
 }
 
+/** When a visit happened: its `created` time, unless absent, unreadable or ahead of `received` past the allowed skew. */
+function visitTime(visit: Visit, received: number): number {
+  const created = visit.created === undefined ? Number.NaN : (isoUtcMillis(visit.created) ?? Date.parse(visit.created));
+  return Number.isFinite(created) && created <= received + MAX_CLOCK_SKEW_MS ? created : received;
+}
+
 /**
  * One visit with what identifying it found: the enricher's step for each visit, also used by
  * embedders that identified the request themselves (agentwarden's store sink). `headers` are the
@@ -77,7 +84,6 @@ export function createVisitEnricher(options: VisitEnricherOptions): VisitEnriche
  */
 export function enrichVisit(visit: Visit, identification: VerificationOutcome, headers: ReadonlyMap<string, string>, received: number, clientIp: ClientIpRule): EnrichedVisit {
   const known = identification.result !== 'unknown_agent';
-  const created = visit.created === undefined ? Number.NaN : (isoUtcMillis(visit.created) ?? Date.parse(visit.created));
   // Referral classes describe humans arriving from AI answers; an agent's Referer is not a referral.
   const referral = known ? undefined : classifyReferral(visit.request_path, headers.get('referer'));
   // Object.assign, not `{ ...visit, received, ... }`: on Node 20, a spread of a visit takes
@@ -85,7 +91,7 @@ export function enrichVisit(visit: Visit, identification: VerificationOutcome, h
   // Object.assign copies the same own fields in 0.1 us, and the new fields are set after it.
   const item: Mutable<EnrichedVisit> = Object.assign({}, visit) as Mutable<EnrichedVisit>;
   item.received = received;
-  item.time = Number.isFinite(created) && created <= received + MAX_CLOCK_SKEW_MS ? created : received;
+  item.time = visitTime(visit, received);
   item.agent_id = known ? identification.agent_id : null;
   item.agent_type = known ? (identification.agent_type_name as EnrichedVisit['agent_type']) : null;
   item.result = identification.result;

@@ -297,13 +297,15 @@ describe('project settings and robots violations', () => {
       await call('POST', '/visits', tokenA, { request_path: '/ip', request_method: 'GET', request_headers: { 'user-agent': GPTBOT_UA, 'x-forwarded-for': '198.51.100.1, 203.0.113.2, 10.0.0.3' } });
       return (await call('GET', '/visits?limit=1', tokenA)).json.visits[0].client_ip;
     };
-    expect(await send()).toBe('10.0.0.3');
-    expect((await call('PUT', '/project-settings', tokenA, { client_ip: { headers: ['x-forwarded-for'], trusted_proxies: 1 } })).status).toBe(200);
+    // By default the private hop (the site's own proxy) is walked past.
     expect(await send()).toBe('203.0.113.2');
+    // An explicit hop count rules, even when the hop it names is private.
+    expect((await call('PUT', '/project-settings', tokenA, { client_ip: { headers: ['x-forwarded-for'], trusted_proxies: 0 } })).status).toBe(200);
+    expect(await send()).toBe('10.0.0.3');
     await call('PUT', '/project-settings', tokenA, { client_ip: { trusted_proxies: ['10.0.0.0/8', '203.0.113.0/24'] } });
     expect(await send()).toBe('198.51.100.1');
     await call('PUT', '/project-settings', tokenA, { client_ip: {} });
-    expect(await send()).toBe('10.0.0.3');
+    expect(await send()).toBe('203.0.113.2');
   });
 });
 

@@ -3,7 +3,7 @@
 // engine with the IP-range verifier, so the middleware's socket address decides as in production.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createEngine, ipRangeVerifier, type CatalogDocument, type Engine } from '../../src/index.js';
+import { createEngine, ipRangeVerifier, type CatalogDocument, type Engine, type Verifier } from '../../src/index.js';
 import { claudebotAgent, googlebotRecord, gptbotAgent } from '../helpers/agents.js';
 
 export const EMBED_CATALOG: CatalogDocument = {
@@ -20,15 +20,31 @@ export { BROWSER_UA, GOOGLEBOT_UA, GPTBOT_UA } from '../helpers/agents.js';
 
 const jafar = (prefix: object) => ({ creationTime: '2026-11-01T00:00:00.000000', prefixes: [prefix] });
 
-/** The IP lists of EMBED_CATALOG (JAFAR documents by file name): loopback is Googlebot's range. */
+// These tests can only connect over loopback, and the ip-ranges verifier rightly takes no evidence
+// from a non-public address (a site's own network: `client-ip-not-public`). So the verifier sees
+// the loopback client address as this public stand-in, which Googlebot's list here holds
+// (test/embed/runtimes/app.js does the same under workerd, Deno and Bun).
+export const LOOPBACK_STAND_IN = '198.18.0.1';
+
+/** The IP lists of EMBED_CATALOG (JAFAR documents by file name): the loopback stand-in is Googlebot's range. */
 export const EMBED_IP_LISTS = {
-  'loopback.json': jafar({ ipv4Prefix: '127.0.0.0/8' }),
+  'loopback.json': jafar({ ipv4Prefix: '198.18.0.0/24' }),
   'elsewhere.json': jafar({ ipv4Prefix: '192.0.2.0/24' }),
 };
 
-/** The engine the embedding tests use: real IP-range verification, loopback is Googlebot's range. */
+/** A verifier that sees a loopback client address as LOOPBACK_STAND_IN. */
+function loopbackAsPublic(verifier: Verifier): Verifier {
+  return {
+    name: verifier.name,
+    appliesTo: (agent, request) => verifier.appliesTo(agent, request),
+    verify: (agent, request, context) =>
+      verifier.verify(agent, { headers: request.headers, method: request.method, path: request.path, clientIp: request.clientIp === '127.0.0.1' ? LOOPBACK_STAND_IN : request.clientIp }, context),
+  };
+}
+
+/** The engine the embedding tests use: real IP-range verification, the loopback client in Googlebot's range. */
 export function embedEngine(): Engine {
-  return createEngine({ catalog: EMBED_CATALOG, verifiers: [ipRangeVerifier({ lists: EMBED_IP_LISTS })] });
+  return createEngine({ catalog: EMBED_CATALOG, verifiers: [loopbackAsPublic(ipRangeVerifier({ lists: EMBED_IP_LISTS }))] });
 }
 
 /** A plain node:http server on 127.0.0.1 for tests of our own client logic (status codes, Retry-After). */

@@ -48,10 +48,48 @@ describe('createClientIpRule defaults', () => {
     expect(rule(headers({}))).toBeUndefined();
   });
 
-  it('takes the rightmost X-Forwarded-For hop, which the client cannot choose', () => {
+  it('takes the rightmost public X-Forwarded-For hop, which the client cannot choose', () => {
     expect(rule(headers({ 'x-forwarded-for': '66.249.66.1, 203.0.113.9' }))).toBe('203.0.113.9');
     expect(rule(headers({ 'x-forwarded-for': '66.249.66.1,2001:db8::7' }))).toBe('2001:db8::7');
     expect(rule(headers({ 'x-forwarded-for': '[2001:db8::7]:1234' }))).toBe('2001:db8::7');
+  });
+
+  it('walks past non-public hops (the site\'s own proxies) to the first public one', () => {
+    expect(rule(headers({ 'x-forwarded-for': '132.196.86.7, 10.0.0.1' }))).toBe('132.196.86.7');
+    expect(rule(headers({ 'x-forwarded-for': '6.6.6.6, 132.196.86.7, 172.16.0.1, 192.168.0.1, 100.64.0.1, 127.0.0.1, 169.254.0.1' }))).toBe('132.196.86.7');
+    expect(rule(headers({ 'x-forwarded-for': '2001:4860::1, fd00::1, fe80::2%eth0, ::1' }))).toBe('2001:4860::1');
+    expect(rule(headers({ forwarded: 'for=66.249.66.1, for="[fc00::1]:80", for=10.0.0.1' }))).toBe('66.249.66.1');
+    // Documentation ranges are ordinary addresses.
+    expect(rule(headers({ 'x-forwarded-for': '66.249.66.1, 192.0.2.1' }))).toBe('192.0.2.1');
+    expect(rule(headers({ 'x-forwarded-for': '66.249.66.1, 198.51.100.1, 10.0.0.1' }))).toBe('198.51.100.1');
+    expect(rule(headers({ 'x-forwarded-for': '66.249.66.1, 2001:db8::1' }))).toBe('2001:db8::1');
+    // Only non-public hops: the leftmost, the one farthest from the site.
+    expect(rule(headers({ 'x-forwarded-for': '192.168.1.2, 10.0.0.1' }))).toBe('192.168.1.2');
+    expect(rule(headers({ 'x-forwarded-for': '127.0.0.1' }))).toBe('127.0.0.1');
+    // An unreadable hop reached on the walk ends it: nothing left of it can be vouched for.
+    expect(rule(headers({ 'x-forwarded-for': '66.249.66.1, unknown, 10.0.0.1' }))).toBeUndefined();
+    expect(rule(headers({ 'x-forwarded-for': ',10.0.0.1' }))).toBeUndefined();
+    // Single-address headers are taken as they are.
+    expect(rule(headers({ 'x-real-ip': '10.0.0.1' }))).toBe('10.0.0.1');
+  });
+
+  it('walks X-Forwarded-For as a reference walk over the split list does', () => {
+    const nonPublic = ['10.1.2.3', '172.31.0.1', '192.168.9.9', '100.127.0.1', '127.0.0.2', '169.254.1.1', '0.0.0.0', '::1', '::', 'fd00::2', 'fe80::3', '::ffff:10.0.0.9'];
+    const hop = fc.oneof(fc.constantFrom(...nonPublic), fc.constantFrom('', ' ', '192.0.2.1', ' 203.0.113.7 ', '[2001:db8::1]:443', '10.0.0.1:80', 'unknown', 'garbage'), fc.string({ maxLength: 6 }));
+    const isNonPublic = (address: string) => nonPublic.map(normalizeIpAddress).includes(address) || /^(10\.|127\.|192\.168\.)/.test(address) || address === '::1' || /^(fd|fe80)/.test(address);
+    fc.assert(
+      fc.property(fc.array(hop, { minLength: 1, maxLength: 6 }), (hops) => {
+        const value = hops.join(',');
+        const parts = value.split(',');
+        let expected: string | undefined;
+        for (let i = parts.length - 1; i >= 0; i--) {
+          expected = parseClientAddress(parts[i]!);
+          if (expected === undefined || i === 0 || !isNonPublic(expected)) break;
+        }
+        expect(rule(headers({ 'x-forwarded-for': value }))).toBe(expected);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('does not fall back to a later header when the first present one is garbage', () => {

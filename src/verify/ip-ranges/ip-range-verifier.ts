@@ -3,6 +3,7 @@ import type { Agent } from '../../catalog/types.js';
 import type { IpRangeReason, VerificationCheck, Verifier } from '../types.js';
 import { parseIpAddress } from './ip-address.js';
 import { parseIpRangeList } from './ip-list.js';
+import { isNonPublicAddress } from './public-address.js';
 import { compilePrefixSet, type CidrPrefix, type PrefixSet } from './prefix-set.js';
 
 /** Options of `ipRangeVerifier`. */
@@ -36,6 +37,7 @@ const FAIL = check('fail', 'ip-not-in-range');
 const MISS_INCONCLUSIVE = check('inconclusive', 'ip-not-in-range');
 const MISSING = check('inconclusive', 'client-ip-missing');
 const INVALID = check('inconclusive', 'client-ip-invalid');
+const NOT_PUBLIC = check('inconclusive', 'client-ip-not-public');
 
 /**
  * Creates the `ip-ranges` verifier. Every list is validated and compiled into interval tables
@@ -49,7 +51,9 @@ const INVALID = check('inconclusive', 'client-ip-invalid');
  * miss (operators such as Google accept either method). The verifier applies to agents with at least one loaded list; when the
  * engine found no client address it answers `inconclusive` `client-ip-missing` rather than not
  * applying, so the checks show that the client-IP rule needs configuring; an address that does
- * not parse is `inconclusive` `client-ip-invalid`.
+ * not parse is `inconclusive` `client-ip-invalid`, and a non-public one (loopback, private,
+ * CGNAT, link-local, unique-local: the only address known was the site's own proxy's) is
+ * `inconclusive` `client-ip-not-public`.
  *
  * Why every list is authoritative by default: each file is the operator's own statement of where
  * that agent (crawler or user-triggered fetcher alike: Google, OpenAI and Perplexity publish
@@ -121,6 +125,8 @@ export function ipRangeVerifier(options: IpRangeVerifierOptions): Verifier {
       if (request.clientIp === undefined) return MISSING;
       const address = parseIpAddress(request.clientIp);
       if (address === undefined) return INVALID;
+      // A private or loopback address is the site's own network: nothing is known of the sender.
+      if (isNonPublicAddress(address)) return NOT_PUBLIC;
       if (set.has(address)) return PASS;
       return missFails ? FAIL : MISS_INCONCLUSIVE;
     },

@@ -20,10 +20,22 @@ export interface HttpMessage {
   readonly request?: HttpMessage;
 }
 
-/** A component value, or why it has none: absent from the message, or an identifier that cannot be used. */
-export type ComponentValue = { readonly ok: true; readonly value: string } | { readonly ok: false; readonly reason: 'component-missing' | 'component-invalid' };
+/**
+ * Which input a covered component needs that the message does not carry: the Host or
+ * `:authority`, the request target, the method, a header field (or its dictionary member), or a
+ * query parameter. Missing input is never evidence against a signature: it cannot be checked.
+ */
+export type ComponentNotSent = 'authority-not-sent' | 'path-not-sent' | 'method-not-sent' | 'header-not-sent' | 'query-param-not-sent';
 
-const MISSING: ComponentValue = Object.freeze({ ok: false, reason: 'component-missing' });
+/** A component value, or why it has none: an input the message lacks, or an identifier that cannot be used. */
+export type ComponentValue = { readonly ok: true; readonly value: string } | { readonly ok: false; readonly reason: ComponentNotSent | 'component-invalid' };
+
+const notSent = (reason: ComponentNotSent): ComponentValue => Object.freeze({ ok: false, reason });
+const NO_AUTHORITY = notSent('authority-not-sent');
+const NO_PATH = notSent('path-not-sent');
+const NO_METHOD = notSent('method-not-sent');
+const NO_HEADER = notSent('header-not-sent');
+const NO_QUERY_PARAM = notSent('query-param-not-sent');
 const INVALID: ComponentValue = Object.freeze({ ok: false, reason: 'component-invalid' });
 const DEFAULT_PORT: Readonly<Record<string, string>> = { http: '80', https: '443' };
 const SIMPLE_HOST = /^[a-z0-9.-]+$/;
@@ -85,31 +97,32 @@ function derivedValue(message: HttpMessage, name: string, params: Parameters): C
   if (name !== '@query-param' && params.size > 0) return INVALID;
   switch (name) {
     case '@method': // RFC 9421 §2.2.1: case-sensitive, as sent
-      return message.method === undefined || message.method === '' ? MISSING : ok(message.method);
+      return message.method === undefined || message.method === '' ? NO_METHOD : ok(message.method);
     case '@authority': {
       // RFC 9421 §2.2.3
       const authority = authorityOf(message);
-      return authority === undefined ? MISSING : ok(authority);
+      return authority === undefined ? NO_AUTHORITY : ok(authority);
     }
     case '@scheme': // RFC 9421 §2.2.4
       return ok(message.scheme);
     case '@target-uri': {
       // RFC 9421 §2.2.2: the full absolute target URI
       const authority = authorityOf(message);
-      if (authority === undefined || message.target === undefined) return MISSING;
+      if (authority === undefined) return NO_AUTHORITY;
+      if (message.target === undefined) return NO_PATH;
       return ok(`${message.scheme}://${authority}${message.target}`);
     }
     case '@request-target': // RFC 9421 §2.2.5: origin form as on the request line
-      return message.target === undefined ? MISSING : ok(message.target);
+      return message.target === undefined ? NO_PATH : ok(message.target);
     case '@path': {
       // RFC 9421 §2.2.6: no query, empty path is "/"
-      if (message.target === undefined) return MISSING;
+      if (message.target === undefined) return NO_PATH;
       const { path } = splitTarget(message.target);
       return ok(path === '' ? '/' : path);
     }
     case '@query': {
       // RFC 9421 §2.2.7: with the leading "?"; an absent query is "?"
-      if (message.target === undefined) return MISSING;
+      if (message.target === undefined) return NO_PATH;
       const { query } = splitTarget(message.target);
       return ok(`?${query ?? ''}`);
     }
@@ -117,7 +130,7 @@ function derivedValue(message: HttpMessage, name: string, params: Parameters): C
       // RFC 9421 §2.2.8: name and value re-encoded; a missing or repeated name is an error.
       const wanted = params.get('name');
       if (typeof wanted !== 'string' || params.size !== 1) return INVALID;
-      if (message.target === undefined) return MISSING;
+      if (message.target === undefined) return NO_PATH;
       const { query } = splitTarget(message.target);
       let found: string | undefined;
       for (const [key, value] of new URLSearchParams(query ?? '')) {
@@ -125,7 +138,7 @@ function derivedValue(message: HttpMessage, name: string, params: Parameters): C
         if (found !== undefined) return INVALID;
         found = formEncode(value);
       }
-      return found === undefined ? MISSING : ok(found);
+      return found === undefined ? NO_QUERY_PARAM : ok(found);
     }
     case '@status': // RFC 9421 §2.2.9: responses only
       return message.status === undefined ? INVALID : ok(String(message.status));
@@ -162,7 +175,7 @@ function fieldValue(message: HttpMessage, name: string, params: Parameters): Com
   if (params.has('tr')) return INVALID;
   if (params.has('bs') && (params.has('sf') || params.has('key'))) return INVALID;
   const raw = message.headers.get(name);
-  if (raw === undefined) return MISSING;
+  if (raw === undefined) return NO_HEADER;
   // RFC 9421 §2.1: leading and trailing whitespace removed.
   const value = raw.trim();
   const key = params.get('key');
@@ -176,7 +189,7 @@ function fieldValue(message: HttpMessage, name: string, params: Parameters): Com
       return INVALID;
     }
     const member = dictionary.get(key);
-    if (member === undefined) return MISSING;
+    if (member === undefined) return NO_HEADER;
     try {
       return ok(Array.isArray(member[0]) ? serializeInnerList(member as [never[], Parameters]) : serializeItem(member as [never, Parameters]));
     } catch {

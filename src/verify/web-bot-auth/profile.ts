@@ -13,10 +13,14 @@ export interface ProfileLimits {
   readonly maxWindowSeconds: number;
 }
 
-/** A profile violation: all are evidence against the signature except an algorithm we do not implement. */
+/**
+ * A profile violation: a broken MUST of the profile is evidence against the signature; an
+ * algorithm we do not implement, or a window past our limit (the drafts only RECOMMEND 24 h, so a
+ * genuine signer may exceed it), leaves it unjudged.
+ */
 export type ProfileViolation =
-  | { readonly outcome: 'fail'; readonly reason: 'created-missing' | 'expires-missing' | 'keyid-missing' | 'signature-input-malformed' | 'signature-not-yet-valid' | 'signature-expired' | 'window-too-long' | 'authority-not-covered' }
-  | { readonly outcome: 'inconclusive'; readonly reason: 'algorithm-unsupported' };
+  | { readonly outcome: 'fail'; readonly reason: 'created-missing' | 'expires-missing' | 'keyid-missing' | 'signature-input-malformed' | 'signature-not-yet-valid' | 'signature-expired' | 'authority-not-covered' }
+  | { readonly outcome: 'inconclusive'; readonly reason: 'algorithm-unsupported' | 'window-too-long' };
 
 /**
  * Checks one tagged signature against the profile at `nowSeconds`; undefined when it conforms.
@@ -33,8 +37,9 @@ export function checkProfile(input: SignatureInput, nowSeconds: number, limits: 
   if (expires < created) return { outcome: 'fail', reason: 'signature-input-malformed' };
   if (created > nowSeconds + limits.clockSkewSeconds) return { outcome: 'fail', reason: 'signature-not-yet-valid' };
   if (expires + limits.clockSkewSeconds < nowSeconds) return { outcome: 'fail', reason: 'signature-expired' };
-  // architecture-05: "RECOMMENDED that expiry be no more than 24 hours"; a long window widens replay.
-  if (expires - created > limits.maxWindowSeconds) return { outcome: 'fail', reason: 'window-too-long' };
+  // architecture-05: "RECOMMENDED that expiry be no more than 24 hours"; a long window widens
+  // replay, so such a signature proves nothing here, but a SHOULD broken is no sign of forgery.
+  if (expires - created > limits.maxWindowSeconds) return { outcome: 'inconclusive', reason: 'window-too-long' };
   // architecture-05 / GHSA-x9cc-346q-g27m: the signature must bind the target host.
   if (!input.components.some((c) => (c.name === '@authority' || c.name === '@target-uri') && c.params.size === 0)) {
     return { outcome: 'fail', reason: 'authority-not-covered' };

@@ -74,7 +74,7 @@ function parseUncached(value: string): SignatureAgentHeader | undefined {
 /** Which Signature-Agent value a signature covers, or why none can be used. */
 export type CoveredSignatureAgent =
   | { readonly ok: true; readonly member: SignatureAgentMember }
-  | { readonly ok: false; readonly reason: 'signature-agent-not-covered' | 'signature-agent-malformed' | 'component-missing' };
+  | { readonly ok: false; readonly reason: 'signature-agent-not-covered' | 'signature-agent-malformed' | 'header-not-sent' };
 
 /**
  * Picks the Signature-Agent member a signature covers: the `;key=` member for the dictionary
@@ -87,9 +87,9 @@ export function coveredSignatureAgent(header: SignatureAgentHeader, components: 
   if (covered === undefined) return { ok: false, reason: 'signature-agent-not-covered' };
   const key = covered.params.get('key');
   if (key !== undefined) {
-    if (header.form !== 'dictionary') return { ok: false, reason: 'component-missing' };
+    if (header.form !== 'dictionary') return { ok: false, reason: 'header-not-sent' };
     const member = typeof key === 'string' ? header.members.get(key) : undefined;
-    return member === undefined ? { ok: false, reason: 'component-missing' } : { ok: true, member };
+    return member === undefined ? { ok: false, reason: 'header-not-sent' } : { ok: true, member };
   }
   if (header.form === 'string') return { ok: true, member: header.member };
   if (header.members.size === 1) return { ok: true, member: header.members.values().next().value! };

@@ -1,12 +1,12 @@
 // The RFC 9421 §2.5 signature base: one line per covered component, in the order listed, then
 // the "@signature-params" line, as the exact bytes that were signed.
-import { componentValue, type HttpMessage } from './components.js';
+import { componentValue, type ComponentNotSent, type HttpMessage } from './components.js';
 import type { SignatureInput } from './signature-input.js';
 
 /** A signature base as bytes, or why it cannot be built. */
 export type SignatureBaseResult =
   | { readonly ok: true; readonly base: Uint8Array }
-  | { readonly ok: false; readonly reason: 'component-missing' | 'component-invalid' };
+  | { readonly ok: false; readonly reason: ComponentNotSent | 'component-invalid' };
 
 const encoder = new TextEncoder();
 const NON_ASCII = /[^\x00-\x7f]/;

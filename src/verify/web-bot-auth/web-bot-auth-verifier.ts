@@ -43,8 +43,17 @@ export interface WebBotAuthVerifierOptions {
   readonly maxWindowSeconds?: number;
   /** Web Bot Auth signatures checked per request, at most (bounds CPU per request). Default 4. */
   readonly maxSignatures?: number;
-  /** Optional replay guard: a nonce seen before within its signature's validity fails `nonce-replayed`. */
+  /**
+   * Optional replay guard: a verified signature whose nonce was seen before within its validity
+   * fails `nonce-replayed`. It covers signatures that carry a nonce; see `requireNonce`.
+   */
   readonly nonceStore?: NonceStore;
+  /**
+   * Only signatures with a nonce can verify (needs `nonceStore`): a valid signature without one
+   * is `inconclusive` `nonce-missing`, since nothing stops it being replayed within its window.
+   * Default false: a nonce-less signature verifies as often as it is sent until it expires.
+   */
+  readonly requireNonce?: boolean;
   /** Key directory cache limits and lifetimes. */
   readonly directoryCache?: KeyDirectoryCacheOptions;
 }
@@ -94,9 +103,12 @@ function compilePinned(keys: readonly PinnedKey[] | undefined): Array<PinnedKey 
  * and `Signature` headers; it judges only signatures tagged `web-bot-auth`.
  *
  * Outcomes: `pass` when any tagged signature verifies; `fail` on evidence against the claim
- * (bad signature, expired, uncovered authority or Signature-Agent, keyid absent from the
- * agent's freshly fetched directory); `inconclusive` when no signature is tagged, the directory
- * cannot be fetched or used, or the signer is not the candidate agent.
+ * (a signature checked against the agent's key that does not hold, expired, a replayed nonce,
+ * uncovered authority or Signature-Agent, malformed fields, keyid absent from the agent's freshly
+ * fetched directory); `inconclusive` when no signature is tagged, a covered input was not sent
+ * (`authority-not-sent`, `path-not-sent`, ...: the signature cannot be checked), the window is
+ * longer than allowed, the directory cannot be fetched or used, the signer is not the candidate
+ * agent, or a nonce is required and absent.
  * @throws {TypeError | RangeError} for an invalid option (the message names it).
  * @example
  * // fetchDirectory: createSafeDirectoryFetcher() from 'agentwarden/node', or any DirectoryFetcher.
@@ -109,6 +121,10 @@ export function webBotAuthVerifier(options: WebBotAuthVerifierOptions = {}): Ver
   if (fetchDirectory !== undefined && typeof fetchDirectory !== 'function') throw new TypeError(`fetchDirectory must be a function, got ${typeof fetchDirectory}`);
   if (options.verifyEd25519 !== undefined && typeof options.verifyEd25519 !== 'function') throw new TypeError(`verifyEd25519 must be a function, got ${typeof options.verifyEd25519}`);
   if (nonceStore !== undefined && typeof nonceStore?.claim !== 'function') throw new TypeError('nonceStore must have a claim function (see createNonceStore)');
+  const requireNonce = options.requireNonce ?? false;
+  if (typeof requireNonce !== 'boolean') throw new TypeError(`requireNonce must be a boolean, got ${typeof requireNonce}`);
+  // Without a store a required nonce would be checked for presence only, which refuses no replay.
+  if (requireNonce && nonceStore === undefined) throw new RangeError('requireNonce needs a nonceStore (createNonceStore()) to remember nonces in');
   const scheme = options.scheme ?? 'https';
   if (scheme !== 'https' && scheme !== 'http') throw new RangeError(`scheme must be "https" or "http", got ${String(scheme)}`);
   const limits = {
@@ -208,31 +224,36 @@ export function webBotAuthVerifier(options: WebBotAuthVerifierOptions = {}): Ver
     signatureAgent: SignatureAgentHeader | undefined | null,
     message: HttpMessage,
     nowMs: number,
+    receivedMs: number,
   ): Promise<Outcome> => {
     if (!isWellFormed(input)) return fail('signature-input-malformed');
     // RFC 9421 §3.2 step 1: the label must be in both fields.
     const signature = signatures.get(input.label);
     // RFC 8032 §5.1.6: an Ed25519 signature is 64 bytes.
     if (signature === undefined || signature.length !== 64) return fail('signature-malformed');
-    const nowSeconds = Math.floor(nowMs / 1000);
-    const violation = checkProfile(input, nowSeconds, limits);
+    // Validity is judged at the time the request arrived: a visit reported minutes later (batched,
+    // retried) carries a signature that was valid when it was sent.
+    const violation = checkProfile(input, Math.floor(receivedMs / 1000), limits);
     if (violation !== undefined) return violation;
     let directory: { url: string; origin: string } | undefined;
     if (signatureAgent === null) return fail('signature-agent-malformed');
     if (signatureAgent !== undefined) {
       // architecture-05 / GHSA-x9cc-346q-g27m: a present Signature-Agent must be covered.
       const covered = coveredSignatureAgent(signatureAgent, input.components, input.label);
-      if (!covered.ok) return fail(covered.reason);
+      if (!covered.ok) return covered.reason === 'header-not-sent' ? inconclusive(covered.reason) : fail(covered.reason);
       const location = directoryLocation(covered.member);
       if (!location.ok) return location.reason === 'signature-agent-unsupported' ? inconclusive(location.reason) : fail(location.reason);
       directory = location;
     }
     const base = createSignatureBase(message, input);
-    if (!base.ok) return fail(base.reason === 'component-missing' ? 'component-missing' : 'signature-input-malformed');
+    // A covered input the caller did not send (no Host, no path) leaves the signature unchecked:
+    // no evidence either way. An identifier no message can have is a malformed signature.
+    if (!base.ok) return base.reason === 'component-invalid' ? fail('signature-input-malformed') : inconclusive(base.reason);
     const resolution = await resolveKey(agent, input.params.keyid!, directory, nowMs);
     if (!resolution.ok) return resolution.result;
     if (!(await verifyEd25519(resolution.key.raw, base.base, signature))) return fail('signature-invalid');
     const nonce = input.params.nonce;
+    if (nonce === undefined && requireNonce) return inconclusive('nonce-missing');
     // Recorded only once the signature verified: nobody can burn someone else's nonce.
     if (nonceStore !== undefined && nonce !== undefined) {
       if (!nonceStore.claim(`${resolution.scope} ${input.params.keyid} ${nonce}`, (input.params.expires! + limits.clockSkewSeconds) * 1000, nowMs)) return fail('nonce-replayed');
@@ -266,11 +287,12 @@ export function webBotAuthVerifier(options: WebBotAuthVerifierOptions = {}): Ver
         target: request.path,
       };
       const nowMs = context.now();
+      const receivedMs = request.receivedAt ?? nowMs;
       // Any valid signature passes; otherwise the first failure, else the first inconclusive answer.
       let firstFail: Outcome | undefined;
       let firstInconclusive: Outcome | undefined;
       for (const input of tagged.slice(0, maxSignatures)) {
-        const outcome = await verifyOne(agent, input, signatures, signatureAgent, message, nowMs);
+        const outcome = await verifyOne(agent, input, signatures, signatureAgent, message, nowMs, receivedMs);
         if (outcome.outcome === 'pass') return check(outcome);
         if (outcome.outcome === 'fail') firstFail ??= outcome;
         else firstInconclusive ??= outcome;

@@ -47,7 +47,7 @@ describe('derived components (RFC 9421 §2.2)', () => {
     expect(normalizeAuthority('[::1]:8443', 'https')).toBe('[::1]:8443');
     expect(normalizeAuthority('user@host', 'https')).toBeUndefined();
     expect(normalizeAuthority('host/path', 'https')).toBeUndefined();
-    expect(value({ ...message('/'), authority: undefined }, '@authority')).toEqual({ ok: false, reason: 'component-missing' });
+    expect(value({ ...message('/'), authority: undefined }, '@authority')).toEqual({ ok: false, reason: 'authority-not-sent' });
   });
 
   it('@query-param re-encodes names and values (§2.2.8 examples)', () => {
@@ -56,7 +56,7 @@ describe('derived components (RFC 9421 §2.2)', () => {
     expect(value(q, '@query-param', [['name', 'bar']])).toEqual({ ok: true, value: 'with%20plus%20whitespace' });
     expect(value(q, '@query-param', [['name', 'fa%C3%A7ade%22%3A%20']])).toEqual({ ok: true, value: 'something' });
     expect(value(q, '@query-param', [['name', 'qux']])).toEqual({ ok: true, value: '' });
-    expect(value(q, '@query-param', [['name', 'missing']])).toEqual({ ok: false, reason: 'component-missing' });
+    expect(value(q, '@query-param', [['name', 'missing']])).toEqual({ ok: false, reason: 'query-param-not-sent' });
     expect(value(message('/?a=1&a=2'), '@query-param', [['name', 'a']])).toEqual({ ok: false, reason: 'component-invalid' });
   });
 
@@ -73,14 +73,14 @@ describe('HTTP field components (RFC 9421 §2.1)', () => {
   it('plain values are trimmed; empty fields give an empty value', () => {
     expect(value(m, 'example-header')).toEqual({ ok: true, value: 'value, with, lots' });
     expect(value(m, 'empty')).toEqual({ ok: true, value: '' });
-    expect(value(m, 'absent')).toEqual({ ok: false, reason: 'component-missing' });
+    expect(value(m, 'absent')).toEqual({ ok: false, reason: 'header-not-sent' });
   });
   it(';key selects one dictionary member, serialized without its key', () => {
     expect(value(m, 'example-dict', [['key', 'a']])).toEqual({ ok: true, value: '1' });
     expect(value(m, 'example-dict', [['key', 'd']])).toEqual({ ok: true, value: '?1' });
     expect(value(m, 'example-dict', [['key', 'b']])).toEqual({ ok: true, value: '2;x=1;y=2' });
     expect(value(m, 'example-dict', [['key', 'c']])).toEqual({ ok: true, value: '(a b c)' });
-    expect(value(m, 'example-dict', [['key', 'z']])).toEqual({ ok: false, reason: 'component-missing' });
+    expect(value(m, 'example-dict', [['key', 'z']])).toEqual({ ok: false, reason: 'header-not-sent' });
   });
   it(';sf re-serializes strictly; ;bs wraps bytes; bad combinations are invalid', () => {
     expect(value(m, 'example-dict', [['sf', true]])).toEqual({ ok: true, value: 'a=1, b=2;x=1;y=2, c=(a b c), d' });

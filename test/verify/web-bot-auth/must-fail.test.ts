@@ -57,8 +57,8 @@ describe('web-bot-auth verifier: must-fail cases', () => {
     expect(await t.check(await t.sign({ params: { created: NOW + 59, expires: NOW + 300 } }))).toEqual(VERIFIED);
   });
 
-  it('window longer than 24 h: window-too-long', async () => {
-    expect(await t.check(await t.sign({ params: { expires: NOW + 86_401 } }))).toEqual(failed('window-too-long'));
+  it('window longer than 24 h: window-too-long, unjudged (the drafts only recommend 24 h)', async () => {
+    expect(await t.check(await t.sign({ params: { expires: NOW + 86_401 } }))).toEqual(unverifiable('window-too-long'));
     expect(await t.check(await t.sign({ params: { expires: NOW + 86_400 } }))).toEqual(VERIFIED);
   });
 
@@ -76,10 +76,10 @@ describe('web-bot-auth verifier: must-fail cases', () => {
     expect(await t.check(await t.sign({ components: ['@authority'] }))).toEqual(failed('signature-agent-not-covered'));
   });
 
-  it('wrong ;key (covered member absent from the dictionary): component-missing', async () => {
+  it('wrong ;key (covered member absent from the dictionary): header-not-sent, unjudged', async () => {
     const item = await t.sign({ headers: { 'Signature-Agent': 'sig2="https://agent.test"' }, components: ['@authority', component('signature-agent', { key: 'sig2' })] });
     item.request_headers['Signature-Agent'] = AGENT;
-    expect(await t.check(item)).toEqual(failed('component-missing'));
+    expect(await t.check(item)).toEqual(unverifiable('header-not-sent'));
   });
 
   it('unknown keyid: key-unknown', async () => {
@@ -148,11 +148,11 @@ describe('web-bot-auth verifier: must-fail cases', () => {
     expect(await t.check(item)).toEqual(unverifiable('algorithm-unsupported'));
   });
 
-  it('a covered field absent from the request: component-missing', async () => {
+  it('a covered field absent from the request: header-not-sent, unjudged', async () => {
     const item = await t.sign({ headers: { 'Signature-Agent': AGENT, 'X-Extra': '1' }, components: ['@authority', component('signature-agent', { key: 'sig1' }), 'x-extra'] });
     expect(await t.check(item)).toEqual(VERIFIED);
     delete item.request_headers['X-Extra'];
-    expect(await t.check(item)).toEqual(failed('component-missing'));
+    expect(await t.check(item)).toEqual(unverifiable('header-not-sent'));
   });
 
   it('covered @method and @path are bound to the request', async () => {
@@ -160,7 +160,22 @@ describe('web-bot-auth verifier: must-fail cases', () => {
     expect(await t.check(item)).toEqual(VERIFIED);
     expect(await t.check({ ...item, request_path: '/other?x=1' })).toEqual(failed('signature-invalid'));
     expect(await t.check({ ...item, request_method: 'POST' })).toEqual(failed('signature-invalid'));
-    expect(await t.check({ ...item, request_path: undefined as unknown as string })).toEqual(failed('component-missing'));
+    // Not sent is not evidence: the signature cannot be checked without them.
+    expect(await t.check({ ...item, request_path: undefined as unknown as string })).toEqual(unverifiable('path-not-sent'));
+    expect(await t.check({ ...item, request_method: undefined as unknown as string })).toEqual(unverifiable('method-not-sent'));
+  });
+
+  it('a correctly signed request without its Host header: authority-not-sent, unjudged', async () => {
+    const item = await t.sign();
+    expect(await t.check(item)).toEqual(VERIFIED);
+    const host = Object.keys(item.request_headers).find((name) => name.toLowerCase() === 'host')!;
+    const { [host]: _host, ...rest } = item.request_headers;
+    expect(await t.check({ ...item, request_headers: rest })).toEqual(unverifiable('authority-not-sent'));
+    // @target-uri needs both: the authority, then the path.
+    const uri = await t.sign({ components: ['@target-uri', component('signature-agent', { key: 'sig1' })] });
+    expect(await t.check({ ...uri, request_path: undefined as unknown as string })).toEqual(unverifiable('path-not-sent'));
+    // A Host that was sent but differs is evidence: the signature was checked and does not hold.
+    expect(await t.check({ ...item, request_headers: { ...rest, Host: 'elsewhere.test' } })).toEqual(failed('signature-invalid'));
   });
 
   it('a malformed Signature-Agent: signature-agent-malformed', async () => {
@@ -217,6 +232,37 @@ describe('web-bot-auth verifier: must-fail cases', () => {
     expect(await u.check(item)).toEqual(VERIFIED);
     expect(await u.check(item)).toEqual(failed('nonce-replayed'));
     expect(await u.check(await u.sign({ params: { nonce: 'def' } }))).toEqual(VERIFIED);
+  });
+
+  it('without requireNonce a nonce-less signature verifies again and again within its window', async () => {
+    const u = setup({ nonceStore: createNonceStore({ max: 10 }) });
+    const item = await u.sign({ params: { created: NOW, expires: NOW + 86_400 } });
+    expect(item.request_headers['Signature-Input']).not.toContain('nonce=');
+    for (let i = 0; i < 3; i++) expect(await u.check(item)).toEqual(VERIFIED);
+  });
+
+  it('requireNonce: a valid signature without a nonce is nonce-missing (unjudged), one with a nonce verifies once', async () => {
+    const u = setup({ nonceStore: createNonceStore({ max: 10 }), requireNonce: true });
+    expect(await u.check(await u.sign())).toEqual(unverifiable('nonce-missing'));
+    const item = await u.sign({ params: { nonce: 'n-1' } });
+    expect(await u.check(item)).toEqual(VERIFIED);
+    expect(await u.check(item)).toEqual(failed('nonce-replayed'));
+    // A forged nonce-less signature is still a forgery: the check comes after the signature's.
+    const forged = await u.sign({ key: keyC });
+    expect(await u.check(forged)).toEqual(failed('key-unknown'));
+    expect(() => webBotAuthVerifier({ requireNonce: true })).toThrow(RangeError);
+    expect(() => webBotAuthVerifier({ requireNonce: true, nonceStore: createNonceStore() })).not.toThrow();
+    expect(() => webBotAuthVerifier({ requireNonce: 'yes' as never, nonceStore: createNonceStore() })).toThrow(TypeError);
+  });
+
+  it('a request judged after the fact is judged at the time it arrived (receivedAt)', async () => {
+    const item = await t.sign({ params: { created: NOW, expires: NOW + 60 } });
+    t.clock.set(NOW + 3600);
+    const headers = new Map(Object.entries(item.request_headers).map(([name, value]) => [name.toLowerCase(), value]));
+    const late = await t.engine.verifyNormalized(headers, { method: item.request_method, path: item.request_path });
+    expect(late.verification.checks[0]).toMatchObject({ outcome: 'fail', reason: 'signature-expired' });
+    const atArrival = await t.engine.verifyNormalized(headers, { method: item.request_method, path: item.request_path, receivedAt: (NOW + 30) * 1000 });
+    expect(atArrival.result).toBe('verified');
   });
 
   it('directory trouble is inconclusive: unavailable vs refused', async () => {
