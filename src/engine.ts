@@ -15,6 +15,8 @@ import type { VerificationCheck, VerificationContext, VerificationMethod, Verifi
 export interface IdentificationItem {
   readonly id?: string;
   readonly request_headers: HeadersInput | Headers;
+  /** The visitor's address as the caller saw it (its socket or platform); used before any header. */
+  readonly client_ip?: string;
 }
 
 /** One request to verify: as for identification, plus what signatures may cover. */
@@ -164,13 +166,17 @@ export function createEngine(options: EngineOptions = {}): Engine {
   }
   // Synchronous unless a verifier applies: identification with no applicable verifier is the
   // hot path and should cost no promise round-trips.
-  const run = (item: VerificationItem): Run | Promise<Run> =>
-    runNormalized(
+  const run = (item: VerificationItem): Run | Promise<Run> => {
+    const sent = item?.client_ip;
+    return runNormalized(
       normalizeHeaders(item?.request_headers as HeadersInput),
       typeof item?.id === 'string' ? item.id : undefined,
       typeof item?.request_method === 'string' ? item.request_method : undefined,
       typeof item?.request_path === 'string' ? item.request_path : undefined,
+      // The address the caller saw comes before anything a header claims.
+      typeof sent === 'string' ? () => sent : clientIp,
     );
+  };
   const runNormalized = (
     headers: ReadonlyMap<string, string>,
     id: string | undefined,

@@ -214,9 +214,12 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
   const identificationJson = createIdentificationSerializer();
   // identifyNormalized gives identify's answer for the same headers, synchronously unless a
   // verifier has to wait, and reads the parsed header object in place. Signatures may cover the
-  // method and path (RFC 9421 §2.2), so items naming them go through identify.
+  // method and path (RFC 9421 §2.2), so items naming them go through identify, as do items
+  // naming the client address.
   const identifyItem = (item: RequestItem): Identification | Promise<Identification> =>
-    typeof item.request_method === 'string' || typeof item.request_path === 'string' ? engine.identify(item) : engine.identifyNormalized(headerMapOf(item.request_headers), item.id);
+    typeof item.request_method === 'string' || typeof item.request_path === 'string' || item.client_ip !== undefined
+      ? engine.identify(item)
+      : engine.identifyNormalized(headerMapOf(item.request_headers), item.id);
 
   let openApi: string | undefined;
   const routes: Record<string, Readonly<Record<string, Route>>> = {

@@ -3,6 +3,7 @@
 import type { ApiLimits } from './limits.js';
 import { pointerTo, type FieldError } from '../field-error.js';
 import { problem } from './problem.js';
+import { parseIpLiteral } from '../verify/client-ip.js';
 import type { ApiResponse } from './types.js';
 
 /** A body split into items, remembering whether the client sent one object or an array. */
@@ -63,13 +64,16 @@ export interface RequestItem {
   readonly request_headers: Record<string, string | string[]>;
   readonly request_path?: string;
   readonly request_method?: string;
+  /** The visitor's address as the caller saw it (canonical after validation); used before any header. */
+  readonly client_ip?: string;
 }
 
 const OPTIONAL_STRINGS = ['id', 'request_path', 'request_method'] as const;
 
 /**
  * Validates one identification/verification item: `request_headers` (object of string or
- * string[]) required, `id`, `request_path`, `request_method` optional strings.
+ * string[]) required, `id`, `request_path`, `request_method` optional strings, `client_ip` an
+ * optional IP address (returned in canonical form).
  */
 export function validateRequestItem(value: unknown, pointer: string, limits: ApiLimits, errors: FieldError[], tooLarge: FieldError[]): RequestItem | undefined {
   if (!isPlainObject(value)) {
@@ -94,5 +98,15 @@ export function validateRequestItem(value: unknown, pointer: string, limits: Api
       }
     }
   }
-  return errors.length === before ? (value as unknown as RequestItem) : undefined;
+  const clientIp = value['client_ip'];
+  let address: string | undefined;
+  if (clientIp !== undefined && clientIp !== null) {
+    address = typeof clientIp === 'string' ? parseIpLiteral(clientIp) : undefined;
+    if (address === undefined) {
+      errors.push({ pointer: pointerTo(pointer, 'client_ip'), code: typeof clientIp === 'string' ? 'format' : 'type', message: 'must be an IPv4 or IPv6 address such as 203.0.113.7 or 2001:db8::7' });
+    }
+  }
+  if (errors.length !== before) return undefined;
+  // Most items carry no address: they are answered as sent, without a copy.
+  return address === undefined || address === clientIp ? (value as unknown as RequestItem) : ({ ...value, client_ip: address } as unknown as RequestItem);
 }

@@ -9,6 +9,12 @@ const headerMap = {
   description: 'Header names (any case) to a string or an array of strings.',
   additionalProperties: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
 };
+const clientIpField = {
+  type: 'string',
+  description:
+    "The visitor's address as the caller saw it (its socket or platform): an IPv4 or IPv6 address, stored in canonical form (IPv4-mapped IPv6 as IPv4, an IPv6 zone id dropped). Used before any header; anything else is a 400 naming /client_ip.",
+  examples: ['203.0.113.7', '2001:db8::7'],
+};
 const problemResponse = (description: string) => ({ description, content: { 'application/problem+json': { schema: ref('Problem') } } });
 /** Problem+json responses for the given statuses, described as this API answers them. */
 export const openApiErrorResponses = (statuses: readonly number[]) => {
@@ -343,12 +349,18 @@ export function createOpenApiDocument(options: {
         IdentificationRequest: {
           type: 'object',
           required: ['request_headers'],
-          properties: { id: { type: 'string', description: 'Echoed in the result.' }, request_headers: headerMap },
+          properties: {
+            id: { type: 'string', description: 'Echoed in the result.' },
+            request_headers: headerMap,
+            request_path: { type: 'string', description: 'With its query string; signatures may cover it.' },
+            request_method: { type: 'string', description: 'Signatures may cover it.' },
+            client_ip: clientIpField,
+          },
         },
         VerificationRequest: {
           type: 'object',
           required: ['request_headers'],
-          properties: { id: { type: 'string' }, request_headers: headerMap, request_path: { type: 'string' }, request_method: { type: 'string' } },
+          properties: { id: { type: 'string' }, request_headers: headerMap, request_path: { type: 'string' }, request_method: { type: 'string' }, client_ip: clientIpField },
         },
         Identification: { oneOf: [ref('IdentifiedAgent'), ref('UnknownAgent')] },
         IdentifiedAgent: {
@@ -426,6 +438,7 @@ export function createOpenApiDocument(options: {
             response_headers: headerMap,
             response_duration_in_milliseconds: { type: 'number', minimum: 0 },
             created: { type: 'string', format: 'date-time' },
+            client_ip: clientIpField,
           },
         },
         VisitsAccepted: {
@@ -467,7 +480,7 @@ export function createOpenApiDocument(options: {
             agent_name: { type: ['string', 'null'] },
             agent_type: { type: ['string', 'null'], enum: [...AGENT_TYPES, null] },
             result: { type: 'string', enum: ['verified', 'verification_failed', 'not_verifiable', 'unknown_agent'] },
-            client_ip: { type: ['string', 'null'], description: "The visitor's address by the project's client-IP rule." },
+            client_ip: { type: ['string', 'null'], description: "The visitor's address: the client_ip the visit was sent with, else by the project's client-IP rule." },
             client_ip_header: { type: 'string', description: 'The request header client_ip was read from (absent when none gave one).' },
             referral: { type: ['string', 'null'] },
             request_method: { type: 'string' },

@@ -118,7 +118,7 @@ export function createStoreSink(options: StoreSinkOptions): StoreSink {
         queue.discard(`a visit is invalid: ${parsed.errors.map((e) => `${e.pointer} ${e.message}`).join('; ')}`);
         return;
       }
-      queue.push({ visit: parsed.visit, verdict, clientIp: typeof input.client_ip === 'string' ? input.client_ip : undefined }, 0);
+      queue.push({ visit: parsed.visit, verdict, clientIp: parsed.visit.client_ip }, 0);
     },
     flush: () => queue.flush(),
     close: () => queue.close(),

@@ -85,6 +85,21 @@ function parseHop(value: string): IpAddress | undefined {
 }
 
 /**
+ * The canonical form of a client address given as data (a visit's or an item's `client_ip`, a
+ * socket's remote address): a bare IPv4 or IPv6 literal, IPv4-mapped IPv6 folded to IPv4 and an
+ * IPv6 zone id dropped; undefined for anything else (ports, brackets, host names).
+ * @example
+ * parseIpLiteral('::ffff:66.249.66.1'); // '66.249.66.1'
+ * parseIpLiteral('66.249.66.1:443'); // undefined
+ */
+export function parseIpLiteral(value: string): string | undefined {
+  if (typeof value !== 'string' || value.length > 64) return undefined;
+  const zone = value.indexOf('%');
+  const address = parseIpAddress(zone >= 0 && value.includes(':') ? value.slice(0, zone) : value);
+  return address === undefined ? undefined : formatIpAddress(address);
+}
+
+/**
  * The address in the X-Forwarded-For hop `skip` places left of the rightmost, as
  * `parseClientAddress(value.split(',')[length - 1 - skip])` but without splitting the
  * list: it runs for every request behind a proxy.

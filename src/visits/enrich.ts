@@ -53,19 +53,24 @@ export function createVisitEnricher(options: VisitEnricherOptions): VisitEnriche
     const headerMaps: ReadonlyMap<string, string>[] = new Array(count);
     const pending: (VerificationOutcome | Promise<VerificationOutcome>)[] = new Array(count);
     let waiting = false;
+    const rules: ClientIpRule[] = new Array(count);
     for (let i = 0; i < count; i++) {
       const visit = visits[i]!;
       const headers = headerMapOf(visit.request_headers);
       headerMaps[i] = headers;
+      // The address the site saw itself comes before anything a header claims.
+      const sent = visit.client_ip;
+      const rule = sent === undefined ? clientIp : () => sent;
+      rules[i] = rule;
       // Signatures may cover the method and path (RFC 9421 §2.2), so the chain sees them, and are
       // judged valid or expired at the visit's time, not when a batch of visits arrives.
-      const identification = engine.verifyNormalized(headers, { method: visit.request_method, path: visit.request_path, clientIp, receivedAt: visitTime(visit, received) });
+      const identification = engine.verifyNormalized(headers, { method: visit.request_method, path: visit.request_path, clientIp: rule, receivedAt: visitTime(visit, received) });
       if (identification instanceof Promise) waiting = true;
       pending[i] = identification;
     }
     const identifications = waiting ? await Promise.all(pending) : (pending as VerificationOutcome[]);
     const enriched: EnrichedVisit[] = new Array(count);
-    for (let i = 0; i < count; i++) enriched[i] = enrichVisit(visits[i]!, identifications[i]!, headerMaps[i]!, received, clientIp);
+    for (let i = 0; i < count; i++) enriched[i] = enrichVisit(visits[i]!, identifications[i]!, headerMaps[i]!, received, rules[i]!);
     return enriched;
   };
 }

@@ -7,7 +7,7 @@ import type { ReferralClass } from './referral.js';
 import type { Visit } from './visit.js';
 
 /** A parsed visit with what the pipeline learned about it; what a store is given. */
-export interface EnrichedVisit extends Visit {
+export interface EnrichedVisit extends Omit<Visit, 'client_ip'> {
   /** When the server accepted the visit, in milliseconds since the epoch. */
   readonly received: number;
   /** When the visit happened, ms since the epoch: `created` when sent (and not in the future), else `received`. */
@@ -16,7 +16,7 @@ export interface EnrichedVisit extends Visit {
   readonly agent_id: string | null;
   readonly agent_type: AgentType | null;
   readonly result: IdentificationResult;
-  /** The visitor's address by the project's client-IP rule; null when no header gave one. */
+  /** The visitor's address: the visit's own `client_ip` when sent, else by the project's client-IP rule; null when neither gave one. */
   readonly client_ip: string | null;
   /** The (lower-case) request header `client_ip` was read from; absent when there is none or the rule does not say. */
   readonly client_ip_header?: string;

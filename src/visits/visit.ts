@@ -1,6 +1,7 @@
 // A Visit as `POST /visits` accepts it (Known Agents field names): validated, header names
 // lower-cased and secret headers stripped before anything is stored (DESIGN.md §6).
 import { pointerTo, type FieldError } from '../field-error.js';
+import { parseIpLiteral } from '../verify/client-ip.js';
 import { daysInMonth, isoUtcMillis } from './iso-time.js';
 
 /** Header values as stored: one string per lower-case name (repeated values joined, RFC 9110 §5.3). */
@@ -20,6 +21,11 @@ export interface Visit {
   readonly response_duration_in_milliseconds?: number;
   /** When the visit happened (ISO 8601, normalised to UTC); batches arrive late, so clients send it. */
   readonly created?: string;
+  /**
+   * The visitor's address as the site saw it (its socket or platform), canonical IPv4 or IPv6;
+   * used before any header. agentwarden's middleware sends it.
+   */
+  readonly client_ip?: string;
   /** Sent by the WordPress plugin: true when the site answered the visit with a 403. */
   readonly is_blocked?: boolean;
   /** What the site's access policy decided (agentwarden's middleware sends it), absent when no rule applied. */
@@ -229,6 +235,12 @@ export function parseVisit(input: unknown, index?: number): VisitParseResult {
       if (Number.isFinite(time)) visit['created'] = new Date(time).toISOString();
       else errors.push({ pointer: pointerTo(base, 'created'), code: 'format', message: 'must be an ISO 8601 date-time such as 2026-11-21T12:00:00.000Z' });
     }
+  }
+  const clientIp = input['client_ip'];
+  if (clientIp !== undefined && clientIp !== null) {
+    const address = typeof clientIp === 'string' ? parseIpLiteral(clientIp) : undefined;
+    if (address !== undefined) visit['client_ip'] = address;
+    else errors.push({ pointer: pointerTo(base, 'client_ip'), code: typeof clientIp === 'string' ? 'format' : 'type', message: 'must be an IPv4 or IPv6 address such as 203.0.113.7 or 2001:db8::7' });
   }
   const decision = input['decision'];
   if (decision !== undefined && decision !== null) {

@@ -16,7 +16,8 @@ import {
   type CatalogDocument,
   type DnsResolver,
 } from '../../src/index.js';
-import { googlebotAgent } from '../helpers/agents.js';
+import { apiCaller } from '../helpers/api-call.js';
+import { claudebotAgent, googlebotAgent, gptbotAgent, GOOGLEBOT_UA, GPTBOT_UA } from '../helpers/agents.js';
 import { component, generateKey, signRequest } from '../verify/web-bot-auth/support.js';
 
 const NOW_SECONDS = 1_800_000_000;
@@ -28,16 +29,16 @@ const LISTS = { 'openai-gptbot.json': list('openai-gptbot.json'), 'anthropic-bot
 const CATALOG: CatalogDocument = {
   version: 1,
   agents: [
-    { id: 'gptbot', name: 'GPTBot', type: 'AI Data Scraper', operator: 'OpenAI', url: 'https://openai.com/gptbot', match: { tokens: ['GPTBot'] }, robots_tokens: ['GPTBot'], ip_ranges: ['openai-gptbot.json'] },
-    { id: 'claudebot', name: 'ClaudeBot', type: 'AI Data Scraper', operator: 'Anthropic', url: 'https://anthropic.com/', match: { tokens: ['ClaudeBot'] }, robots_tokens: ['ClaudeBot'], ip_ranges: ['anthropic-bots.json'] },
+    { ...gptbotAgent, ip_ranges: ['openai-gptbot.json'] },
+    { ...claudebotAgent, ip_ranges: ['anthropic-bots.json'] },
     { ...googlebotAgent, ip_ranges: ['google-common-crawlers.json'] },
     { id: 'signbot', name: 'SignBot', type: 'AI Agent', operator: 'Test', url: 'https://agent.test/', match: { tokens: ['SignBot'] }, robots_tokens: ['SignBot'], signature_agents: ['https://agent.test'] },
   ],
 };
 
-const GPTBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)';
+const GPTBOT = GPTBOT_UA;
 const CLAUDEBOT = 'Mozilla/5.0 (compatible; ClaudeBot/1.0; +claudebot@anthropic.com)';
-const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+const GOOGLEBOT = GOOGLEBOT_UA;
 const SIGNBOT = 'SignBot/1.0';
 
 /** The API over the real lists, a pinned Web Bot Auth key and a resolver that records what it was asked. */
@@ -62,15 +63,7 @@ async function setup() {
   const projects = createMemoryProjectStore();
   const { token } = await projects.createProject('site');
   const handle = createApiHandler({ engine, projects, visits: createMemoryVisitStore(), rateLimit: false, clock });
-  const call = async (method: string, path: string, body?: unknown) => {
-    const response = await handle({
-      method,
-      path,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : new TextEncoder().encode(JSON.stringify(body)),
-    });
-    return { status: response.status, json: JSON.parse(response.body as string) };
-  };
+  const call = apiCaller(handle, token);
   return { call, asked };
 }
 

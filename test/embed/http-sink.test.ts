@@ -66,6 +66,8 @@ describe('HTTP sink → a real agentwarden server', () => {
       expect(v.agent_id).toBe('gptbot');
       expect(v.decision).toEqual({ rule: 'deny-agent-type', action: 'deny', report_only: true });
       expect(v.is_blocked).toBe(false);
+      // The address the site saw travels as data and is stored as sent, no header needed.
+      expect(v.client_ip).toBe('203.0.113.9');
     }
     // Batches of 100, 100 and 50: three POST /visits in the access log.
     expect(srv.logs.filter((entry) => entry['path'] === '/visits' && entry['status'] === 202)).toHaveLength(3);
