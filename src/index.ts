@@ -28,7 +28,7 @@ export { ipRangeVerifier } from './verify/ip-ranges/ip-range-verifier.js';
 export type { IpRangeVerifierOptions } from './verify/ip-ranges/ip-range-verifier.js';
 export { parseIpRangeList } from './verify/ip-ranges/ip-list.js';
 export type { IpRangeList } from './verify/ip-ranges/ip-list.js';
-export { createClientIpRule } from './verify/client-ip.js';
+export { clientAddressFromPeer, createClientIpRule } from './verify/client-ip.js';
 export type { ClientIpOptions, ClientIpRule } from './verify/client-ip.js';
 export { reverseDnsVerifier } from './verify/reverse-dns.js';
 export type { DnsResolver, ReverseDnsCacheOptions, ReverseDnsVerifierOptions } from './verify/reverse-dns.js';

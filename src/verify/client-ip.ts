@@ -29,7 +29,28 @@ export interface ClientIpOptions {
  * parsed. Rules made by `createClientIpRule` also list the headers they consult, in order: the
  * first of them present is the one an address came from.
  */
-export type ClientIpRule = ((headers: ReadonlyMap<string, string>) => string | undefined) & { readonly headers?: readonly string[] };
+export type ClientIpRule = ((headers: ReadonlyMap<string, string>) => string | undefined) & {
+  readonly headers?: readonly string[];
+  /** The client address of a request received directly from `peer` (see `clientAddressFromPeer`). */
+  readonly fromPeer?: (headers: ReadonlyMap<string, string>, peer: string | undefined) => string | undefined;
+};
+
+/**
+ * The client address of a request this process received itself, from the socket address `peer`
+ * (the last hop, which nobody can forge) and its headers. The rule's headers are believed only
+ * when the peer is one of the proxies the rule walks past (by default a non-public address; with
+ * a CIDR list, one inside it; with a hop count, always, as the operator declared a proxy in front):
+ * a client connecting from a public address speaks for itself, whatever X-Forwarded-For it sends.
+ * A rule that cannot say gives the peer.
+ * @example
+ * clientAddressFromPeer(createClientIpRule(), new Map([['x-forwarded-for', '203.0.113.7']]), '10.0.0.2'); // '203.0.113.7' (via the proxy)
+ * clientAddressFromPeer(createClientIpRule(), new Map([['x-forwarded-for', '203.0.113.7']]), '198.51.100.9'); // '198.51.100.9' (direct)
+ */
+export function clientAddressFromPeer(rule: ClientIpRule, headers: ReadonlyMap<string, string>, peer: string | undefined): string | undefined {
+  if (rule.fromPeer !== undefined) return rule.fromPeer(headers, peer);
+  const address = peer === undefined ? undefined : parseIpLiteral(peer);
+  return address ?? rule(headers);
+}
 
 /**
  * The header a rule took the client address from: the first of its headers the request has
@@ -256,5 +277,12 @@ export function createClientIpRule(options: ClientIpOptions = {}): ClientIpRule 
     }
     return undefined;
   };
-  return Object.assign(rule, { headers: Object.freeze(headers) });
+  const fromPeer = (map: ReadonlyMap<string, string>, peer: string | undefined): string | undefined => {
+    const address = peer === undefined ? undefined : parseHop(peer);
+    if (address === undefined) return rule(map);
+    // The peer is the rightmost hop: past it only when it is one of ours.
+    if (ours !== undefined && !ours(address)) return formatIpAddress(address);
+    return rule(map) ?? formatIpAddress(address);
+  };
+  return Object.assign(rule, { headers: Object.freeze(headers), fromPeer });
 }

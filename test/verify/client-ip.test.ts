@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createClientIpRule } from '../../src/index.js';
-import { clientIpHeader, parseClientAddress } from '../../src/verify/client-ip.js';
+import { clientAddressFromPeer, clientIpHeader, parseClientAddress, parseIpLiteral } from '../../src/verify/client-ip.js';
 import { normalizeIpAddress } from '../../src/verify/ip-ranges/ip-address.js';
 
 const headers = (entries: Record<string, string>) => new Map(Object.entries(entries));
@@ -162,6 +162,40 @@ describe('trusted proxies', () => {
     expect(rule(headers({ 'x-forwarded-for': '10.0.0.1, 10.0.0.2' }))).toBe('10.0.0.1');
     expect(rule(headers({ 'x-forwarded-for': '66.249.66.1, garbage, 10.0.0.2' }))).toBeUndefined();
     expect(rule(headers({ forwarded: 'for=192.0.2.1, for="[2001:db8:ffff::2]:80"' }))).toBe('192.0.2.1');
+  });
+});
+
+describe('the client address of a request received from a peer', () => {
+  const xff = (value: string) => headers({ 'x-forwarded-for': value });
+
+  it('believes the headers only when the peer is one of the proxies the rule walks past', () => {
+    const rule = createClientIpRule();
+    // A private peer is the site's own proxy: its forwarded address decides.
+    expect(clientAddressFromPeer(rule, xff('203.0.113.7'), '10.0.0.2')).toBe('203.0.113.7');
+    expect(clientAddressFromPeer(rule, xff('198.51.100.1, 203.0.113.7'), '::ffff:127.0.0.1')).toBe('203.0.113.7');
+    // A public peer speaks for itself, whatever it forwards.
+    expect(clientAddressFromPeer(rule, xff('203.0.113.7'), '198.51.100.9')).toBe('198.51.100.9');
+    // Nothing forwarded: the peer; no peer: the headers.
+    expect(clientAddressFromPeer(rule, headers({}), '10.0.0.2')).toBe('10.0.0.2');
+    expect(clientAddressFromPeer(rule, xff('203.0.113.7'), undefined)).toBe('203.0.113.7');
+  });
+
+  it('follows an explicit trustedProxies', () => {
+    const cidrs = createClientIpRule({ trustedProxies: ['198.51.100.0/24'] });
+    expect(clientAddressFromPeer(cidrs, xff('203.0.113.7'), '198.51.100.9')).toBe('203.0.113.7');
+    expect(clientAddressFromPeer(cidrs, xff('203.0.113.7'), '10.0.0.2')).toBe('10.0.0.2');
+    // A hop count declares a proxy in front, whatever its address.
+    const count = createClientIpRule({ headers: ['x-forwarded-for'], trustedProxies: 0 });
+    expect(clientAddressFromPeer(count, xff('203.0.113.7'), '198.51.100.9')).toBe('203.0.113.7');
+    // A plain function cannot say whether the peer is a proxy: the peer.
+    expect(clientAddressFromPeer(() => '203.0.113.7', xff('203.0.113.7'), '198.51.100.9')).toBe('198.51.100.9');
+  });
+
+  it('reads IP literals given as data', () => {
+    expect(parseIpLiteral('::ffff:66.249.66.1')).toBe('66.249.66.1');
+    expect(parseIpLiteral('2001:DB8::0:1')).toBe('2001:db8::1');
+    expect(parseIpLiteral('fe80::1%eth0')).toBe('fe80::1');
+    for (const bad of ['66.249.66.1:443', '[2001:db8::1]', 'example.com', '', '1.2.3', '01.2.3.4']) expect(parseIpLiteral(bad)).toBeUndefined();
   });
 });
 

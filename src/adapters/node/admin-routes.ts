@@ -1,12 +1,16 @@
 // The dashboard's admin API: log in and out, read the session's CSRF token, list and create
 // projects, rotate and revoke their access tokens. Mounted into createApiHandler as a route table.
 import {
+  clientAddressFromPeer,
+  createClientIpRule,
   headerValue,
+  normalizeHeaders,
   openApiErrorResponses,
   parseJsonBody,
   problem,
   type ApiRequest,
   type ApiResponse,
+  type ClientIpRule,
   type CreatedProject,
   type FieldError,
   type Project,
@@ -45,6 +49,12 @@ export interface AdminRoutesOptions {
    * headers tell.
    */
   readonly secureCookies?: boolean;
+  /**
+   * The client-IP rule the API uses (`createClientIpRule()` when omitted): the login limit counts
+   * attempts per client address, read through the site's own proxies by this rule, so behind a
+   * reverse proxy one client's wrong guesses do not lock out everyone else.
+   */
+  readonly clientIp?: ClientIpRule;
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
@@ -159,7 +169,7 @@ function stringField(body: Record<string, unknown>, name: string, max: number): 
  * Creates the admin routes: `POST /admin/login`, `POST /admin/logout`, `GET /admin/session`,
  * `GET|POST /admin/projects`, `POST /admin/tokens` (rotate) and `POST /admin/token-revocations`.
  * State-changing admin routes need the session's CSRF token (checked by the API handler).
- * @throws {TypeError} when the admin or project store is missing.
+ * @throws {TypeError} when the admin or project store is missing, or `clientIp` is not a rule.
  * @example
  * createApiHandler({ engine, projects: store, visits: store, admin, routes: [createAdminRoutes({ admin, projects: store })] });
  */
@@ -167,6 +177,8 @@ export function createAdminRoutes(options: AdminRoutesOptions): RouteTable {
   if (typeof options?.admin?.login !== 'function') throw new TypeError('admin must be an AdminStore from openAdminStore()');
   if (typeof options.projects?.createProject !== 'function') throw new TypeError('projects must be a project store with createProject, listProjects, issueToken and revokeToken');
   const { admin, projects } = options;
+  const clientIp = options.clientIp ?? createClientIpRule();
+  if (typeof clientIp !== 'function') throw new TypeError(`clientIp must be a client-IP rule (createClientIpRule()), got ${String(clientIp)}`);
   const cookiePath = options.cookiePath ?? '/';
   if (!cookiePath.startsWith('/') || /[;\s]/.test(cookiePath)) throw new RangeError(`cookiePath must be a path starting with "/", got ${JSON.stringify(cookiePath)}`);
 
@@ -198,7 +210,9 @@ export function createAdminRoutes(options: AdminRoutesOptions): RouteTable {
       if (!body.ok) return body.response;
       const secret = stringField(body.value, 'secret', 256);
       if (!secret.ok) return secret.response;
-      const result = await admin.login(secret.value, request.remoteAddress ?? 'unknown');
+      // Limited per client: the socket's address, or behind the site's own proxy the one it forwards.
+      const client = clientAddressFromPeer(clientIp, normalizeHeaders(request.headers), request.remoteAddress);
+      const result = await admin.login(secret.value, client ?? 'unknown');
       if (!result.ok) {
         if (result.reason === 'rate-limited') {
           return problem('rate-limited', `Too many login attempts from this address; retry after ${result.retryAfterSeconds} s.`, { headers: { 'retry-after': String(result.retryAfterSeconds) } });

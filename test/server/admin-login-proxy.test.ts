@@ -1,0 +1,39 @@
+// Admin login behind a reverse proxy (issue 17): the login limit counts attempts per client
+// address read through the proxy by the server's client-IP rule, so one client's wrong guesses
+// lock out that client only. A real `serve` on loopback; the loopback peer plays the proxy.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { post, spawnServe, tempDir, type ServeProcess } from './helpers.js';
+
+let server: ServeProcess;
+let secret: string;
+const data = tempDir();
+
+beforeAll(async () => {
+  server = await spawnServe(['--data-dir', data.dir, '--verifiers', 'none']);
+  secret = /admin login secret, shown only now: (aws_[A-Za-z0-9_-]+)/.exec(server.stdout())![1]!;
+});
+
+afterAll(async () => {
+  server.child.kill('SIGTERM');
+  await server.exited;
+  data.cleanup();
+});
+
+const login = (secretText: string, forwardedFor?: string) => post(`${server.url}/admin/login`, undefined, { secret: secretText }, forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor });
+
+describe('admin login behind a proxy', () => {
+  it('locks out the client that guessed wrong 10 times, not the others behind the same proxy', async () => {
+    // The proxy (loopback, a non-public peer) appends each client's address.
+    for (let i = 0; i < 10; i++) expect((await login('aws_wrong', '203.0.113.5')).status).toBe(401);
+    const locked = await login(secret, '203.0.113.5');
+    expect(locked.status).toBe(429);
+    expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(0);
+    // A left-hand entry the client wrote does not move its bucket: the proxy's entry decides.
+    expect((await login(secret, '198.51.100.77, 203.0.113.5')).status).toBe(429);
+    // Other clients behind the same proxy still log in with the right secret.
+    expect((await login(secret, '198.51.100.6')).status).toBe(200);
+    expect((await login(secret, '198.51.100.6, 10.0.0.2')).status).toBe(200);
+    // Requests without a forwarded address count as the proxy's own, a bucket of their own.
+    expect((await login(secret)).status).toBe(200);
+  });
+});
