@@ -1,6 +1,6 @@
 // The transport-agnostic REST API (DESIGN.md §7): routing, auth, content negotiation, limits and
 // errors live here once; transports only turn their requests into ApiRequest and back.
-import type { Engine } from '../engine.js';
+import type { Engine, VerificationOutcome } from '../engine.js';
 import { headerMapOf } from '../identify/headers.js';
 import { createIdentificationSerializer, type Identification } from '../identify/identification.js';
 import { RobotsOptionsError } from '../robots/errors.js';
@@ -58,7 +58,7 @@ export interface ApiHandlerOptions {
   readonly onError?: (error: unknown, request: ApiRequest) => void;
   /** Per-project settings (robots rules, client-IP rule); in memory when omitted. */
   readonly settings?: ProjectSettingsStore;
-  /** The client-IP rule for visits of projects without their own (default `createClientIpRule()`). */
+  /** The client-IP rule of projects without their own, for their identification and verification items and visits (default `createClientIpRule()`). */
   readonly clientIp?: ClientIpRule;
   /** `GET /visits/stream`: heartbeat interval (default 15,000 ms), `retry:` hint (default 3,000 ms), and the caps on open streams and on the events they keep for slow readers. */
   readonly eventStream?: EventStreamOptions;
@@ -191,40 +191,57 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
   /**
    * A POST route taking one item or an array of them, answering in the same shape and order.
    * `answer` may answer synchronously: a single item answered at once then needs no promise here.
+   * Each item is answered with the project's client-IP rule, as its visits are: the same request
+   * gets the same verdict here and when it is stored. The rule is cached per project, so nearly
+   * always at hand; a settings store that cannot be read leaves the server's default rule.
    */
-  const itemsRoute = <T>(answer: (item: RequestItem) => T | Promise<T>, serialize: (result: T) => string = JSON.stringify): Route => ({
-    auth: 'token',
-    json: true,
-    run({ request, project }) {
-      const body = requestItems(request);
-      if (!body.ok) return body.response;
-      const projectId = project?.id;
-      if (body.single) {
-        const result = answer(body.items[0]!);
+  const itemsRoute = <T>(answer: (item: RequestItem, clientIp: ClientIpRule) => T | Promise<T>, serialize: (result: T) => string = JSON.stringify): Route => {
+    const answerItems = (items: readonly RequestItem[], single: boolean, rule: ClientIpRule, projectId: string | undefined): ApiResponse | Promise<ApiResponse> => {
+      if (single) {
+        const result = answer(items[0]!, rule);
         return result instanceof Promise
           ? result.then((value: T): ApiResponse => ({ status: 200, headers: JSON_HEADERS, body: serialize(value), projectId }))
           : { status: 200, headers: JSON_HEADERS, body: serialize(result), projectId };
       }
       const batch = (results: readonly T[]): ApiResponse => ({ status: 200, headers: JSON_HEADERS, body: `[${results.map((result) => serialize(result)).join(',')}]`, projectId });
-      const answers = body.items.map(answer);
+      const answers = items.map((item) => answer(item, rule));
       // A batch whose answers all came at once is answered at once too.
       return answers.some((value) => value instanceof Promise) ? Promise.all(answers).then(batch) : batch(answers as T[]);
-    },
-  });
+    };
+    return {
+      auth: 'token',
+      json: true,
+      run({ request, project }) {
+        const body = requestItems(request);
+        if (!body.ok) return body.response;
+        const projectId = project?.id;
+        const rule = projectId === undefined ? defaultClientIp : clientIpRules.ruleFor(projectId);
+        if (rule instanceof Promise) {
+          return rule.catch(() => defaultClientIp).then((loaded) => answerItems(body.items, body.single, loaded, projectId));
+        }
+        return answerItems(body.items, body.single, rule, projectId);
+      },
+    };
+  };
   const identificationJson = createIdentificationSerializer();
-  // identifyNormalized gives identify's answer for the same headers, synchronously unless a
-  // verifier has to wait, and reads the parsed header object in place. Signatures may cover the
-  // method and path (RFC 9421 §2.2), so items naming them go through identify, as do items
-  // naming the client address.
-  const identifyItem = (item: RequestItem): Identification | Promise<Identification> =>
-    typeof item.request_method === 'string' || typeof item.request_path === 'string' || item.client_ip !== undefined
-      ? engine.identify(item)
-      : engine.identifyNormalized(headerMapOf(item.request_headers), item.id);
+  // verifyNormalized reads the parsed header object in place and answers synchronously unless a
+  // verifier has to wait; the serializer writes only the identification fields of its answer.
+  // Signatures may cover the method and path (RFC 9421 §2.2), so the chain sees them, and an
+  // address the caller sent comes before anything a header claims.
+  const verifyItem = (item: RequestItem, rule: ClientIpRule): VerificationOutcome | Promise<VerificationOutcome> => {
+    const sent = item.client_ip;
+    return engine.verifyNormalized(headerMapOf(item.request_headers), {
+      id: item.id,
+      method: item.request_method,
+      path: item.request_path,
+      clientIp: sent === undefined ? rule : () => sent,
+    });
+  };
 
   let openApi: string | undefined;
   const routes: Record<string, Readonly<Record<string, Route>>> = {
-    '/agent-identifications': { POST: itemsRoute(identifyItem, identificationJson) },
-    '/agent-verifications': { POST: itemsRoute((item) => engine.verify(item)) },
+    '/agent-identifications': { POST: itemsRoute<Identification>(verifyItem, identificationJson) },
+    '/agent-verifications': { POST: itemsRoute(verifyItem) },
     '/robots-txts': {
       POST: {
         auth: 'token-or-admin',

@@ -124,6 +124,17 @@ describe('no false spoof verdicts through the REST API', () => {
     expect(api.asked.filter((ip) => ip !== '203.0.113.7' && ip !== '198.51.100.20')).toEqual([]);
   });
 
+  it('identification and verification read the address by the project\'s own rule, as its stored visits do', async () => {
+    const api = await setup();
+    // The site's proxy is on a public address: only the project's settings can say it is theirs.
+    const item = xff(GPTBOT, '132.196.86.7, 198.51.100.9');
+    expect((await judge(api, item)).verification.result).toBe('verification_failed');
+    expect((await api.call('PUT', '/project-settings', { client_ip: { trusted_proxies: ['198.51.100.0/24'] } })).status).toBe(200);
+    const { identification, verification, visit } = await judge(api, item);
+    expect([identification.result, verification.result, visit.result]).toEqual(['verified', 'verified', 'verified']);
+    expect(visit.client_ip).toBe('132.196.86.7');
+  });
+
   it('an explicit trustedProxies still rules: a count takes the hop it names, private or not', async () => {
     const { createClientIpRule } = await import('../../src/index.js');
     const rule = createClientIpRule({ headers: ['x-forwarded-for'], trustedProxies: 0 });
