@@ -54,6 +54,7 @@ export function createVisitEnricher(options: VisitEnricherOptions): VisitEnriche
     const pending: (VerificationOutcome | Promise<VerificationOutcome>)[] = new Array(count);
     let waiting = false;
     const rules: ClientIpRule[] = new Array(count);
+    const times: number[] = new Array(count);
     for (let i = 0; i < count; i++) {
       const visit = visits[i]!;
       const headers = headerMapOf(visit.request_headers);
@@ -64,13 +65,13 @@ export function createVisitEnricher(options: VisitEnricherOptions): VisitEnriche
       rules[i] = rule;
       // Signatures may cover the method and path (RFC 9421 §2.2), so the chain sees them, and are
       // judged valid or expired at the visit's time, not when a batch of visits arrives.
-      const identification = engine.verifyNormalized(headers, { method: visit.request_method, path: visit.request_path, clientIp: rule, receivedAt: visitTime(visit, received) });
+      const identification = engine.verifyNormalized(headers, { method: visit.request_method, path: visit.request_path, clientIp: rule, receivedAt: (times[i] = visitTime(visit, received)) });
       if (identification instanceof Promise) waiting = true;
       pending[i] = identification;
     }
     const identifications = waiting ? await Promise.all(pending) : (pending as VerificationOutcome[]);
     const enriched: EnrichedVisit[] = new Array(count);
-    for (let i = 0; i < count; i++) enriched[i] = enrichVisit(visits[i]!, identifications[i]!, headerMaps[i]!, received, rules[i]!);
+    for (let i = 0; i < count; i++) enriched[i] = enrichVisit(visits[i]!, identifications[i]!, headerMaps[i]!, received, rules[i]!, times[i]);
     return enriched;
   };
 }
@@ -85,9 +86,16 @@ function visitTime(visit: Visit, received: number): number {
  * One visit with what identifying it found: the enricher's step for each visit, also used by
  * embedders that identified the request themselves (agentwarden's store sink). `headers` are the
  * visit's request headers as a map, `received` whole milliseconds, `clientIp` the rule that gives
- * the visitor's address.
+ * the visitor's address, `time` the visit's time when already worked out.
  */
-export function enrichVisit(visit: Visit, identification: VerificationOutcome, headers: ReadonlyMap<string, string>, received: number, clientIp: ClientIpRule): EnrichedVisit {
+export function enrichVisit(
+  visit: Visit,
+  identification: VerificationOutcome,
+  headers: ReadonlyMap<string, string>,
+  received: number,
+  clientIp: ClientIpRule,
+  time: number = visitTime(visit, received),
+): EnrichedVisit {
   const known = identification.result !== 'unknown_agent';
   // Referral classes describe humans arriving from AI answers; an agent's Referer is not a referral.
   const referral = known ? undefined : classifyReferral(visit.request_path, headers.get('referer'));
@@ -96,7 +104,7 @@ export function enrichVisit(visit: Visit, identification: VerificationOutcome, h
   // Object.assign copies the same own fields in 0.1 us, and the new fields are set after it.
   const item: Mutable<EnrichedVisit> = Object.assign({}, visit) as Mutable<EnrichedVisit>;
   item.received = received;
-  item.time = visitTime(visit, received);
+  item.time = time;
   item.agent_id = known ? identification.agent_id : null;
   item.agent_type = known ? (identification.agent_type_name as EnrichedVisit['agent_type']) : null;
   item.result = identification.result;
