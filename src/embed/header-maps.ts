@@ -6,11 +6,13 @@ class FetchHeaderMap extends LazyHeaderMap {
   constructor(private readonly headers: Headers) {
     super();
   }
+  // A Fetch Headers holds no HTTP/2 pseudo-header and throws on asking for one (`:authority`,
+  // which the Web Bot Auth verifier reads before Host): such a name is simply absent.
   get(name: string): string | undefined {
-    return this.headers.get(name) ?? undefined;
+    return name.charCodeAt(0) === 58 ? undefined : (this.headers.get(name) ?? undefined);
   }
   has(name: string): boolean {
-    return this.headers.has(name);
+    return name.charCodeAt(0) !== 58 && this.headers.has(name);
   }
   protected collect(): Map<string, string> {
     const map = new Map<string, string>();

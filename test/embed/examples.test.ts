@@ -1,6 +1,7 @@
 // Every example app under examples/ started as its README says, against a real agentwarden server:
-// a spoofed GPTBot (loopback is not in OpenAI's published ranges) is refused, a person's browser
-// is served, and both visits arrive with the decision. The Node examples deliver their batch when
+// a spoofed GPTBot (its Web Bot Auth signature is not one any signer makes) is refused, a GPTBot
+// known only by its loopback address is served (a site's own network is no evidence either way),
+// a person's browser is served, and the visits arrive with the decision. The Node examples deliver their batch when
 // stopped (flushOnExit on SIGTERM); the Worker, bundled as Wrangler does and run by workerd, with
 // ctx.waitUntil after each response.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +9,9 @@ import { createEngine } from '../../src/index.js';
 import { startTestServer, type TestServer } from '../server/helpers.js';
 import { BROWSER_UA, GPTBOT_UA } from './fixtures.js';
 import { bundleWorker, killLeftovers, loadMiniflare, startSite, visitsArriving } from './runtime-helpers.js';
+
+// A web-bot-auth signature of 3 bytes where Ed25519 gives 64: evidence, found with no key fetched.
+const MALFORMED_SIGNATURE = { 'signature-input': 'sig1=("@authority");created=1;expires=2;keyid="k";tag="web-bot-auth"', signature: 'sig1=:AAAA:' };
 
 let srv: TestServer;
 afterEach(killLeftovers);
@@ -17,21 +21,24 @@ beforeAll(async () => {
 afterAll(() => srv?.stop());
 
 describe.each(['express', 'fastify', 'hono', 'node-http'])('examples/%s', (name) => {
-  it('refuses a spoofed bot, serves a browser, and delivers both visits when stopped', async () => {
+  it('refuses a spoofed bot, serves an unproven one and a browser, and delivers the visits when stopped', async () => {
     const { id: projectId, token } = srv.store.createProject(`${name}.example`);
     const site = await startSite(process.execPath, [`examples/${name}/server.js`], { AGENTWARDEN_URL: srv.url, AGENTWARDEN_TOKEN: token, PORT: '0' });
-    const spoofed = await fetch(`${site.url}/`, { headers: { 'user-agent': GPTBOT_UA } });
+    const spoofed = await fetch(`${site.url}/`, { headers: { 'user-agent': GPTBOT_UA, ...MALFORMED_SIGNATURE } });
     expect(spoofed.status).toBe(403);
     await spoofed.text();
+    const unsigned = await fetch(`${site.url}/`, { headers: { 'user-agent': GPTBOT_UA } });
+    expect(await unsigned.text()).toBe('Hello! agentwarden says: not_verifiable\n');
     const person = await fetch(`${site.url}/`, { headers: { 'user-agent': BROWSER_UA } });
     expect(person.status).toBe(200);
     expect(await person.text()).toBe('Hello! agentwarden says: unknown_agent\n');
     // Nothing yet: the sink batches (30 s); stopping the app delivers the batch.
     expect(await srv.store.timeline({ projectId, limit: 10 })).toHaveLength(0);
     expect(await site.stop('SIGTERM')).toEqual({ code: null, signal: 'SIGTERM' });
-    const visits = await visitsArriving(srv.store, projectId, 2);
-    const bot = visits.find((v) => v.agent_id === 'gptbot');
-    expect(bot).toMatchObject({ request_path: '/', response_status_code: 403, is_blocked: true, decision: { rule: 'deny-verification-failed', action: 'deny' } });
+    const visits = await visitsArriving(srv.store, projectId, 3);
+    const bots = visits.filter((v) => v.agent_id === 'gptbot');
+    expect(bots.find((v) => v.response_status_code === 403)).toMatchObject({ request_path: '/', is_blocked: true, decision: { rule: 'deny-verification-failed', action: 'deny' } });
+    expect(bots.find((v) => v.response_status_code === 200)).toMatchObject({ request_path: '/', client_ip: '127.0.0.1' });
     expect(visits.find((v) => v.agent_id !== 'gptbot')).toMatchObject({ result: 'unknown_agent', response_status_code: 200 });
   }, 60_000);
 });

@@ -9,6 +9,7 @@ import {
   createMemoryVisitStore,
   createStoreSink,
   detectPlatform,
+  webBotAuthVerifier,
   withAgentwarden,
   type AccessPolicyOptions,
   type SinkVisit,
@@ -69,6 +70,15 @@ describe('fetch middleware', () => {
     const trusting = createFetchMiddleware({ engine: embedEngine(), clientIp: createClientIpRule({ headers: ['x-forwarded-for'] }) });
     await trusting(get('/', GOOGLEBOT_UA, { 'x-forwarded-for': '192.0.2.1' }), (r) => ((result = agentwardenResult(r)), app(r)), LOOPBACK);
     expect(result).toMatchObject({ clientIp: '192.0.2.1', result: 'verification_failed' });
+  });
+
+  it('hands a Web Bot Auth request to the verifier: a Fetch Headers has no :authority to throw on', async () => {
+    const run = createFetchMiddleware({ engine: createEngine({ catalog: embedEngine().catalog, verifiers: [webBotAuthVerifier()] }) });
+    let result: ReturnType<typeof agentwardenResult>;
+    // An Ed25519 signature is 64 bytes; this one is 3: checked, and evidence.
+    const signed = get('/', GPTBOT_UA, { 'signature-input': 'sig1=("@authority");created=1;expires=2;keyid="k";tag="web-bot-auth"', signature: 'sig1=:AAAA:' });
+    await run(signed, (r) => ((result = agentwardenResult(r)), app(r)), LOOPBACK);
+    expect(result!.identification.verification.checks).toEqual([{ method: 'web-bot-auth', outcome: 'fail', reason: 'signature-malformed' }]);
   });
 
   it('records a 500 when the application throws, and rethrows', async () => {

@@ -7,7 +7,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../../src/index.js';
 import { startTestServer, type TestServer } from '../server/helpers.js';
-import { EMBED_CATALOG, EMBED_IP_LISTS, GOOGLEBOT_UA, GPTBOT_UA } from './fixtures.js';
+import { EMBED_CATALOG, EMBED_IP_LISTS, GOOGLEBOT_UA, GPTBOT_UA, LOOPBACK_STAND_IN } from './fixtures.js';
 import { bundleWorker, killLeftovers, loadMiniflare, runtimeBinary, startSite, visitsArriving } from './runtime-helpers.js';
 
 let srv: TestServer;
@@ -18,7 +18,7 @@ beforeAll(async () => {
   srv = await startTestServer({ engine: createEngine({ catalog: EMBED_CATALOG }) });
   const project = srv.store.createProject('runtimes.example');
   projectId = project.id;
-  config = JSON.stringify({ url: srv.url, token: project.token, catalog: EMBED_CATALOG, lists: EMBED_IP_LISTS });
+  config = JSON.stringify({ url: srv.url, token: project.token, catalog: EMBED_CATALOG, lists: EMBED_IP_LISTS, loopbackStandIn: LOOPBACK_STAND_IN });
 });
 afterAll(() => srv?.stop());
 afterEach(killLeftovers);
