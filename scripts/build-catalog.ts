@@ -624,6 +624,8 @@ const NAME_TYPES: readonly (readonly [RegExp, AgentType])[] = [
   [/feed|rss|podcast|news ?reader|syndicat/i, 'Fetcher'],
   [/preview|thumb|screenshot|snapshot|shot\b|embed|unfurl|unshort|expand|link ?resolver|favicon/i, 'Fetcher'],
   [/monitor|uptime|ping|status|health|probe|check|valid|test/i, 'Developer Helper'],
+  [/search|seek/i, 'Search Engine Crawler'],
+  [/download|grab|sucker|leech|harvest|collector|ripper|snag|reaper|stripper|copier|whacker|offline/i, 'Scraper'],
 ];
 
 /** The type a CrawlerDetect-only agent's name states ("FeedBucket", "Site-Shot", "HTTPMon"), if any. */

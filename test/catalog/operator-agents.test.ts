@@ -59,6 +59,7 @@ describe("operators' documented crawlers are separate agents with their own robo
     ['ELB-HealthChecker/2.0', 'elb-healthchecker | Developer Helper | ELB-HealthChecker'],
     // Scanners, feed readers, AI crawlers and libraries from CrawlerDetect's list and operators' pages.
     ['gobuster/3.6', 'gobuster | Security Scanner | gobuster'],
+    ['Mata Hari (https://support.recordedfuture.com/hc/en-us/articles/360000821294-Mata-Hari-Web-Crawler)', 'mata-hari | Intelligence Gatherer | Mata Hari'],
     ['Fuzz Faster U Fool v2.1.0-dev', 'fuzz-faster-u-fool | Security Scanner | Fuzz Faster U Fool'],
     ['Mozilla/5.0 (compatible; ProRataInc/1.0; +https://www.prorata.ai/)', 'proratainc | AI Search Crawler | ProRataInc'],
     ['NetNewsWire (RSS Reader; https://netnewswire.com/)', 'netnewswire | Fetcher | NetNewsWire'],
