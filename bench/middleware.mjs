@@ -208,14 +208,14 @@ async function deliveryRate(dir) {
     }
     const peerRate = COUNT / ((performance.now() - peerStart) / 1000);
 
-    const sink = createHttpSink({ url: server.url, token: server.token, maxBatchVisits: BATCH, maxQueueVisits: COUNT });
+    const sink = createHttpSink({ url: server.url, token: server.token, maxBatchVisits: BATCH, maxQueueVisits: COUNT, maxQueueBytes: 1024 * 1024 * 1024 });
     const sinkStart = performance.now();
     for (let i = 0; i < COUNT; i++) sink.push(visit(i));
     await sink.flush();
     const sinkRate = COUNT / ((performance.now() - sinkStart) / 1000);
     const stats = sink.stats();
     await sink.close();
-    if (stats.delivered !== COUNT) throw new Error(`the sink delivered ${stats.delivered} of ${COUNT}: ${stats.lastError}`);
+    if (stats.delivered !== COUNT) throw new Error(`the sink delivered ${stats.delivered} of ${COUNT} (dropped ${stats.dropped}): ${stats.lastError}`);
     console.log(`HTTP sink delivery to agentwarden serve (SQLite, on CPU 1), ${COUNT} visits in batches of ${BATCH}, Idempotency-Key on each`);
     console.log(`  createHttpSink   ${Math.round(sinkRate)} visits/s delivered (${stats.delivered} delivered, ${stats.dropped} dropped, ${stats.retries} retries)`);
     console.log(`  plain fetch loop ${Math.round(peerRate)} visits/s (same batches, no key)`);
