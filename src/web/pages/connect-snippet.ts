@@ -5,39 +5,30 @@
 import { copyText, field, h } from '../dom.js';
 import { toast } from '../toast.js';
 
+/** A Node framework's snippet: the sink, flushed on exit, and the line that adds the middleware. */
+const nodeSnippet = (subpath: string, use: string) => `import { createHttpSink } from 'agentwarden';
+import { flushOnExit } from 'agentwarden/node';
+import { agentwarden } from 'agentwarden/${subpath}';
+
+const sink = createHttpSink({ url: process.env.AGENTWARDEN_URL, token: process.env.AGENTWARDEN_TOKEN });
+flushOnExit(sink);
+${use}`;
+
 const FRAMEWORKS = {
   express: {
     label: 'Express 5 / Connect / node:http',
     install: 'npm install agentwarden express',
-    code: `import { createHttpSink } from 'agentwarden';
-import { flushOnExit } from 'agentwarden/node';
-import { agentwarden } from 'agentwarden/express';
-
-const sink = createHttpSink({ url: process.env.AGENTWARDEN_URL, token: process.env.AGENTWARDEN_TOKEN });
-flushOnExit(sink);
-app.use(agentwarden({ sink, policy: { denyVerificationFailed: true } }));`,
+    code: nodeSnippet('express', 'app.use(agentwarden({ sink, policy: { denyVerificationFailed: true } }));'),
   },
   fastify: {
     label: 'Fastify 5',
     install: 'npm install agentwarden fastify',
-    code: `import { createHttpSink } from 'agentwarden';
-import { flushOnExit } from 'agentwarden/node';
-import { agentwarden } from 'agentwarden/fastify';
-
-const sink = createHttpSink({ url: process.env.AGENTWARDEN_URL, token: process.env.AGENTWARDEN_TOKEN });
-flushOnExit(sink);
-await app.register(agentwarden, { sink, policy: { denyVerificationFailed: true } });`,
+    code: nodeSnippet('fastify', 'await app.register(agentwarden, { sink, policy: { denyVerificationFailed: true } });'),
   },
   hono: {
     label: 'Hono 4 (Node)',
     install: 'npm install agentwarden hono',
-    code: `import { createHttpSink } from 'agentwarden';
-import { flushOnExit } from 'agentwarden/node';
-import { agentwarden } from 'agentwarden/hono';
-
-const sink = createHttpSink({ url: process.env.AGENTWARDEN_URL, token: process.env.AGENTWARDEN_TOKEN });
-flushOnExit(sink);
-app.use(agentwarden({ sink, policy: { denyVerificationFailed: true } }));`,
+    code: nodeSnippet('hono', 'app.use(agentwarden({ sink, policy: { denyVerificationFailed: true } }));'),
   },
   worker: {
     label: 'Cloudflare Worker',
