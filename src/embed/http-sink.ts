@@ -86,14 +86,30 @@ function jsonNumber(value: number): string {
   return Number.isFinite(value) ? String(value) : 'null';
 }
 
+// Header names repeat from request to request: each one's JSON (or '' for a secret one) is
+// remembered, up to a bound, so names a client invents cannot grow it without end.
+const headerNameJson = new Map<string, string>();
+const MAX_REMEMBERED_NAMES = 1024;
+
+function nameJson(name: string): string {
+  let json = headerNameJson.get(name);
+  if (json === undefined) {
+    json = isSecretHeader(name.toLowerCase()) ? '' : `${jsonString(name)}:`;
+    if (headerNameJson.size < MAX_REMEMBERED_NAMES) headerNameJson.set(name, json);
+  }
+  return json;
+}
+
 /** Headers as a JSON object, without secrets (authorization, cookie, *-token, ...): they never leave the process. */
 function headersJson(headers: HeadersInput): string {
   let json = '{';
   for (const name in headers) {
     const value = headers[name];
-    if (value === undefined || isSecretHeader(name.toLowerCase())) continue;
+    if (value === undefined) continue;
+    const key = nameJson(name);
+    if (key === '') continue;
     if (json.length > 1) json += ',';
-    json += `${jsonString(name)}:${typeof value === 'string' ? jsonString(value) : JSON.stringify(value)}`;
+    json += `${key}${typeof value === 'string' ? jsonString(value) : JSON.stringify(value)}`;
   }
   return `${json}}`;
 }
