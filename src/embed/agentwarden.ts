@@ -203,7 +203,7 @@ export function createAgentwarden(options: AgentwardenOptions = {}): Agentwarden
         request_method: request.method,
         request_headers: request.headerRecord,
         response_duration_in_milliseconds: Math.max(0, clock.now() - request.started),
-        created: new Date(request.started).toISOString(),
+        created: isoTime(request.started),
       };
       // RFC 9110 §15: a status the visit format accepts (a framework may report 0 for a dropped connection).
       if (Number.isInteger(response.status) && response.status >= 100 && response.status <= 599) visit['response_status_code'] = response.status;
@@ -223,6 +223,24 @@ export function createAgentwarden(options: AgentwardenOptions = {}): Agentwarden
     flush: () => sink.flush(),
     close: () => sink.close(),
   };
+}
+
+// The last second written as ISO 8601 ("2026-11-20T12:00:00."): a busy site records many visits
+// each second, and Date#toISOString is a good part of recording one.
+let isoSecond = Number.NaN;
+let isoPrefix = '';
+
+/** `new Date(ms).toISOString()`, with the date and time of day formatted once per second. */
+function isoTime(ms: number): string {
+  const second = Math.floor(ms / 1000);
+  if (second !== isoSecond) {
+    const text = new Date(second * 1000).toISOString();
+    // Years past 9999 (or before 0) have a longer form: written in full each time.
+    if (text.length !== 24) return new Date(ms).toISOString();
+    isoSecond = second;
+    isoPrefix = text.slice(0, 20);
+  }
+  return `${isoPrefix}${String(Math.floor(ms) - second * 1000).padStart(3, '0')}Z`;
 }
 
 /** Whether a request path (with its query) is /robots.txt. */

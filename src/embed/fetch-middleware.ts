@@ -33,7 +33,8 @@ export function agentwardenResult(request: Request): AgentwardenResult | undefin
 /** A policy answer as a Fetch Response. */
 export function policyResponse(response: PolicyResponse): Response {
   // 304 and friends carry no body (RFC 9110 §15.4.5).
-  return new Response(response.status === 304 || response.body === '' ? null : response.body, { status: response.status, headers: response.headers });
+  // A copy of the (frozen) headers: @hono/node-server adds Content-Length to the object it is given.
+  return new Response(response.status === 304 || response.body === '' ? null : response.body, { status: response.status, headers: { ...response.headers } });
 }
 
 /** Response headers as a visit keeps them. */

@@ -74,32 +74,72 @@ function utf8Length(text: string): number {
   return bytes;
 }
 
-/** Headers as sent: secrets (authorization, cookie, *-token, ...) never leave the process. */
-function withoutSecrets(headers: HeadersInput): Record<string, string | readonly string[]> {
-  const kept: Record<string, string | readonly string[]> = {};
-  for (const name in headers) {
-    const value = headers[name];
-    if (value === undefined || isSecretHeader(name.toLowerCase())) continue;
-    kept[name] = value;
-  }
-  return kept;
+// A string JSON.stringify would write as it is, between quotes: no quote, backslash, control
+// character or surrogate (a lone one is escaped). Nearly every header name and value is one.
+const JSON_PLAIN = /^[^"\\\x00-\x1f\ud800-\udfff]*$/;
+
+function jsonString(text: string): string {
+  return JSON_PLAIN.test(text) ? `"${text}"` : JSON.stringify(text);
 }
 
-/** The visit as JSON, without secret headers. */
+function jsonNumber(value: number): string {
+  return Number.isFinite(value) ? String(value) : 'null';
+}
+
+// Header names repeat from request to request: each one's JSON (or '' for a secret one) is
+// remembered, up to a bound, so names a client invents cannot grow it without end.
+const headerNameJson = new Map<string, string>();
+const MAX_REMEMBERED_NAMES = 1024;
+
+function nameJson(name: string): string {
+  let json = headerNameJson.get(name);
+  if (json === undefined) {
+    json = isSecretHeader(name.toLowerCase()) ? '' : `${jsonString(name)}:`;
+    if (headerNameJson.size < MAX_REMEMBERED_NAMES) headerNameJson.set(name, json);
+  }
+  return json;
+}
+
+/** Headers as a JSON object, without secrets (authorization, cookie, *-token, ...): they never leave the process. */
+function headersJson(headers: HeadersInput): string {
+  let json = '{';
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined) continue;
+    const key = nameJson(name);
+    if (key === '') continue;
+    if (json.length > 1) json += ',';
+    json += `${key}${typeof value === 'string' ? jsonString(value) : JSON.stringify(value)}`;
+  }
+  return `${json}}`;
+}
+
+// Decisions are a few shared objects (the policy's): each is written once.
+const decisionJson = new WeakMap<object, string>();
+
+/**
+ * The visit as JSON, without secret headers: what JSON.stringify would write of its known fields,
+ * assembled by hand, since this runs once per request on the site's own thread (about twice as
+ * fast as copying the headers and stringifying the copy).
+ */
 export function serializeVisit(visit: SinkVisit): string {
-  const wire: Record<string, unknown> = {
-    request_path: visit.request_path,
-    request_method: visit.request_method,
-    request_headers: withoutSecrets(visit.request_headers),
-  };
-  if (visit.response_status_code !== undefined) wire['response_status_code'] = visit.response_status_code;
-  if (visit.response_headers !== undefined) wire['response_headers'] = withoutSecrets(visit.response_headers);
-  if (visit.response_duration_in_milliseconds !== undefined) wire['response_duration_in_milliseconds'] = visit.response_duration_in_milliseconds;
-  if (visit.created !== undefined) wire['created'] = visit.created;
-  if (visit.is_blocked !== undefined) wire['is_blocked'] = visit.is_blocked;
-  if (visit.decision !== undefined) wire['decision'] = visit.decision;
-  if (visit.client_ip !== undefined) wire['client_ip'] = visit.client_ip;
-  return JSON.stringify(wire);
+  let json = `{"request_path":${jsonString(visit.request_path)},"request_method":${jsonString(visit.request_method)},"request_headers":${headersJson(visit.request_headers)}`;
+  if (visit.response_status_code !== undefined) json += `,"response_status_code":${jsonNumber(visit.response_status_code)}`;
+  if (visit.response_headers !== undefined) json += `,"response_headers":${headersJson(visit.response_headers)}`;
+  if (visit.response_duration_in_milliseconds !== undefined) json += `,"response_duration_in_milliseconds":${jsonNumber(visit.response_duration_in_milliseconds)}`;
+  if (visit.created !== undefined) json += `,"created":${jsonString(visit.created)}`;
+  if (visit.is_blocked !== undefined) json += `,"is_blocked":${visit.is_blocked === true}`;
+  const decision = visit.decision;
+  if (decision !== undefined) {
+    let text = typeof decision === 'object' && decision !== null ? decisionJson.get(decision) : undefined;
+    if (text === undefined) {
+      text = JSON.stringify(decision);
+      if (typeof decision === 'object' && decision !== null && Object.isFrozen(decision)) decisionJson.set(decision, text);
+    }
+    json += `,"decision":${text}`;
+  }
+  if (visit.client_ip !== undefined) json += `,"client_ip":${jsonString(visit.client_ip)}`;
+  return `${json}}`;
 }
 
 /**
@@ -224,7 +264,8 @@ export function createHttpSink(options: HttpSinkOptions): HttpSink {
         queue.discard(`a visit could not be serialised: ${error instanceof Error ? error.message : String(error)}`);
         return;
       }
-      // One more byte for the comma that joins it into the batch.
+      // One more byte for the comma that joins it into the batch. utf8Length's scan also flattens
+      // the string built piece by piece: a queue of flat strings costs the collector far less.
       queue.push(json, utf8Length(json) + 1);
     },
     flush: () => queue.flush(),

@@ -228,6 +228,24 @@ describe('HTTP sink retries and queue (stub servers)', () => {
     expect(sizes.slice(1).every((n) => n <= 5)).toBe(true);
   });
 
+  it('keeps each request body within maxBatchBytes counted in UTF-8, for ASCII and non-ASCII visits alike', async () => {
+    const bodies: number[] = [];
+    const stub = await startStub((_req, res, body) => {
+      bodies.push(Buffer.byteLength(body));
+      res.writeHead(202, { 'content-type': 'application/json' }).end('{"accepted":1,"rejected":[]}');
+    });
+    cleanups.push(() => stub.close());
+    const sink = createHttpSink({ url: stub.url, token: 't', maxBatchBytes: 4096, flushIntervalMs: 60_000 });
+    const values = ['plain', 'café ☕ 😀 Ünïcödé', 'quote " and \\ backslash', '€€€€€€€€€€€€€€€€€€€€'];
+    for (let i = 0; i < 200; i++) sink.push(visit(i, { request_headers: { 'user-agent': GPTBOT_UA, 'x-note': values[i % values.length]!.repeat(1 + (i % 5)) } }));
+    await sink.flush();
+    expect(sink.stats()).toMatchObject({ delivered: 200, dropped: 0 });
+    expect(bodies.length).toBeGreaterThan(5);
+    // Full batches come close to the limit and never pass it.
+    expect(Math.max(...bodies)).toBeLessThanOrEqual(4096);
+    expect(Math.max(...bodies)).toBeGreaterThan(3000);
+  });
+
   it('counts visits the server rejected one by one', async () => {
     const stub = await startStub((_req, res) => res.writeHead(202, { 'content-type': 'application/json' }).end('{"accepted":1,"rejected":[{"index":1,"errors":[]}]}'));
     cleanups.push(() => stub.close());

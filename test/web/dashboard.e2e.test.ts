@@ -78,6 +78,13 @@ describe.skipIf(!available)('dashboard in Chromium', () => {
     await page.getByRole('heading', { name: 'shop.example: settings' }).waitFor();
     projectToken = (await page.getByTestId('revealed-token').textContent())!;
     expect(projectToken).toMatch(/^aw_[A-Za-z0-9_-]{43}$/);
+    // The snippet that connects a site carries this server's URL and the new token, per framework.
+    const snippet = page.getByTestId('connect-snippet');
+    const serverUrl = new URL(proc.url).origin;
+    expect(await snippet.textContent()).toContain(`AGENTWARDEN_URL=${serverUrl}\nAGENTWARDEN_TOKEN=${projectToken}\n`);
+    expect(await snippet.textContent()).toContain("app.use(agentwarden({ sink, policy: { denyVerificationFailed: true } }));");
+    await page.getByLabel('Framework').selectOption('worker');
+    expect(await snippet.textContent()).toContain('withAgentwarden(app, { sink: createHttpSink({ url: env.AGENTWARDEN_URL');
     await shot('03-settings-new-token');
     // Reloaded, the page shows only the masked prefix.
     await page.reload();
@@ -85,6 +92,7 @@ describe.skipIf(!available)('dashboard in Chromium', () => {
     expect(await page.getByTestId('revealed-token').count()).toBe(0);
     expect(await page.locator('main').textContent()).toContain(`${projectToken.slice(0, 7)}••••`);
     expect(await page.locator('main').textContent()).not.toContain(projectToken);
+    expect(await page.getByTestId('connect-snippet').textContent()).toContain(`AGENTWARDEN_TOKEN=<the token starting ${projectToken.slice(0, 7)}`);
   });
 
   it('generates a live robots.txt preview from the chosen agent types', async () => {

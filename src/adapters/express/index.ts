@@ -34,9 +34,8 @@ export function agentwarden(options: AgentwardenOptions | Agentwarden = {}): Nod
   const core = isAgentwarden(options) ? options : createAgentwarden(options);
   const respond = (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void, check: RequestCheck) => {
     (req as IncomingMessage & { agentwarden?: AgentwardenResult }).agentwarden = check;
-    const done = () => core.record(check, { status: res.statusCode, headers: res.getHeaders() });
-    res.once('finish', done);
-    res.once('close', done);
+    // 'close' follows 'finish' on every response (and comes alone when the client went away): one listener.
+    res.once('close', () => core.record(check, { status: res.statusCode, headers: res.getHeaders() }));
     const answer = check.response;
     if (answer === undefined) return next();
     res.statusCode = answer.status;

@@ -1,6 +1,6 @@
 // agentwarden/fastify: a Fastify 5 plugin over the core's createAgentwarden (identify + verify
 // once, the policy, the visit after the response), applied to every route of the instance.
-import type { FastifyInstance, FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyPluginCallback, FastifyReply } from 'fastify';
 import { createAgentwarden, isAgentwarden, lowerCaseHeaderMap, type Agentwarden, type AgentwardenOptions, type AgentwardenResult, type RequestCheck } from '../../index.js';
 
 declare module 'fastify' {
@@ -12,8 +12,6 @@ declare module 'fastify' {
 
 /** Options of the plugin: the core's options, or `{ agentwarden }` to share an existing core. */
 export type AgentwardenPluginOptions = AgentwardenOptions | { readonly agentwarden: Agentwarden };
-
-const checks = new WeakMap<FastifyRequest, RequestCheck>();
 
 function answer(reply: FastifyReply, check: RequestCheck): FastifyReply | undefined {
   const response = check.response;
@@ -48,16 +46,16 @@ export const agentwarden: FastifyPluginCallback<AgentwardenPluginOptions> = Obje
     fastify.addHook('onRequest', (request, reply, next) => {
       const checked = core.check({ method: request.method, path: request.url, headers: lowerCaseHeaderMap(request.headers), headerRecord: request.headers, clientIp: request.ip });
       const proceed = (check: RequestCheck) => {
+        // The check itself is the result on the request: onResponse records it from there.
         request.agentwarden = check;
-        checks.set(request, check);
         if (answer(reply, check) === undefined) next();
       };
       if (checked instanceof Promise) checked.then(proceed, (error: Error) => next(error));
       else proceed(checked);
     });
     fastify.addHook('onResponse', (request, reply, next) => {
-      const check = checks.get(request);
-      if (check !== undefined) core.record(check, { status: reply.statusCode, headers: reply.getHeaders() });
+      const check = request.agentwarden as RequestCheck | null;
+      if (check !== null) core.record(check, { status: reply.statusCode, headers: reply.getHeaders() });
       next();
     });
     fastify.addHook('onClose', (_instance, next) => {

@@ -1,7 +1,19 @@
 // agentwarden/hono: Hono 4 middleware (Node, Workers, Deno, Bun) over the core's fetch middleware
 // parts: the platform's address and waitUntil, the policy, the visit after the response.
 import type { MiddlewareHandler } from 'hono';
-import { checkFetchRequest, createAgentwarden, detectPlatform, isAgentwarden, policyResponse, recordFetchResponse, type Agentwarden, type AgentwardenOptions, type AgentwardenResult } from '../../index.js';
+import {
+  checkFetchRequest,
+  createAgentwarden,
+  detectPlatform,
+  isAgentwarden,
+  lowerCaseHeaderMap,
+  policyResponse,
+  recordFetchResponse,
+  type Agentwarden,
+  type AgentwardenOptions,
+  type AgentwardenResult,
+  type RequestCheck,
+} from '../../index.js';
 
 /** The context variables the middleware sets: `c.get('agentwarden')`. */
 export interface AgentwardenVariables {
@@ -18,6 +30,44 @@ function executionContext(c: { readonly executionCtx: unknown }): unknown {
   } catch {
     return undefined;
   }
+}
+
+/** What @hono/node-server puts in `c.env`: Node's own request and response. */
+interface NodeBindings {
+  readonly incoming: { readonly method?: string; readonly url?: string; readonly headers: Record<string, string | string[] | undefined>; readonly socket?: { readonly remoteAddress?: string } };
+  readonly outgoing: {
+    readonly statusCode: number;
+    getHeaders(): Record<string, string | number | string[] | undefined>;
+    once(event: 'close', listener: () => void): unknown;
+    /** The response head as written (Node's, long-standing though underscored). */
+    readonly _header?: unknown;
+  };
+}
+
+/**
+ * The response headers Node sent. @hono/node-server passes them to writeHead as an object, which
+ * Node writes without keeping them for getHeaders(); then they are read back from the head written.
+ */
+function sentHeaders(outgoing: NodeBindings['outgoing']): Record<string, string | number | string[] | undefined> {
+  const kept = outgoing.getHeaders();
+  const head = outgoing._header;
+  if (typeof head !== 'string' || Object.keys(kept).length > 0) return kept;
+  const headers: Record<string, string | string[]> = {};
+  // After the status line, "name: value" lines up to the blank line.
+  for (const line of head.split('\r\n').slice(1)) {
+    const colon = line.indexOf(':');
+    if (colon <= 0) continue;
+    const name = line.slice(0, colon).toLowerCase();
+    const value = line.slice(colon + 1).trim();
+    const previous = headers[name];
+    headers[name] = previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
+  }
+  return headers;
+}
+
+function nodeBindings(env: unknown): NodeBindings | undefined {
+  const bindings = env as Partial<NodeBindings> | undefined;
+  return typeof bindings?.incoming?.headers === 'object' && typeof bindings.outgoing?.getHeaders === 'function' ? (bindings as NodeBindings) : undefined;
 }
 
 /**
@@ -38,6 +88,8 @@ function executionContext(c: { readonly executionCtx: unknown }): unknown {
 export function agentwarden(options: AgentwardenOptions | Agentwarden = {}): AgentwardenMiddleware {
   const core = isAgentwarden(options) ? options : createAgentwarden(options);
   const middleware: MiddlewareHandler<{ Variables: AgentwardenVariables }> = async (c, next) => {
+    const node = nodeBindings(c.env);
+    if (node !== undefined) return onNode(c, next, node);
     const platform = detectPlatform(c.req.raw, [c.env, executionContext(c)]);
     const checked = checkFetchRequest(core, c.req.raw, platform.clientIp);
     const check = checked instanceof Promise ? await checked : checked;
@@ -50,6 +102,18 @@ export function agentwarden(options: AgentwardenOptions | Agentwarden = {}): Age
     await next();
     // Hono turns an error thrown by a handler into c.res (its onError answer) before this runs.
     recordFetchResponse(core, check, c.res.status, c.res.headers, platform);
+    return undefined;
+  };
+  // On Node the request and response are read where Node keeps them (its header object, the
+  // status and headers written), not through c.req.raw.headers and c.res.headers, which
+  // @hono/node-server builds only when asked, at a cost larger than the whole check.
+  const onNode = async (c: Parameters<typeof middleware>[0], next: Parameters<typeof middleware>[1], { incoming, outgoing }: NodeBindings) => {
+    const checked = core.check({ method: incoming.method ?? c.req.method, path: incoming.url ?? '/', headers: lowerCaseHeaderMap(incoming.headers), headerRecord: incoming.headers, clientIp: incoming.socket?.remoteAddress });
+    const check: RequestCheck = checked instanceof Promise ? await checked : checked;
+    c.set('agentwarden', check);
+    outgoing.once('close', () => core.record(check, { status: outgoing.statusCode, headers: sentHeaders(outgoing) }));
+    if (check.response !== undefined) return policyResponse(check.response);
+    await next();
     return undefined;
   };
   return Object.assign(middleware, { agentwarden: core });

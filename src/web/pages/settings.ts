@@ -5,6 +5,7 @@ import { AGENT_TYPES } from '../../catalog/types.js';
 import { ApiError, apiUrl, request, type SettingsJson, type TokenInfo } from '../api.js';
 import type { Page } from '../app.js';
 import { copyText, field, h, replace, type Child } from '../dom.js';
+import { connectSection } from './connect-snippet.js';
 import { formatCount, formatDateTime, formatDay } from '../format.js';
 import { revealOnce, takeRevealed } from '../reveal.js';
 import { toast } from '../toast.js';
@@ -128,10 +129,13 @@ export const renderSettings: Page = async ({ main, project, refresh }) => {
       testButton.disabled = false;
     }
   });
+  // The newest live token's prefix names the token to paste when it is no longer shown.
+  const newest = [...live].sort((a, b) => b.created.localeCompare(a.created))[0];
+  const connect = connectSection(apiUrl('/').replace(/\/$/, ''), revealed, newest?.prefix);
   const test = section('Send a test visit', 'test-title', h('p', {}, "Records a visit by agentwarden's own test agent, so you can watch it arrive on the timeline and in the charts."), testButton, testResult);
 
   if (settings === undefined) {
-    replace(main, h('h1', {}, `${p.name}: settings`), tokens, test, h('section', { class: 'card' }, h('h2', {}, 'Client IP and robots rules'), h('p', { class: 'error' }, `The settings cannot be loaded: ${settingsError ?? 'unknown error'}`)));
+    replace(main, h('h1', {}, `${p.name}: settings`), tokens, connect, test, h('section', { class: 'card' }, h('h2', {}, 'Client IP and robots rules'), h('p', { class: 'error' }, `The settings cannot be loaded: ${settingsError ?? 'unknown error'}`)));
     return;
   }
   const saved = settings;
@@ -269,7 +273,7 @@ export const renderSettings: Page = async ({ main, project, refresh }) => {
     h('div', { class: 'robots' }, robotsForm, h('div', { class: 'preview-box' }, h('h3', {}, 'Preview'), previewInfo, preview, copyButton)),
   );
 
-  replace(main, h('h1', {}, `${p.name}: settings`), tokens, test, robots, clientIp);
+  replace(main, h('h1', {}, `${p.name}: settings`), tokens, connect, test, robots, clientIp);
   updatePreview();
   if (tokenCode !== undefined) tokenCode.scrollIntoView({ block: 'center' });
   return () => {
