@@ -2,7 +2,9 @@
 // robots.txt violations (each with CSV export) and "send a test visit", as one route table.
 import { TEST_AGENT_USER_AGENT } from '../catalog/test-agent.js';
 import type { Engine } from '../engine.js';
+import { compileRobotsAgentRules, type AgentRobotsRule, type RobotsAgentRules } from '../robots/agent-rules.js';
 import { compileRobotsRules, type RobotsMatcher } from '../robots/match.js';
+import { validateRobotsOptions } from '../robots/options.js';
 import { parseVisit, type Visit } from '../visits/visit.js';
 import { validateStatsQuery } from '../visits/stats.js';
 import { VisitQueryError, type EnrichedVisit, type PathCount, type StatsDimension, type StatsInterval, type StoredVisit, type VisitStore } from '../visits/visit-store.js';
@@ -98,18 +100,31 @@ export function createVisitRoutes(options: VisitRoutesOptions): RouteTable {
 
   const pathRow = (row: PathCount) => ({ agent_id: row.agent_id, agent_name: agentName(row.agent_id), agent_type: row.agent_type, path: row.path, count: row.count, last: iso(row.last) });
 
-  const robotsMatchers = new Map<string, RobotsMatcher>();
-  // Saved rules were validated (and encoded) when saved; they are matched as they are.
-  const matcherFor = (robots: ProjectRobotsSettings): RobotsMatcher => {
-    const disallow = robots.disallow ?? ['/'];
-    const allow = robots.allow ?? [];
-    const key = JSON.stringify([disallow, allow]);
-    let matcher = robotsMatchers.get(key);
+  // The per-agent rules of saved settings, as the renderer writes them (robots/agent-rules.ts), and
+  // one matcher per distinct rule. Both caches are bounded: settings change rarely.
+  const agentRulesCache = new Map<string, RobotsAgentRules | null>();
+  const agentRulesFor = (robots: ProjectRobotsSettings): RobotsAgentRules | null => {
+    const key = JSON.stringify(robots);
+    let rules = agentRulesCache.get(key);
+    if (rules === undefined) {
+      try {
+        rules = compileRobotsAgentRules(validateRobotsOptions(robots, catalog), catalog);
+      } catch {
+        // Saved rules were valid when saved; an agent since dropped from the catalog voids them
+        // rather than failing the page (the settings page shows the error when they are edited).
+        rules = null;
+      }
+      if (agentRulesCache.size >= 1000) agentRulesCache.clear();
+      agentRulesCache.set(key, rules);
+    }
+    return rules;
+  };
+  const robotsMatchers = new WeakMap<AgentRobotsRule, RobotsMatcher>();
+  const matcherFor = (rule: AgentRobotsRule): RobotsMatcher => {
+    let matcher = robotsMatchers.get(rule);
     if (matcher === undefined) {
-      // One group per agent of a chosen type, each with exactly these lines (DESIGN.md §5).
-      matcher = compileRobotsRules([...disallow.map((pattern) => ({ allow: false, pattern })), ...allow.map((pattern) => ({ allow: true, pattern }))]);
-      if (robotsMatchers.size >= 1000) robotsMatchers.clear();
-      robotsMatchers.set(key, matcher);
+      matcher = compileRobotsRules([...rule.disallow.map((pattern) => ({ allow: false, pattern })), ...rule.allow.map((pattern) => ({ allow: true, pattern }))]);
+      robotsMatchers.set(rule, matcher);
     }
     return matcher;
   };
@@ -223,12 +238,18 @@ export function createVisitRoutes(options: VisitRoutesOptions): RouteTable {
         const agent = query.get('agent') || undefined;
         const robots = ((await settings.getProjectSettings(projectId)) ?? DEFAULT_PROJECT_SETTINGS).robots;
         const violations: (ReturnType<typeof pathRow> & { rule: string })[] = [];
-        if (robots !== null) {
-          const match = matcherFor(robots);
-          for (const type of robots.agent_types) {
+        const agentRules = robots === null ? null : agentRulesFor(robots);
+        // What the rules say about the one agent asked for: where its group comes from and its lines.
+        const agentRule = agent === undefined || agentRules === null ? undefined : (agentRules.ruleFor(agent) ?? null);
+        if (agentRules !== null) {
+          // Every type with an agent the rules name (its type chosen, or the agent by name), then each row by its agent's rule.
+          const types = agent === undefined ? [...agentRules.types] : [catalog.getAgent(agent)?.type].filter((type) => type !== undefined && agentRules.types.has(type));
+          for (const type of types) {
             const rows = await visits.pathCounts({ projectId, from, to, filter: agent === undefined ? { agent_type: type } : { agent_type: type, agent_id: agent }, agentsOnly: true, limit: VIOLATION_SCAN_ROWS });
             for (const row of rows) {
-              const decision = match(row.path);
+              const rule = row.agent_id === null ? undefined : agentRules.ruleFor(row.agent_id);
+              if (rule === undefined || rule.disallow.length === 0) continue;
+              const decision = matcherFor(rule)(row.path);
               if (!decision.allowed) violations.push({ ...pathRow(row), rule: decision.rule!.pattern });
             }
           }
@@ -238,7 +259,7 @@ export function createVisitRoutes(options: VisitRoutesOptions): RouteTable {
         if (csv) {
           return csvResponse(`robots-violations-${projectId}.csv`, toCsv(['agent_id', 'agent_name', 'agent_type', 'path', 'count', 'last', 'rule'], violations.map((v) => [v.agent_id, v.agent_name, v.agent_type, v.path, v.count, v.last, v.rule])));
         }
-        return json(200, { from: iso(from), to: iso(to), robots, violations });
+        return json(200, { from: iso(from), to: iso(to), robots, ...(agentRule === undefined ? {} : { agent_rule: agentRule }), violations });
       }),
     },
     '/test-visits': {
