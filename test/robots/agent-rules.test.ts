@@ -5,12 +5,11 @@ import fc from 'fast-check';
 import robotsParser from 'robots-parser';
 import { describe, expect, it } from 'vitest';
 import { compileRobotsAgentRules } from '../../src/robots/agent-rules.js';
-import { compileRobotsRules, createCatalog, createEngine, parseRobotsOptions, RobotsOptionsError, validateRobotsOptions, type Agent, type AgentType } from '../../src/index.js';
+import { compileRobotsRules, createCatalog, createEngine, parseRobotsOptions, RobotsOptionsError, validateRobotsOptions, type AgentType } from '../../src/index.js';
 import { literalExtract, referenceRobots } from './rfc9309-reference.js';
+import { robotsTestAgent } from '../helpers/agents.js';
 
-function agent(id: string, type: AgentType, tokens: string[]): Agent {
-  return { id, name: id, type, operator: 'Test', url: `https://example.org/${id}`, match: {}, robots_tokens: tokens };
-}
+const agent = robotsTestAgent;
 
 const catalog = createCatalog({
   version: 1,

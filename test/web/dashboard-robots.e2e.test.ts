@@ -8,13 +8,12 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServeProcess } from '../server/helpers.js';
-import { ARTIFACTS, chromiumAvailable, launchChromium, layoutProblems, startDashboardServer, watchedPage } from './dashboard-harness.js';
+import { GOOGLEBOT_UA as GOOGLEBOT, GPTBOT_UA as GPTBOT } from '../helpers/agents.js';
+import { ARTIFACTS, chromiumAvailable, launchChromium, layoutProblems, loggedInPage, openView, projectApi, startDashboardServer } from './dashboard-harness.js';
 
 const available = chromiumAvailable();
 
-const GPTBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)';
 const CCBOT = 'CCBot/2.0 (https://commoncrawl.org/faq/)';
-const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
 
 describe.skipIf(!available)('robots rules per agent and the client-address notice in Chromium', () => {
   let proc: ServeProcess;
@@ -26,18 +25,10 @@ describe.skipIf(!available)('robots rules per agent and the client-address notic
   const problems: string[] = [];
   const cleanups: (() => void | Promise<void>)[] = [];
 
-  const api = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(new URL(path, proc.url), { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-    expect(response.status, `${method} ${path}`).toBeLessThan(300);
-    return response.json() as Promise<any>;
-  };
+  const api = (method: string, path: string, body?: unknown) => projectApi({ proc, token })(method, path, body);
   const visit = (ua: string, path: string, over: Record<string, unknown> = {}) => ({ request_path: path, request_method: 'GET', request_headers: { 'user-agent': ua }, response_status_code: 200, ...over });
   const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `robots-${name}.png`), fullPage: true });
-  const open = async (hash: string, heading: RegExp) => {
-    await page.goto(`${dashboard}${hash}`);
-    await page.getByRole('heading', { level: 1, name: heading }).waitFor();
-    await page.waitForFunction(() => document.querySelector('[aria-busy="true"]') === null);
-  };
+  const open = (hash: string, heading: RegExp) => openView(page, dashboard, hash, heading);
   const preview = () => page.getByTestId('robots-preview').textContent();
   const row = (i: number) => page.locator('li.agent-rule').nth(i);
 
@@ -49,11 +40,7 @@ describe.skipIf(!available)('robots rules per agent and the client-address notic
     await api('POST', '/visits', [visit(GPTBOT, '/private/report'), visit(GPTBOT, '/blog'), visit(CCBOT, '/private/data'), visit(GOOGLEBOT, '/search?q=1')]);
     browser = await launchChromium();
     cleanups.push(() => browser.close());
-    page = await watchedPage(browser, problems);
-    await page.goto(dashboard);
-    await page.getByLabel('Admin secret').fill(server.secret);
-    await page.keyboard.press('Enter');
-    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    page = await loggedInPage(browser, dashboard, server.secret, problems);
   }, 60_000);
 
   afterAll(async () => {
