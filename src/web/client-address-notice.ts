@@ -21,11 +21,13 @@ export async function clientAddressNotice(projectId: string): Promise<HTMLElemen
   }
   const missing = visits.filter((visit) => visit.client_ip === null).length;
   if (visits.length === 0 || missing * 2 <= visits.length) return null;
-  const share = missing === visits.length ? `None of the latest ${formatCount(visits.length)} visits` : `${formatCount(missing)} of the latest ${formatCount(visits.length)} visits`;
+  const total = visits.length;
+  const share =
+    missing < total ? `${formatCount(missing)} of the latest ${formatCount(total)} visits carried no client address. ` : total === 1 ? 'The only visit carried no client address. ' : `None of the latest ${formatCount(total)} visits carried a client address. `;
   return h(
     'div',
     { class: 'notice-box client-address-notice', role: 'note', 'aria-label': 'Client addresses missing' },
-    h('p', {}, h('strong', {}, `${share} carried a client address. `), 'Without it, agents cannot be checked against the IP ranges their operators publish or by reverse DNS, so they show as "Not verifiable".'),
+    h('p', {}, h('strong', {}, share), 'Without it, agents cannot be checked against the IP ranges their operators publish or by reverse DNS, so they show as "Not verifiable".'),
     h(
       'ul',
       { class: 'plain-list' },
