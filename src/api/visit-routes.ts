@@ -7,7 +7,7 @@ import { compileRobotsRules, type RobotsMatcher } from '../robots/match.js';
 import { validateRobotsOptions } from '../robots/options.js';
 import { parseVisit, type Visit } from '../visits/visit.js';
 import { validateStatsQuery } from '../visits/stats.js';
-import { VisitQueryError, type EnrichedVisit, type PathCount, type StatsDimension, type StatsInterval, type StoredVisit, type VisitStore } from '../visits/visit-store.js';
+import { VisitQueryError, type EnrichedVisit, type PathCount, type StatsDimension, type StatsInterval, type StoredVisit, type VisitFilter, type VisitStore } from '../visits/visit-store.js';
 import { csvResponse, toCsv, type CsvCell } from './csv.js';
 import { parseJsonBody } from './json-body.js';
 import { pointerTo } from '../field-error.js';
@@ -51,7 +51,7 @@ const MAX_CSV_VISITS = 100_000;
 const TIMELINE_PAGE = 1000;
 // Streams free their slots only when clients leave; a few seconds is a fair guess for a retry.
 const STREAM_RETRY_AFTER_SECONDS = 5;
-// Rows read per agent type when looking for violations: the most visited (agent, path) pairs.
+// Rows read per scan (a chosen type, or an agent named outside them) when looking for violations: the most visited (agent, path) pairs.
 const VIOLATION_SCAN_ROWS = 10_000;
 
 function json(status: number, value: unknown): ApiResponse {
@@ -242,10 +242,19 @@ export function createVisitRoutes(options: VisitRoutesOptions): RouteTable {
         // What the rules say about the one agent asked for: where its group comes from and its lines.
         const agentRule = agent === undefined || agentRules === null ? undefined : (agentRules.ruleFor(agent) ?? null);
         if (agentRules !== null) {
-          // Every type with an agent the rules name (its type chosen, or the agent by name), then each row by its agent's rule.
-          const types = agent === undefined ? [...agentRules.types] : [catalog.getAgent(agent)?.type].filter((type) => type !== undefined && agentRules.types.has(type));
-          for (const type of types) {
-            const rows = await visits.pathCounts({ projectId, from, to, filter: agent === undefined ? { agent_type: type } : { agent_type: type, agent_id: agent }, agentsOnly: true, limit: VIOLATION_SCAN_ROWS });
+          // Each chosen type at once, and each agent named outside them on its own (so a busy type's
+          // other agents never crowd it out of the scan); then every row by its agent's rule.
+          const scans: VisitFilter[] =
+            agent !== undefined
+              ? agentRule === null
+                ? []
+                : [{ agent_id: agent }]
+              : [
+                  ...[...agentRules.chosenTypes].map((type) => ({ agent_type: type })),
+                  ...[...agentRules.namedAgents].filter((id) => !agentRules.chosenTypes.has(catalog.getAgent(id)!.type)).map((id) => ({ agent_id: id })),
+                ];
+          for (const filter of scans) {
+            const rows = await visits.pathCounts({ projectId, from, to, filter, agentsOnly: true, limit: VIOLATION_SCAN_ROWS });
             for (const row of rows) {
               const rule = row.agent_id === null ? undefined : agentRules.ruleFor(row.agent_id);
               if (rule === undefined || rule.disallow.length === 0) continue;

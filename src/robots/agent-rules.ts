@@ -21,6 +21,10 @@ export interface RobotsAgentRules {
   ruleFor(agentId: string): AgentRobotsRule | undefined;
   /** The types with at least one agent that has a rule, in no particular order. */
   readonly types: ReadonlySet<AgentType>;
+  /** The types chosen in `agent_types` (every agent of them has a rule, unless named otherwise). */
+  readonly chosenTypes: ReadonlySet<AgentType>;
+  /** The agents named in `disallow_agents` or `allow_agents` (catalog ids). */
+  readonly namedAgents: ReadonlySet<string>;
 }
 
 function union(a: readonly string[], b: readonly string[]): string[] {
@@ -66,6 +70,8 @@ export function compileRobotsAgentRules(options: ValidatedRobotsOptions, catalog
   }
   return {
     types,
+    chosenTypes: chosen,
+    namedAgents: new Set(named.keys()),
     ruleFor(agentId) {
       const rule = named.get(agentId);
       if (rule !== undefined) return rule;
