@@ -36,3 +36,13 @@ export async function clientAddressNotice(projectId: string): Promise<HTMLElemen
     ),
   );
 }
+
+/**
+ * A place for the notice that fills itself once the visits are read, so the page around it is not
+ * held up; asked once per page view (a redraw does not change what headers visits carried).
+ */
+export function clientAddressNoticeSlot(projectId: string): HTMLElement {
+  const slot = h('div', {});
+  void clientAddressNotice(projectId).then((notice) => notice !== null && slot.isConnected && slot.replaceWith(notice));
+  return slot;
+}

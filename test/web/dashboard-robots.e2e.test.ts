@@ -109,13 +109,17 @@ describe.skipIf(!available)('robots rules per agent and the client-address notic
     expect(await page.getByRole('region', { name: 'robots.txt compliance' }).textContent()).toContain('No violations');
   });
 
-  it('says when most visits carry no client address, and how to fix it', async () => {
+  it('says on the analytics and the timeline when most visits carry no client address, and how to fix it', async () => {
     await open(`#/p/${projectId}/analytics`, /analytics/);
     const notice = page.getByRole('note', { name: 'Client addresses missing' });
     expect(await notice.textContent()).toContain('None of the latest 4 visits carried a client address');
     expect(await notice.textContent()).toContain('client_ip');
     expect(await notice.getByRole('link', { name: 'the settings' }).getAttribute('href')).toBe(`#/p/${projectId}/settings`);
     await shot('analytics-notice-1280');
+    // The timeline, where the "Not verifiable" badges are, says it too.
+    await open(`#/p/${projectId}/timeline`, /realtime timeline/);
+    expect(await page.getByRole('note', { name: 'Client addresses missing' }).textContent()).toContain('None of the latest 4 visits carried a client address');
+    await open(`#/p/${projectId}/analytics`, /analytics/);
     await page.setViewportSize({ width: 390, height: 844 });
     await page.reload();
     await notice.waitFor();

@@ -7,7 +7,7 @@ import { apiUrl, request, type OperatorsJson, type StatsJson, type StatusCodesJs
 import type { Page } from '../app.js';
 import { h } from '../dom.js';
 import { formatCount, formatDateTime, formatDecimal, formatShare, formatTime, plural, referralName } from '../format.js';
-import { clientAddressNotice } from '../client-address-notice.js';
+import { clientAddressNoticeSlot } from '../client-address-notice.js';
 import { chosenRange } from '../range.js';
 import { bigCount, rangePage, timeChart, type RangeDrawing } from '../range-page.js';
 import { href } from '../route-state.js';
@@ -262,9 +262,5 @@ export const renderAnalytics: Page = async ({ main, project }) => {
       mountChart: byType.total > 0 ? chart.mount : undefined,
     };
   };
-  // Asked once per visit of the page (a redraw does not change what headers visits carried), and
-  // without holding up the panels.
-  const notice = h('div', {});
-  void clientAddressNotice(p.id).then((element) => element !== null && notice.replaceWith(element));
-  return rangePage(main, p.id, [h('h1', {}, `${p.name}: analytics`), notice], draw);
+  return rangePage(main, p.id, [h('h1', {}, `${p.name}: analytics`), clientAddressNoticeSlot(p.id)], draw);
 };
