@@ -95,7 +95,7 @@ describe.skipIf(!available)('robots rules per agent and the client-address notic
     await expect.poll(preview, { timeout: 5000 }).toContain('User-agent: CCBot\nAllow: /\n');
   });
 
-  it('counts violations by the same per-agent rules, and the agent page says which rule applies', async () => {
+  it('counts violations by the same per-agent rules; the agent page says which rule applies and changes it in one click', async () => {
     await open(`#/p/${projectId}/analytics`, /analytics/);
     const violations = page.getByRole('region', { name: 'robots.txt violations' });
     await expect.poll(() => violations.textContent()).toContain('GPTBot');
@@ -107,6 +107,19 @@ describe.skipIf(!available)('robots rules per agent and the client-address notic
     await open(`#/p/${projectId}/agents/ccbot`, /CCBot/);
     await expect.poll(() => page.getByRole('region', { name: 'robots.txt compliance' }).textContent()).toContain('Your saved rules allow it by name (Allow: /)');
     expect(await page.getByRole('region', { name: 'robots.txt compliance' }).textContent()).toContain('No violations');
+    expect(await page.getByRole('button', { name: 'Stop allowing CCBot by name' }).count()).toBe(1);
+
+    // From a scraper's own page, one click makes it the next exception; and one more takes it back.
+    await open(`#/p/${projectId}/agents/gptbot`, /GPTBot/);
+    const compliance = page.getByRole('region', { name: 'robots.txt compliance' });
+    await expect.poll(() => compliance.textContent()).toContain('Your saved rules disallow its type, AI Data Scraper (Disallow: /)');
+    await page.getByRole('button', { name: 'Allow GPTBot by name' }).click();
+    await expect.poll(() => compliance.textContent()).toContain('Your saved rules allow it by name (Allow: /)');
+    expect((await api('GET', '/project-settings')).robots.allow_agents).toEqual(['ccbot', 'gptbot']);
+    await shot('agent-allowed-1280');
+    await page.getByRole('button', { name: 'Stop allowing GPTBot by name' }).click();
+    await expect.poll(() => compliance.textContent()).toContain('disallow its type');
+    expect((await api('GET', '/project-settings')).robots.allow_agents).toEqual(['ccbot']);
   });
 
   it('says on the analytics and the timeline when most visits carry no client address, and how to fix it', async () => {

@@ -11,6 +11,7 @@ import { href } from '../route-state.js';
 import { dataTable, empty, outcomeSummary, outcomeTiles, panel, RESULT_ORDER } from '../view.js';
 import { statusBadge } from './analytics.js';
 import { agentFacts } from './catalog.js';
+import { agentRuleButton } from './robots-rules.js';
 import { visitRow, visitTable } from './timeline.js';
 
 /** Chart colours of the verification results: spoofed red, verified green. */
@@ -37,7 +38,7 @@ function robotsRuleText(violations: ViolationsJson, agentType: string | undefine
 }
 
 /** Draws the page of one agent in a project. */
-export const renderAgent: Page = async ({ main, project, route }) => {
+export const renderAgent: Page = async ({ main, project, route, refresh }) => {
   const p = project!;
   const agentId = route.segments[0]!;
   const agent = await request<CatalogAgentJson>('GET', `/agents/${encodeURIComponent(agentId)}`).catch((error: unknown) => {
@@ -153,6 +154,7 @@ export const renderAgent: Page = async ({ main, project, route }) => {
         h('li', {}, robotsRuleText(violations, agent?.type), ' ', h('a', { href: href(['p', p.id, 'settings']) }, 'Edit the rules')),
         agent?.respects_robots_txt === true ? h('li', {}, 'Its operator says it obeys robots.txt.') : agent?.respects_robots_txt === false ? h('li', {}, 'Its operator says it does not obey robots.txt.') : null,
       ),
+      agent === undefined ? null : h('p', {}, agentRuleButton(p.id, agentId, name, violations.agent_rule, refresh)),
       violations.robots === null
         ? null
         : violations.violations.length === 0

@@ -2,7 +2,7 @@
 // allowed by name on top (each with optional paths of its own), the default paths, and a live
 // preview of the generated file from POST /robots-txts, with errors shown at the row they name.
 import { AGENT_TYPES } from '../../catalog/types.js';
-import { ApiError, request, type AgentPageJson, type CatalogAgentJson, type RobotsAgentEntryJson, type RobotsRulesJson } from '../api.js';
+import { ApiError, request, type AgentPageJson, type CatalogAgentJson, type RobotsAgentEntryJson, type RobotsRulesJson, type SettingsJson, type ViolationsJson } from '../api.js';
 import { copyText, field, h, replace, uid } from '../dom.js';
 import { formatCount, plural } from '../format.js';
 import { href } from '../route-state.js';
@@ -285,4 +285,40 @@ export function robotsRulesSection(projectId: string, saved: RobotsRulesJson | n
       previewSeq++;
     },
   };
+}
+
+/**
+ * A button on an agent's page that names the agent in the saved rules in one step: allow it when
+ * its type is disallowed (every AI Data Scraper but this one), disallow it when nothing covers it,
+ * or take back a rule that names it. `done` redraws the page.
+ */
+export function agentRuleButton(projectId: string, agentId: string, agentName: string, rule: ViolationsJson['agent_rule'], done: () => void): HTMLElement {
+  const source = rule?.source;
+  const [label, list, add] =
+    source === 'allow_agents'
+      ? [`Stop allowing ${agentName} by name`, 'allow_agents', false]
+      : source === 'disallow_agents'
+        ? [`Stop disallowing ${agentName} by name`, 'disallow_agents', false]
+        : source === 'agent_types'
+          ? [`Allow ${agentName} by name`, 'allow_agents', true]
+          : [`Disallow ${agentName} by name`, 'disallow_agents', true];
+  const button = h('button', { type: 'button', class: 'small' }, label);
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    try {
+      const params = { project: projectId };
+      const robots: RobotsRulesJson = (await request<SettingsJson>('GET', '/project-settings', { params })).robots ?? { agent_types: [] };
+      const others = (robots[list as 'allow_agents'] ?? []).filter((entry) => (typeof entry === 'string' ? entry : entry.agent) !== agentId);
+      const next: RobotsRulesJson = { ...robots, [list]: add ? [...others, agentId] : others };
+      if (next[list as 'allow_agents']!.length === 0) delete next[list as 'allow_agents'];
+      const empty = next.agent_types.length === 0 && next.disallow_agents === undefined && next.allow_agents === undefined;
+      await request('PUT', '/project-settings', { params, body: { robots: empty ? null : next } });
+      toast(add ? `${agentName} is ${list === 'allow_agents' ? 'allowed' : 'disallowed'} by name; the robots.txt says so.` : `The rule naming ${agentName} is gone.`);
+      done();
+    } catch (error) {
+      toast(error instanceof ApiError ? error.message : String(error), 'error');
+      button.disabled = false;
+    }
+  });
+  return button;
 }
