@@ -129,8 +129,10 @@ export { classifyReferral, REFERRAL_CLASSES, REFERRAL_PRODUCTS } from './visits/
 export type { ReferralClass } from './visits/referral.js';
 export { createRobotsRenderer, MAX_ROBOTS_TXT_BYTES } from './robots/render.js';
 export type { RenderedRobotsTxt, RobotsRenderer, RobotsRendererOptions } from './robots/render.js';
-export { parseRobotsOptions, validateRobotsOptions } from './robots/options.js';
-export type { ParsedRobotsOptions, RobotsMarkers, RobotsTxtOptions, ValidatedRobotsOptions } from './robots/options.js';
+export { parseRobotsOptions, resolveRobotsAgent, validateRobotsOptions } from './robots/options.js';
+export type { ParsedRobotsOptions, RobotsAgentEntry, RobotsAgentRule, RobotsMarkers, RobotsTxtOptions, ValidatedAgentRule, ValidatedRobotsOptions } from './robots/options.js';
+export { compileRobotsAgentRules } from './robots/agent-rules.js';
+export type { AgentRobotsRule, AgentRobotsRuleSource, RobotsAgentRules } from './robots/agent-rules.js';
 export { RobotsOptionsError } from './robots/errors.js';
 export type { RobotsIssue, RobotsIssueCode } from './robots/errors.js';
 export { encodeRobotsPath } from './robots/encode-path.js';

@@ -283,7 +283,7 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
     },
   };
   const readRoutes = createVisitRoutes({ engine, visits, settings, enrich: enrichFor, clock: options.clock, maxJsonDepth: limits.maxJsonDepth, eventStream: options.eventStream });
-  const settingsRoutes = createProjectSettingsRoutes({ settings, clientIpRules, maxJsonDepth: limits.maxJsonDepth });
+  const settingsRoutes = createProjectSettingsRoutes({ settings, clientIpRules, catalog: engine.catalog, maxJsonDepth: limits.maxJsonDepth });
   const analyticsRoutes = createAnalyticsRoutes({ engine, visits, clock: options.clock });
   const catalogRoutes = createCatalogRoutes(engine.catalog);
   for (const table of [readRoutes, settingsRoutes, analyticsRoutes, catalogRoutes, ...(options.routes ?? [])]) {

@@ -108,7 +108,8 @@ export function createOpenApiDocument(options: {
       },
       '/robots-txts': {
         post: {
-          summary: 'A robots.txt disallowing every agent of the chosen types (text/plain); ETag and If-None-Match make daily refetches cheap.',
+          summary:
+            'A robots.txt disallowing every agent of the chosen types (text/plain), with agents disallowed or allowed by name on top (extensions disallow_agents, allow_agents); ETag and If-None-Match make daily refetches cheap.',
           requestBody: jsonBody(ref('RobotsTxtRequest')),
           parameters: [{ name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' } }],
           responses: {
@@ -234,7 +235,8 @@ export function createOpenApiDocument(options: {
       },
       '/robots-violations': {
         get: {
-          summary: "Visits by catalog agents to paths their type is disallowed from by the project's saved robots rules (RFC 9309 matching), with the deciding rule.",
+          summary:
+            "Visits by catalog agents to paths the project's saved robots rules disallow for them (their type's rule, or their own when named in disallow_agents/allow_agents; RFC 9309 matching), with the deciding rule.",
           parameters: [
             ...RANGE_PARAMETERS,
             queryParameter('agent', "Only this catalog agent's violations."),
@@ -413,11 +415,39 @@ export function createOpenApiDocument(options: {
             },
           },
         },
+        RobotsAgentRule: {
+          description: 'An agent by catalog id or robots token (case-insensitive), or a rule with its own paths.',
+          oneOf: [
+            { type: 'string', minLength: 1 },
+            {
+              type: 'object',
+              required: ['agent'],
+              properties: {
+                agent: { type: 'string', minLength: 1 },
+                disallow: { oneOf: [{ type: 'string' }, { type: 'array', minItems: 1, items: { type: 'string' } }], description: 'disallow_agents only: paths disallowed for this agent (default "/"), replacing the top-level ones.' },
+                allow: { oneOf: [{ type: 'string' }, { type: 'array', minItems: 1, items: { type: 'string' } }], description: 'Paths that stay allowed for this agent.' },
+              },
+            },
+          ],
+        },
         RobotsTxtRequest: {
           type: 'object',
           required: ['agent_types'],
           properties: {
-            agent_types: { type: 'array', minItems: 1, items: ref('AgentType') },
+            agent_types: { type: 'array', items: ref('AgentType'), description: 'Non-empty, unless disallow_agents or allow_agents names an agent.' },
+            disallow_agents: {
+              type: 'array',
+              maxItems: 100,
+              items: ref('RobotsAgentRule'),
+              description: 'Extension: agents disallowed by name on top of agent_types; without paths of their own they get disallow/allow. An unknown agent is a 400 at its index.',
+            },
+            allow_agents: {
+              type: 'array',
+              maxItems: 100,
+              items: ref('RobotsAgentRule'),
+              description:
+                'Extension: agents allowed by name, e.g. all AI Data Scrapers but one. Without paths the agent gets its own group with "Allow: /"; with allow paths, its type\'s lines plus those Allow lines. A "*" group elsewhere no longer applies to it (RFC 9309 §2.2.1).',
+            },
             disallow: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }], description: 'Path(s) to disallow, each starting with "/" (default "/").' },
             allow: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }], description: 'Path(s) that stay allowed.' },
             comments: { type: 'boolean', description: 'Add "# <type>" and "# <agent url>" above each group.' },
@@ -659,6 +689,22 @@ export function createOpenApiDocument(options: {
             from: { type: 'string', format: 'date-time' },
             to: { type: 'string', format: 'date-time' },
             robots: { oneOf: [ref('ProjectRobots'), { type: 'null' }] },
+            agent_rule: {
+              description: 'With ?agent=: the lines the saved rules give that agent and where they come from; null when they give it none.',
+              oneOf: [
+                {
+                  type: 'object',
+                  required: ['source', 'disallow', 'allow'],
+                  additionalProperties: false,
+                  properties: {
+                    source: { enum: ['agent_types', 'disallow_agents', 'allow_agents'] },
+                    disallow: { type: 'array', items: { type: 'string' } },
+                    allow: { type: 'array', items: { type: 'string' } },
+                  },
+                },
+                { type: 'null' },
+              ],
+            },
             violations: { type: 'array', items: ref('PathRow') },
           },
         },
@@ -666,9 +712,11 @@ export function createOpenApiDocument(options: {
           type: 'object',
           required: ['agent_types'],
           properties: {
-            agent_types: { type: 'array', minItems: 1, items: ref('AgentType') },
+            agent_types: { type: 'array', items: ref('AgentType') },
             disallow: { type: 'array', items: { type: 'string' } },
             allow: { type: 'array', items: { type: 'string' } },
+            disallow_agents: { type: 'array', items: ref('RobotsAgentRule'), description: 'Catalog ids, with paths where a rule has its own.' },
+            allow_agents: { type: 'array', items: ref('RobotsAgentRule') },
           },
         },
         ProjectClientIp: {
@@ -696,10 +744,13 @@ export function createOpenApiDocument(options: {
         ProjectRobotsInput: {
           type: 'object',
           required: ['agent_types'],
+          description: 'The POST /robots-txts options the violations report checks (rendering options such as comments are refused).',
           properties: {
-            agent_types: { type: 'array', minItems: 1, items: ref('AgentType') },
+            agent_types: { type: 'array', items: ref('AgentType'), description: 'Non-empty, unless disallow_agents or allow_agents names an agent.' },
             disallow: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
             allow: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
+            disallow_agents: { type: 'array', items: ref('RobotsAgentRule') },
+            allow_agents: { type: 'array', items: ref('RobotsAgentRule') },
           },
         },
         Problem: {

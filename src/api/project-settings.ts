@@ -1,6 +1,7 @@
 // Per-project settings (robots rules the violations report checks, the client-IP rule visits are
 // enriched with): the type, its validation at JSON pointers, the store contract and a memory store.
-import { validateRobotsOptions } from '../robots/options.js';
+import type { Catalog } from '../catalog/catalog.js';
+import { validateRobotsOptions, type RobotsAgentEntry, type ValidatedAgentRule } from '../robots/options.js';
 import { RobotsOptionsError } from '../robots/errors.js';
 import type { AgentType } from '../catalog/types.js';
 import { createClientIpRule, type ClientIpRule } from '../verify/client-ip.js';
@@ -12,6 +13,9 @@ export interface ProjectRobotsSettings {
   /** Percent-encoded path patterns (default ["/"]). */
   readonly disallow?: readonly string[];
   readonly allow?: readonly string[];
+  /** Agents disallowed or allowed by name (catalog ids, with their own paths when they have any). */
+  readonly disallow_agents?: readonly RobotsAgentEntry[];
+  readonly allow_agents?: readonly RobotsAgentEntry[];
 }
 
 /** How the visitor's address is read from a visit's headers (see `createClientIpRule`); empty means the server default. */
@@ -70,7 +74,13 @@ function describe(value: unknown): string {
   return value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;
 }
 
-function parseRobots(value: unknown, errors: FieldError[]): ProjectRobotsSettings | null | undefined {
+/** A validated agent rule as saved: its id alone, or with the paths it gives. */
+function savedAgentRule(rule: ValidatedAgentRule): RobotsAgentEntry {
+  if (rule.disallow === null && rule.allow === null) return rule.agent;
+  return { agent: rule.agent, ...(rule.disallow === null ? {} : { disallow: rule.disallow }), ...(rule.allow === null ? {} : { allow: rule.allow }) };
+}
+
+function parseRobots(value: unknown, catalog: Catalog | undefined, errors: FieldError[]): ProjectRobotsSettings | null | undefined {
   if (value === null) return null;
   if (!isObject(value)) {
     errors.push({ pointer: '/robots', code: 'type', message: `robots must be an object with agent_types, or null; got ${describe(value)}` });
@@ -81,9 +91,18 @@ function parseRobots(value: unknown, errors: FieldError[]): ProjectRobotsSetting
   }
   try {
     // The same validation as POST /robots-txts, so saved rules always render.
-    const valid = validateRobotsOptions({ agent_types: value['agent_types'], disallow: value['disallow'], allow: value['allow'] });
-    // Canonical, and valid input again for POST /robots-txts (which refuses an empty allow list).
-    return { agent_types: valid.agentTypes, disallow: valid.disallow, ...(valid.allow.length === 0 ? {} : { allow: valid.allow }) };
+    const valid = validateRobotsOptions(
+      { agent_types: value['agent_types'], disallow: value['disallow'], allow: value['allow'], disallow_agents: value['disallow_agents'], allow_agents: value['allow_agents'] },
+      catalog,
+    );
+    // Canonical, and valid input again for POST /robots-txts (which refuses empty lists).
+    return {
+      agent_types: valid.agentTypes,
+      disallow: valid.disallow,
+      ...(valid.allow.length === 0 ? {} : { allow: valid.allow }),
+      ...(valid.disallowAgents.length === 0 ? {} : { disallow_agents: valid.disallowAgents.map(savedAgentRule) }),
+      ...(valid.allowAgents.length === 0 ? {} : { allow_agents: valid.allowAgents.map(savedAgentRule) }),
+    };
   } catch (error) {
     if (!(error instanceof RobotsOptionsError)) throw error;
     for (const issue of error.issues) errors.push({ pointer: `/robots${issue.path}`, code: issue.code, message: issue.message });
@@ -142,15 +161,16 @@ function parseClientIp(value: unknown, errors: FieldError[]): ProjectClientIpSet
 
 /**
  * Validates a settings update (the `PUT /project-settings` body) over the current settings: an
- * absent member keeps its saved value, `robots: null` clears the rules. Never throws on any input.
+ * absent member keeps its saved value, `robots: null` clears the rules. With a catalog, agents the
+ * robots rules name are resolved to its ids (unknown ones rejected). Never throws on any input.
  * @example
  * parseProjectSettings({ robots: { agent_types: ['AI Data Scraper'] } }, DEFAULT_PROJECT_SETTINGS);
  * // { ok: true, settings: { robots: { agent_types: ['AI Data Scraper'], disallow: ['/'], allow: [] }, client_ip: {} } }
  */
-export function parseProjectSettings(input: unknown, current: ProjectSettings): ParsedProjectSettings {
+export function parseProjectSettings(input: unknown, current: ProjectSettings, catalog?: Catalog): ParsedProjectSettings {
   if (!isObject(input)) return { ok: false, errors: [{ pointer: '', code: 'type', message: `settings must be an object with robots and/or client_ip; got ${describe(input)}` }] };
   const errors: FieldError[] = [];
-  const robots = input['robots'] === undefined ? current.robots : parseRobots(input['robots'], errors);
+  const robots = input['robots'] === undefined ? current.robots : parseRobots(input['robots'], catalog, errors);
   const clientIp = input['client_ip'] === undefined ? current.client_ip : parseClientIp(input['client_ip'], errors);
   if (errors.length > 0 || robots === undefined || clientIp === undefined) return { ok: false, errors };
   return { ok: true, settings: { robots, client_ip: clientIp } };

@@ -1,5 +1,6 @@
 // GET and PUT /project-settings: a project's saved robots rules and client-IP rule, validated at
 // JSON pointers; saving drops the project's compiled client-IP rule so the next visit uses the new one.
+import type { Catalog } from '../catalog/catalog.js';
 import { parseJsonBody } from './json-body.js';
 import { problem } from './problem.js';
 import { DEFAULT_PROJECT_SETTINGS, parseProjectSettings, type ProjectClientIpRules, type ProjectSettingsStore } from './project-settings.js';
@@ -9,6 +10,8 @@ import type { ApiResponse } from './types.js';
 /** Options of `createProjectSettingsRoutes`. */
 export interface ProjectSettingsRoutesOptions {
   readonly settings: ProjectSettingsStore;
+  /** Resolves the agents robots rules name (the engine's catalog); without it they are checked for form only. */
+  readonly catalog?: Catalog;
   /** The visit pipeline's per-project rules, invalidated on every save. */
   readonly clientIpRules?: ProjectClientIpRules;
   /** Nesting limit of JSON bodies (default 64). */
@@ -30,7 +33,7 @@ export function createProjectSettingsRoutes(options: ProjectSettingsRoutesOption
   if (typeof options?.settings?.getProjectSettings !== 'function' || typeof options.settings.putProjectSettings !== 'function') {
     throw new TypeError('settings must be a ProjectSettingsStore with getProjectSettings and putProjectSettings');
   }
-  const { settings, clientIpRules } = options;
+  const { settings, clientIpRules, catalog } = options;
   const maxJsonDepth = options.maxJsonDepth ?? 64;
   return {
     '/project-settings': {
@@ -49,7 +52,7 @@ export function createProjectSettingsRoutes(options: ProjectSettingsRoutesOption
           if (!parsed.ok) return problem('invalid-json', parsed.message, { errors: [{ pointer: '', code: parsed.reason, message: parsed.message }] });
           const projectId = project!.id;
           const current = (await settings.getProjectSettings(projectId)) ?? DEFAULT_PROJECT_SETTINGS;
-          const next = parseProjectSettings(parsed.value, current);
+          const next = parseProjectSettings(parsed.value, current, catalog);
           if (!next.ok) return problem('validation-failed', 'The settings are invalid; see errors.', { errors: next.errors });
           await settings.putProjectSettings(projectId, next.settings);
           clientIpRules?.invalidate(projectId);

@@ -2,10 +2,12 @@
 // robots.txt violations (each with CSV export) and "send a test visit", as one route table.
 import { TEST_AGENT_USER_AGENT } from '../catalog/test-agent.js';
 import type { Engine } from '../engine.js';
+import { compileRobotsAgentRules, type AgentRobotsRule, type RobotsAgentRules } from '../robots/agent-rules.js';
 import { compileRobotsRules, type RobotsMatcher } from '../robots/match.js';
+import { validateRobotsOptions } from '../robots/options.js';
 import { parseVisit, type Visit } from '../visits/visit.js';
 import { validateStatsQuery } from '../visits/stats.js';
-import { VisitQueryError, type EnrichedVisit, type PathCount, type StatsDimension, type StatsInterval, type StoredVisit, type VisitStore } from '../visits/visit-store.js';
+import { VisitQueryError, type EnrichedVisit, type PathCount, type StatsDimension, type StatsInterval, type StoredVisit, type VisitFilter, type VisitStore } from '../visits/visit-store.js';
 import { csvResponse, toCsv, type CsvCell } from './csv.js';
 import { parseJsonBody } from './json-body.js';
 import { pointerTo } from '../field-error.js';
@@ -49,7 +51,7 @@ const MAX_CSV_VISITS = 100_000;
 const TIMELINE_PAGE = 1000;
 // Streams free their slots only when clients leave; a few seconds is a fair guess for a retry.
 const STREAM_RETRY_AFTER_SECONDS = 5;
-// Rows read per agent type when looking for violations: the most visited (agent, path) pairs.
+// Rows read per scan (a chosen type, or an agent named outside them) when looking for violations: the most visited (agent, path) pairs.
 const VIOLATION_SCAN_ROWS = 10_000;
 
 function json(status: number, value: unknown): ApiResponse {
@@ -98,18 +100,31 @@ export function createVisitRoutes(options: VisitRoutesOptions): RouteTable {
 
   const pathRow = (row: PathCount) => ({ agent_id: row.agent_id, agent_name: agentName(row.agent_id), agent_type: row.agent_type, path: row.path, count: row.count, last: iso(row.last) });
 
-  const robotsMatchers = new Map<string, RobotsMatcher>();
-  // Saved rules were validated (and encoded) when saved; they are matched as they are.
-  const matcherFor = (robots: ProjectRobotsSettings): RobotsMatcher => {
-    const disallow = robots.disallow ?? ['/'];
-    const allow = robots.allow ?? [];
-    const key = JSON.stringify([disallow, allow]);
-    let matcher = robotsMatchers.get(key);
+  // The per-agent rules of saved settings, as the renderer writes them (robots/agent-rules.ts), and
+  // one matcher per distinct rule. Both caches are bounded: settings change rarely.
+  const agentRulesCache = new Map<string, RobotsAgentRules | null>();
+  const agentRulesFor = (robots: ProjectRobotsSettings): RobotsAgentRules | null => {
+    const key = JSON.stringify(robots);
+    let rules = agentRulesCache.get(key);
+    if (rules === undefined) {
+      try {
+        rules = compileRobotsAgentRules(validateRobotsOptions(robots, catalog), catalog);
+      } catch {
+        // Saved rules were valid when saved; an agent since dropped from the catalog voids them
+        // rather than failing the page (the settings page shows the error when they are edited).
+        rules = null;
+      }
+      if (agentRulesCache.size >= 1000) agentRulesCache.clear();
+      agentRulesCache.set(key, rules);
+    }
+    return rules;
+  };
+  const robotsMatchers = new WeakMap<AgentRobotsRule, RobotsMatcher>();
+  const matcherFor = (rule: AgentRobotsRule): RobotsMatcher => {
+    let matcher = robotsMatchers.get(rule);
     if (matcher === undefined) {
-      // One group per agent of a chosen type, each with exactly these lines (DESIGN.md §5).
-      matcher = compileRobotsRules([...disallow.map((pattern) => ({ allow: false, pattern })), ...allow.map((pattern) => ({ allow: true, pattern }))]);
-      if (robotsMatchers.size >= 1000) robotsMatchers.clear();
-      robotsMatchers.set(key, matcher);
+      matcher = compileRobotsRules([...rule.disallow.map((pattern) => ({ allow: false, pattern })), ...rule.allow.map((pattern) => ({ allow: true, pattern }))]);
+      robotsMatchers.set(rule, matcher);
     }
     return matcher;
   };
@@ -223,12 +238,27 @@ export function createVisitRoutes(options: VisitRoutesOptions): RouteTable {
         const agent = query.get('agent') || undefined;
         const robots = ((await settings.getProjectSettings(projectId)) ?? DEFAULT_PROJECT_SETTINGS).robots;
         const violations: (ReturnType<typeof pathRow> & { rule: string })[] = [];
-        if (robots !== null) {
-          const match = matcherFor(robots);
-          for (const type of robots.agent_types) {
-            const rows = await visits.pathCounts({ projectId, from, to, filter: agent === undefined ? { agent_type: type } : { agent_type: type, agent_id: agent }, agentsOnly: true, limit: VIOLATION_SCAN_ROWS });
+        const agentRules = robots === null ? null : agentRulesFor(robots);
+        // What the rules say about the one agent asked for: where its group comes from and its lines.
+        const agentRule = agent === undefined || agentRules === null ? undefined : (agentRules.ruleFor(agent) ?? null);
+        if (agentRules !== null) {
+          // Each chosen type at once, and each agent named outside them on its own (so a busy type's
+          // other agents never crowd it out of the scan); then every row by its agent's rule.
+          const scans: VisitFilter[] =
+            agent !== undefined
+              ? agentRule === null
+                ? []
+                : [{ agent_id: agent }]
+              : [
+                  ...[...agentRules.chosenTypes].map((type) => ({ agent_type: type })),
+                  ...[...agentRules.namedAgents].filter((id) => !agentRules.chosenTypes.has(catalog.getAgent(id)!.type)).map((id) => ({ agent_id: id })),
+                ];
+          for (const filter of scans) {
+            const rows = await visits.pathCounts({ projectId, from, to, filter, agentsOnly: true, limit: VIOLATION_SCAN_ROWS });
             for (const row of rows) {
-              const decision = match(row.path);
+              const rule = row.agent_id === null ? undefined : agentRules.ruleFor(row.agent_id);
+              if (rule === undefined || rule.disallow.length === 0) continue;
+              const decision = matcherFor(rule)(row.path);
               if (!decision.allowed) violations.push({ ...pathRow(row), rule: decision.rule!.pattern });
             }
           }
@@ -238,7 +268,7 @@ export function createVisitRoutes(options: VisitRoutesOptions): RouteTable {
         if (csv) {
           return csvResponse(`robots-violations-${projectId}.csv`, toCsv(['agent_id', 'agent_name', 'agent_type', 'path', 'count', 'last', 'rule'], violations.map((v) => [v.agent_id, v.agent_name, v.agent_type, v.path, v.count, v.last, v.rule])));
         }
-        return json(200, { from: iso(from), to: iso(to), robots, violations });
+        return json(200, { from: iso(from), to: iso(to), robots, ...(agentRule === undefined ? {} : { agent_rule: agentRule }), violations });
       }),
     },
     '/test-visits': {

@@ -34,7 +34,7 @@ export interface AccessPolicyOptions {
   readonly denyAgents?: readonly string[];
   readonly allowVerifiedAgentTypes?: readonly string[];
   readonly denyResponse?: DenyResponseOptions;
-  /** Serve `/robots.txt` (see `RobotsSourceOptions`); `true` renders it from `denyAgentTypes`. */
+  /** Serve `/robots.txt` (see `RobotsSourceOptions`); `true` renders it from `denyAgentTypes` and `denyAgents`. */
   readonly robotsTxt?: boolean | RobotsSourceOptions;
   /** Record decisions, but let every request through (`is_blocked` stays false). */
   readonly reportOnly?: boolean;
@@ -135,11 +135,12 @@ export function createAccessPolicy(options: AccessPolicyOptions, catalog: Catalo
     }),
   );
   let robotsTxt: RobotsSourceOptions | undefined;
+  const denied = { agentTypes: [...deniedTypes], agents: [...deniedAgents] };
   if (options.robotsTxt === true) {
-    if (deniedTypes.size === 0) throw new RangeError('robotsTxt: true renders robots.txt from denyAgentTypes, which is empty; list agentTypes in robotsTxt or deny some types');
-    robotsTxt = { agentTypes: [...deniedTypes] };
+    if (deniedTypes.size === 0 && deniedAgents.size === 0) throw new RangeError('robotsTxt: true renders robots.txt from denyAgentTypes and denyAgents, which are empty; list agentTypes in robotsTxt or deny some types or agents');
+    robotsTxt = checkRobotsSource({}, denied, catalog);
   } else if (options.robotsTxt !== undefined && options.robotsTxt !== false) {
-    robotsTxt = checkRobotsSource(options.robotsTxt, [...deniedTypes]);
+    robotsTxt = checkRobotsSource(options.robotsTxt, denied, catalog);
   }
   const denial = denyResponse(options.denyResponse);
   // Decisions are shared frozen objects: nothing is allocated per request.

@@ -1,8 +1,9 @@
 // Where the middleware's /robots.txt comes from: rendered by the engine from the policy's rules, or
 // fetched from an agentwarden (or Known Agents) server's `POST /robots-txts` and cached a day.
+import type { Catalog } from '../catalog/catalog.js';
 import type { Engine } from '../engine.js';
 import { RobotsOptionsError } from '../robots/errors.js';
-import { validateRobotsOptions } from '../robots/options.js';
+import { validateRobotsOptions, type RobotsAgentEntry } from '../robots/options.js';
 import { MAX_ROBOTS_TXT_BYTES } from '../robots/render.js';
 import type { Timers } from './delivery-queue.js';
 
@@ -15,6 +16,10 @@ import type { Timers } from './delivery-queue.js';
 export interface RobotsSourceOptions {
   /** The agent types to disallow; default: the policy's `denyAgentTypes`. */
   readonly agentTypes?: readonly string[];
+  /** Agents disallowed by name (`disallow_agents`); default: the policy's `denyAgents`. */
+  readonly disallowAgents?: readonly RobotsAgentEntry[];
+  /** Agents allowed by name (`allow_agents`), e.g. every AI Data Scraper but one. */
+  readonly allowAgents?: readonly RobotsAgentEntry[];
   readonly disallow?: string | readonly string[];
   readonly allow?: string | readonly string[];
   /** A Known Agents-compatible API's base URL; the text comes from `<url>/robots-txts`. */
@@ -36,23 +41,36 @@ export interface RobotsSource {
   get(): ServedRobotsTxt | Promise<ServedRobotsTxt>;
 }
 
-const OPTIONS = new Set(['agentTypes', 'disallow', 'allow', 'url', 'token', 'refreshMs', 'fetch']);
+const OPTIONS = new Set(['agentTypes', 'disallowAgents', 'allowAgents', 'disallow', 'allow', 'url', 'token', 'refreshMs', 'fetch']);
 const DAY_MS = 86_400_000;
 // After a failed fetch, the next try waits this long (the local rendering is served meanwhile).
 const RETRY_MS = 300_000;
 const FETCH_TIMEOUT_MS = 5_000;
 
+/** The body of `POST /robots-txts` (and of the local rendering) the options describe. */
+function robotsBody(options: RobotsSourceOptions) {
+  return {
+    agent_types: options.agentTypes ?? [],
+    ...(options.disallowAgents === undefined ? {} : { disallow_agents: options.disallowAgents }),
+    ...(options.allowAgents === undefined ? {} : { allow_agents: options.allowAgents }),
+    ...(options.disallow === undefined ? {} : { disallow: options.disallow }),
+    ...(options.allow === undefined ? {} : { allow: options.allow }),
+  };
+}
+
 /**
- * Validates a robots.txt source; `deniedTypes` is the default for `agentTypes`.
+ * Validates a robots.txt source against the catalog; the policy's denied types and agents are the
+ * defaults of `agentTypes` and `disallowAgents`, so the file says what the policy does.
  * @throws {TypeError | RangeError} naming `robotsTxt.<option>`.
  */
-export function checkRobotsSource(value: unknown, deniedTypes: readonly string[]): RobotsSourceOptions {
+export function checkRobotsSource(value: unknown, denied: { readonly agentTypes: readonly string[]; readonly agents: readonly string[] }, catalog: Catalog): RobotsSourceOptions {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TypeError(`robotsTxt must be true, false or an object, got ${value === null ? 'null' : typeof value}`);
   const options = value as RobotsSourceOptions;
   for (const key of Object.keys(options)) if (!OPTIONS.has(key)) throw new RangeError(`robotsTxt.${key} is not an option (${[...OPTIONS].join(', ')})`);
-  const agentTypes = options.agentTypes ?? deniedTypes;
+  const agentTypes = options.agentTypes ?? denied.agentTypes;
+  const disallowAgents = options.disallowAgents ?? (denied.agents.length === 0 ? undefined : denied.agents);
   try {
-    validateRobotsOptions({ agent_types: agentTypes, disallow: options.disallow ?? null, allow: options.allow ?? null });
+    validateRobotsOptions(robotsBody({ ...options, agentTypes, disallowAgents }), catalog);
   } catch (error) {
     if (error instanceof RobotsOptionsError) throw new RangeError(`robotsTxt: ${error.message}${options.agentTypes === undefined ? ' (agentTypes defaults to denyAgentTypes)' : ''}`);
     throw error;
@@ -69,7 +87,7 @@ export function checkRobotsSource(value: unknown, deniedTypes: readonly string[]
   }
   if (options.refreshMs !== undefined && (!Number.isSafeInteger(options.refreshMs) || options.refreshMs < 1000)) throw new RangeError(`robotsTxt.refreshMs must be an integer >= 1000, got ${String(options.refreshMs)}`);
   if (options.fetch !== undefined && typeof options.fetch !== 'function') throw new TypeError('robotsTxt.fetch must be a function (the Fetch API)');
-  return { ...options, agentTypes };
+  return { ...options, agentTypes, ...(disallowAgents === undefined ? {} : { disallowAgents }) };
 }
 
 /**
@@ -79,7 +97,7 @@ export function checkRobotsSource(value: unknown, deniedTypes: readonly string[]
  * await robots.get(); // { text: 'User-agent: CCBot\nDisallow: /\n...', etag: '"…"' }
  */
 export function createRobotsSource(options: RobotsSourceOptions, engine: Engine, clock: { now(): number }, timers: Timers): RobotsSource {
-  const body = { agent_types: options.agentTypes ?? [], ...(options.disallow === undefined ? {} : { disallow: options.disallow }), ...(options.allow === undefined ? {} : { allow: options.allow }) };
+  const body = robotsBody(options);
   const rendered = engine.renderRobotsTxt(body);
   const local: ServedRobotsTxt = Object.freeze({ text: rendered.text, etag: rendered.etag });
   if (options.url === undefined) return { get: () => local };

@@ -1,6 +1,9 @@
-// The robots.txt renderer: one group per robots token of every agent of the chosen types
-// (RFC 9309 §2.1), memoized per canonical options, with a strong ETag for cheap daily fetches.
+// The robots.txt renderer: one group per robots token of every agent the options give a rule (its
+// type chosen, or named in disallow_agents/allow_agents; RFC 9309 §2.1), memoized per canonical
+// options, with a strong ETag for cheap daily fetches.
 import type { Catalog } from '../catalog/catalog.js';
+import { AGENT_TYPES } from '../catalog/types.js';
+import { compileRobotsAgentRules, type AgentRobotsRule } from './agent-rules.js';
 import { strongEtag } from './etag.js';
 import { RobotsOptionsError } from './errors.js';
 import { validateRobotsOptions, type RobotsTxtOptions, type ValidatedRobotsOptions } from './options.js';
@@ -47,6 +50,8 @@ const encoder = new TextEncoder();
  * const robots = createRobotsRenderer(catalog);
  * robots.robotsTxt({ agent_types: ['AI Data Scraper'] });
  * // "User-agent: CCBot\nDisallow: /\n\nUser-agent: GPTBot\nDisallow: /\n"
+ * robots.robotsTxt({ agent_types: ['AI Data Scraper'], allow_agents: ['CCBot'] });
+ * // "User-agent: CCBot\nAllow: /\n\nUser-agent: GPTBot\nDisallow: /\n"
  * robots.renderRobotsTxt({ agent_types: ['AI Data Scraper'], disallow: ['/private', '/drafts'], comments: true, markers: true });
  * // { text: "# BEGIN agentwarden\n# AI Data Scraper\n# https://commoncrawl.org/ccbot\nUser-agent: CCBot\n...", etag: '"…"', bytes: … }
  */
@@ -60,19 +65,29 @@ export function createRobotsRenderer(catalog: Catalog, options: RobotsRendererOp
       type,
       list.map((group) => {
         const names = group.userAgents.map((ua) => `User-agent: ${ua}\n`).join('');
-        return { plain: names, commented: `# ${type}\n# ${group.url}\n${names}` };
+        return { agentId: group.agentId, plain: names, commented: `# ${type}\n# ${group.url}\n${names}` };
       }),
     ]),
   );
   const cache = new Map<string, RenderedRobotsTxt>();
 
   const render = (validated: ValidatedRobotsOptions): RenderedRobotsTxt => {
+    const agentRules = compileRobotsAgentRules(validated, catalog);
     // Allow lines first: longest-match parsers do not care about order, and first-match legacy
     // parsers (Python's urllib.robotparser) then honour the exceptions too.
-    const rules = [...validated.allow.map((path) => `Allow: ${path}\n`), ...validated.disallow.map((path) => `Disallow: ${path}\n`)].join('');
+    const linesOf = new Map<AgentRobotsRule, string>();
+    const lines = (rule: AgentRobotsRule) => {
+      let text = linesOf.get(rule);
+      if (text === undefined) linesOf.set(rule, (text = [...rule.allow.map((path) => `Allow: ${path}\n`), ...rule.disallow.map((path) => `Disallow: ${path}\n`)].join('')));
+      return text;
+    };
     const blocks: string[] = [];
-    for (const type of validated.agentTypes) {
-      for (const head of heads.get(type) ?? []) blocks.push((validated.comments ? head.commented : head.plain) + rules);
+    for (const type of AGENT_TYPES) {
+      if (!agentRules.types.has(type)) continue;
+      for (const head of heads.get(type) ?? []) {
+        const rule = agentRules.ruleFor(head.agentId);
+        if (rule !== undefined) blocks.push((validated.comments ? head.commented : head.plain) + lines(rule));
+      }
     }
     // One blank line between groups, as the seed emits (blank lines never end a group: RFC 9309 §2.2).
     let text = blocks.join('\n');
@@ -83,7 +98,7 @@ export function createRobotsRenderer(catalog: Catalog, options: RobotsRendererOp
         {
           path: '',
           code: 'output-too-large',
-          message: `the robots.txt would be ${bytes.length} bytes, over RFC 9309's ${MAX_ROBOTS_TXT_BYTES}-byte parse limit; choose fewer types or paths`,
+          message: `the robots.txt would be ${bytes.length} bytes, over RFC 9309's ${MAX_ROBOTS_TXT_BYTES}-byte parse limit; choose fewer types, agents or paths`,
         },
       ]);
     }
@@ -91,7 +106,7 @@ export function createRobotsRenderer(catalog: Catalog, options: RobotsRendererOp
   };
 
   const renderRobotsTxt = (input: RobotsTxtOptions): RenderedRobotsTxt => {
-    const validated = validateRobotsOptions(input);
+    const validated = validateRobotsOptions(input, catalog);
     const hit = cache.get(validated.key);
     if (hit !== undefined) {
       // Re-insert so Map order is least-recently-used first.

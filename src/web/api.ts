@@ -185,15 +185,29 @@ export interface TopPathsJson {
   readonly paths: readonly { agent_id: string | null; agent_name: string | null; agent_type: string | null; path: string; count: number; last: string }[];
 }
 
+/** An agent named in saved robots rules: its catalog id, or a rule with its own paths. */
+export type RobotsAgentEntryJson = string | { agent: string; disallow?: string[]; allow?: string[] };
+
+/** Saved robots rules (GET /project-settings, GET /robots-violations). */
+export interface RobotsRulesJson {
+  agent_types: string[];
+  disallow?: string[];
+  allow?: string[];
+  disallow_agents?: RobotsAgentEntryJson[];
+  allow_agents?: RobotsAgentEntryJson[];
+}
+
 /** GET /robots-violations. */
 export interface ViolationsJson {
-  readonly robots: { agent_types: string[]; disallow?: string[]; allow?: string[] } | null;
+  readonly robots: RobotsRulesJson | null;
+  /** With `agent=`: the lines the rules give that agent and where they come from (null: none). */
+  readonly agent_rule?: { source: 'agent_types' | 'disallow_agents' | 'allow_agents'; disallow: string[]; allow: string[] } | null;
   readonly violations: readonly { agent_id: string; agent_name: string; agent_type: string; path: string; count: number; last: string; rule: string }[];
 }
 
 /** GET/PUT /project-settings. */
 export interface SettingsJson {
-  readonly robots: { agent_types: string[]; disallow?: string[]; allow?: string[] } | null;
+  readonly robots: RobotsRulesJson | null;
   /** Absent members mean the server's defaults. */
   readonly client_ip: { headers?: string[]; trusted_proxies?: number | string[] };
 }

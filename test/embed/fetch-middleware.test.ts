@@ -161,6 +161,16 @@ describe('access policy in the middleware', () => {
     ]);
   });
 
+  it('serves /robots.txt that also disallows the denied agents by name, and allows the agents it names', async () => {
+    const { run } = middleware({ denyAgents: ['googlebot'], robotsTxt: true });
+    expect(await (await run(get('/robots.txt', BROWSER_UA), app, LOOPBACK)).text()).toBe('User-agent: Googlebot\nDisallow: /\n');
+    const scrapers = middleware({ denyAgentTypes: ['AI Data Scraper'], robotsTxt: { allowAgents: ['ClaudeBot'] } });
+    const text = await (await scrapers.run(get('/robots.txt', BROWSER_UA), app, LOOPBACK)).text();
+    expect(text).toBe(embedEngine().robotsTxt({ agent_types: ['AI Data Scraper'], allow_agents: ['claudebot'] }));
+    expect(text).toContain('User-agent: ClaudeBot\nAllow: /\n');
+    expect(text).toContain('User-agent: GPTBot\nDisallow: /\n');
+  });
+
   it('serves /robots.txt fetched from an agentwarden server, and renders it locally while the server is unreachable', async () => {
     const srv: TestServer = await startTestServer();
     cleanups.push(() => srv.stop());
@@ -188,6 +198,7 @@ describe('access policy in the middleware', () => {
     [{ denyResponse: { headers: { 'x-a': 'b\r\nc' } } }, RangeError, /denyResponse.headers/],
     [{ denyVerifiedFailed: true }, RangeError, /policy.denyVerifiedFailed is not an option/],
     [{ robotsTxt: true }, RangeError, /robotsTxt/],
+    [{ denyAgentTypes: ['AI Data Scraper'], robotsTxt: { allowAgents: ['NoSuchBot'] } }, RangeError, /robotsTxt: \/allow_agents\/0: "NoSuchBot" is neither an agent id nor a robots token/],
     [{ robotsTxt: { url: 'http://x' } , denyAgentTypes: ['AI Data Scraper'] }, TypeError, /robotsTxt.token/],
   ])('refuses the policy %j at creation', (policy, type, message) => {
     const create = () => createAccessPolicy(policy as never, embedEngine().catalog);

@@ -1,6 +1,6 @@
 // Catalog records and user agents shared by tests: small fixed records, so results do not move
 // when data/agents.json is curated.
-import type { Agent } from '../../src/index.js';
+import type { Agent, AgentType } from '../../src/index.js';
 
 export const gptbotAgent: Agent = {
   id: 'gptbot',
@@ -39,3 +39,8 @@ export const googlebotAgent: Agent = { ...googlebotRecord, reverse_dns: ['google
 export const GPTBOT_UA = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)';
 export const GOOGLEBOT_UA = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
 export const BROWSER_UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+
+/** A minimal catalog record for robots.txt tests: named by its id, one or more robots tokens, no UA match. */
+export function robotsTestAgent(id: string, type: AgentType, tokens: string[]): Agent {
+  return { id, name: id, type, operator: 'Test', url: `https://example.org/${id}`, match: {}, robots_tokens: tokens };
+}

@@ -25,6 +25,25 @@ describe('agentwarden robots', () => {
     expect(io.out()).toContain('Allow: /private/press\nDisallow: /private\nDisallow: /drafts\n');
   });
 
+  it('--allow-agent and --disallow-agent name agents by token or id on top of the types, with optional paths', async () => {
+    const io = captureIo();
+    const args = ['--types', 'AI Data Scraper', '--allow-agent', 'CCBot', '--disallow-agent', 'googlebot:/search', '--disallow-agent', 'Googlebot:/api/', '--allow-agent', 'GPTBot:/blog/'];
+    expect(await robotsCommand.run(args, io)).toBe(0);
+    const expected = createEngine().robotsTxt({
+      agent_types: ['AI Data Scraper'],
+      allow_agents: ['CCBot', { agent: 'GPTBot', allow: ['/blog/'] }],
+      disallow_agents: [{ agent: 'googlebot', disallow: ['/search', '/api/'] }],
+    });
+    expect(io.out()).toBe(expected);
+    expect(io.out()).toContain('User-agent: CCBot\nAllow: /\n');
+    expect(io.out()).toContain('User-agent: GPTBot\nAllow: /blog/\nDisallow: /\n');
+    expect(io.out()).toContain('User-agent: Googlebot\nDisallow: /search\nDisallow: /api/\n');
+    // Agents alone, without --types.
+    const alone = captureIo();
+    expect(await robotsCommand.run(['--disallow-agent', 'GPTBot'], alone)).toBe(0);
+    expect(alone.out()).toBe('User-agent: GPTBot\nDisallow: /\n');
+  });
+
   it('--marker-label names the block', async () => {
     const io = captureIo();
     expect(await robotsCommand.run(['--types', 'AI Data Scraper', '--marker-label', 'AI crawlers'], io)).toBe(0);
@@ -44,6 +63,9 @@ describe('agentwarden robots', () => {
     [['--types', 'AI Data Scrapers'], /--types #1: "AI Data Scrapers" is not an agent type; allowed: AI Agent, /],
     [['--types', ','], /--types: agent_types must name at least one of/],
     [[], /missing --types/],
+    [['--types', 'Scraper', '--allow-agent', 'CCBot', '--allow-agent', 'NoSuchBot'], /--allow-agent NoSuchBot: "NoSuchBot" is neither an agent id nor a robots token/],
+    [['--disallow-agent', 'GPTBot:/ok', '--disallow-agent', 'GPTBot:private'], /--disallow-agent GPTBot path #2: a path must start with/],
+    [['--disallow-agent', 'GPTBot', '--allow-agent', 'gptbot'], /--allow-agent gptbot: "gptbot" \(gptbot\) already has a rule/],
     [['--types', 'Scraper', '--disallow', 'private'], /--disallow #1: a path must start with "\/" or "\*": "private"/],
     [['--types', 'Scraper', '--disallow', '/a\nUser-agent: *'], /--disallow #1: a path must not contain control characters/],
     [['--types', 'Scraper', '--allow', '/ok', '--allow', '/b\r'], /--allow #2: a path must not contain control characters/],

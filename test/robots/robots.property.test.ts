@@ -4,7 +4,8 @@ import fc from 'fast-check';
 import robotsParser from 'robots-parser';
 import { describe, expect, it } from 'vitest';
 import { googleExtract, literalExtract, referenceRobots } from './rfc9309-reference.js';
-import { AGENT_TYPES, createCatalog, createEngine, defaultCatalogDocument, RobotsOptionsError, type Agent, type AgentType, type Catalog, type Engine } from '../../src/index.js';
+import { AGENT_TYPES, createCatalog, createEngine, defaultCatalogDocument, RobotsOptionsError, type AgentType, type Catalog, type Engine } from '../../src/index.js';
+import { robotsTestAgent } from '../helpers/agents.js';
 
 const ORIGIN = 'https://example.com';
 const robotsUrl = `${ORIGIN}/robots.txt`;
@@ -12,9 +13,7 @@ const robotsUrl = `${ORIGIN}/robots.txt`;
 /** What robots-parser keys a token as: lower-cased, cut at "/", trimmed (reference §7). */
 const parserKey = (token: string) => token.toLowerCase().split('/')[0]!.trim();
 
-function agent(id: string, type: AgentType, tokens: string[]): Agent {
-  return { id, name: id, type, operator: 'Test', url: `https://example.org/${id}`, match: {}, robots_tokens: tokens };
-}
+const agent = robotsTestAgent;
 
 /** A small catalog: every type, several tokens per agent, and the non-RFC tokens the brief names. */
 const handCatalog = createCatalog({

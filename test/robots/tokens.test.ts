@@ -2,12 +2,11 @@
 // robots-parser, a Google-style parser (ExtractUserAgent) and the crawler's own literal matching.
 import robotsParser from 'robots-parser';
 import { describe, expect, it } from 'vitest';
-import { createCatalog, createRobotsRenderer, type Agent, type AgentType, type Catalog } from '../../src/index.js';
+import { createCatalog, createRobotsRenderer, type Agent, type Catalog } from '../../src/index.js';
 import { googleExtract, literalExtract, referenceRobots } from './rfc9309-reference.js';
+import { robotsTestAgent } from '../helpers/agents.js';
 
-function agent(id: string, type: AgentType, tokens: string[]): Agent {
-  return { id, name: id, type, operator: 'Test', url: `https://example.org/${id}`, match: {}, robots_tokens: tokens };
-}
+const agent = robotsTestAgent;
 
 const catalog = createCatalog({
   version: 1,

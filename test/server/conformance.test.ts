@@ -172,6 +172,19 @@ describe('POST /robots-txts', () => {
     const missing = await post(`${api.url}/robots-txts`, tokenA, [{ agent_types: ['AI Agent'] }]);
     expectProblem(missing, 400);
   });
+
+  it('takes disallow_agents and allow_agents (ids or robots tokens) beside agent_types; an unknown agent is a 400 at its index', async () => {
+    const res = await post(`${api.url}/robots-txts`, tokenA, { agent_types: ['AI Data Scraper'], allow_agents: ['claudebot'], disallow_agents: [{ agent: 'Googlebot', disallow: ['/search'] }] });
+    expect(res.status).toBe(200);
+    expect(res.text).toBe('User-agent: ClaudeBot\nAllow: /\n\nUser-agent: GPTBot\nDisallow: /\n\nUser-agent: Googlebot\nDisallow: /search\n');
+    const bad = await post(`${api.url}/robots-txts`, tokenA, { agent_types: ['AI Data Scraper'], disallow_agents: ['GPTBot', 'Robot From Mars'], allow_agents: [{ agent: 7 }] });
+    expectProblem(bad, 400);
+    expect(bad.json.errors.map((e: any) => [e.pointer, e.code])).toEqual([
+      ['/disallow_agents/1', 'unknown-agent'],
+      ['/allow_agents/0/agent', 'invalid-type'],
+    ]);
+    expectDocumented('/robots-txts', 'post', bad);
+  });
 });
 
 describe('public endpoints', () => {
@@ -284,6 +297,10 @@ describe('read APIs, checked against the OpenAPI document', () => {
     expect(violations.json.violations).toContainEqual(expect.objectContaining({ agent_id: 'gptbot', path: '/private/x?q=1', count: 1, rule: '/private/' }));
     expect(violations.json.violations.every((v: any) => v.path.startsWith('/private/'))).toBe(true);
     expectDocumented('/robots-violations', 'get', violations);
+    const byName = await send('PUT', '/project-settings', { robots: { agent_types: [], disallow_agents: [{ agent: 'GPTBot', disallow: '/private/' }], allow_agents: ['claudebot'] } });
+    expectDocumented('/project-settings', 'put', byName);
+    expectDocumented('/robots-violations', 'get', await get('/robots-violations?agent=gptbot'));
+    expectDocumented('/robots-violations', 'get', await get('/robots-violations?agent=googlebot'));
     const bad = await send('PUT', '/project-settings', { robots: { agent_types: [] } });
     expectProblem(bad, 400);
     expectDocumented('/project-settings', 'put', bad);

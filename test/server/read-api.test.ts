@@ -91,6 +91,32 @@ describe('read APIs on the SQLite store', () => {
     expect(bad.status).toBe(400);
     expect(bad.json.errors[0].pointer).toBe('/client_ip/trusted_proxies/0');
   });
+
+  it('counts violations by the per-agent rules the robots.txt says: one scraper allowed, another agent by name with its own paths', async () => {
+    const saved = await put('/project-settings', tokenA, {
+      robots: { agent_types: ['AI Data Scraper'], disallow: ['/private/'], allow_agents: ['ClaudeBot'], disallow_agents: [{ agent: 'Googlebot', disallow: '/private/a' }] },
+    });
+    expect(saved.status).toBe(200);
+    // Saved canonical: catalog ids, paths only where a rule has its own.
+    expect(saved.json.robots).toEqual({ agent_types: ['AI Data Scraper'], disallow: ['/private/'], disallow_agents: [{ agent: 'googlebot', disallow: ['/private/a'] }], allow_agents: ['claudebot'] });
+    const res = await get('/robots-violations?from=2026-11-21T00:00:00Z&to=2026-11-21T12:00:00Z', tokenA);
+    // ClaudeBot visited /private/b twice but is allowed by name; Googlebot broke its own rule.
+    expect(res.json.violations.map((v: any) => [v.agent_id, v.path, v.count, v.rule])).toEqual([
+      ['gptbot', '/private/a', 3, '/private/'],
+      ['googlebot', '/private/a', 1, '/private/a'],
+    ]);
+    // One agent's view says where its rule comes from.
+    expect((await get('/robots-violations?agent=claudebot', tokenA)).json).toMatchObject({ agent_rule: { source: 'allow_agents', disallow: [], allow: ['/'] }, violations: [] });
+    expect((await get('/robots-violations?agent=googlebot', tokenA)).json.agent_rule).toEqual({ source: 'disallow_agents', disallow: ['/private/a'], allow: [] });
+    // The robots.txt written from the saved rules says the same.
+    const text = await (await fetch(`${api.url}/robots-txts`, { method: 'POST', headers: { authorization: `Bearer ${tokenA}`, 'content-type': 'application/json' }, body: JSON.stringify(saved.json.robots) })).text();
+    expect(text).toBe('User-agent: ClaudeBot\nAllow: /\n\nUser-agent: GPTBot\nDisallow: /private/\n\nUser-agent: Googlebot\nDisallow: /private/a\n');
+    // An unknown agent is refused at its pointer; the saved rules stay.
+    const unknown = await put('/project-settings', tokenA, { robots: { agent_types: ['AI Data Scraper'], allow_agents: ['ClaudeBot', 'NoSuchBot'] } });
+    expect(unknown.status).toBe(400);
+    expect(unknown.json.errors.map((e: any) => [e.pointer, e.code])).toEqual([['/robots/allow_agents/1', 'unknown-agent']]);
+    expect((await get('/project-settings', tokenA)).json.robots.allow_agents).toEqual(['claudebot']);
+  });
 });
 
 describe('project settings in SQLite', () => {

@@ -5,6 +5,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 import { CLI, ROOT, spawnServe, tempDir, type ServeProcess } from '../server/helpers.js';
 
 export const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
@@ -56,6 +57,23 @@ export async function startDashboardServer(): Promise<DashboardServer> {
   };
 }
 
+/** Calls the server's API with the first project's token; any answer but 2xx fails the test. */
+export function projectApi(server: Pick<DashboardServer, 'proc' | 'token'>): (method: string, path: string, body?: unknown) => Promise<any> {
+  return async (method, path, body) => {
+    const response = await fetch(new URL(path, server.proc.url), { method, headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    expect(response.status, `${method} ${path}`).toBeLessThan(300);
+    return response.json();
+  };
+}
+
+/** Opens a dashboard view and waits for its heading and for its panels to be drawn. */
+export async function openView(page: Page, dashboard: string, hash: string, heading: string | RegExp): Promise<void> {
+  await page.goto(`${dashboard}${hash}`);
+  await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+  // Panels are drawn once their data arrives.
+  await page.waitForFunction(() => document.querySelector('[aria-busy="true"]') === null);
+}
+
 /** A new page whose script errors, console errors (but the expected 401s) and CSP violations are pushed to `problems`. */
 export async function watchedPage(browser: Browser, problems: string[], options: Parameters<Browser['newPage']>[0] = {}): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, locale: 'en-US', timezoneId: 'Europe/Berlin', ...options });
@@ -66,6 +84,16 @@ export async function watchedPage(browser: Browser, problems: string[], options:
   page.on('console', (message) => {
     if (message.type() === 'error' && !/status of 401/.test(message.text())) problems.push(`console: ${message.text()}`);
   });
+  return page;
+}
+
+/** A watched page (see `watchedPage`) logged in to the dashboard with the admin secret, on the projects list. */
+export async function loggedInPage(browser: Browser, dashboard: string, secret: string, problems: string[]): Promise<Page> {
+  const page = await watchedPage(browser, problems);
+  await page.goto(dashboard);
+  await page.getByLabel('Admin secret').fill(secret);
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { name: 'Projects' }).waitFor();
   return page;
 }
 

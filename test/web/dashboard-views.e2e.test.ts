@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServeProcess } from '../server/helpers.js';
-import { ARTIFACTS, chromiumAvailable, launchChromium, layoutProblems, startDashboardServer, watchedPage } from './dashboard-harness.js';
+import { ARTIFACTS, chromiumAvailable, launchChromium, layoutProblems, loggedInPage, openView, projectApi, startDashboardServer, watchedPage } from './dashboard-harness.js';
 
 const available = chromiumAvailable();
 
@@ -29,11 +29,7 @@ describe.skipIf(!available)('dashboard views in Chromium', () => {
   const problems: string[] = [];
   const cleanups: (() => void | Promise<void>)[] = [];
 
-  const api = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(new URL(path, proc.url), { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-    expect(response.status, `${method} ${path}`).toBeLessThan(300);
-    return response.json() as Promise<any>;
-  };
+  const api = (method: string, path: string, body?: unknown) => projectApi({ proc, token })(method, path, body);
   const visit = (ua: string, path: string, over: Record<string, unknown> = {}, headers: Record<string, string> = {}) => ({
     request_path: path,
     request_method: 'GET',
@@ -43,12 +39,7 @@ describe.skipIf(!available)('dashboard views in Chromium', () => {
     ...over,
   });
   const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `views-${name}.png`), fullPage: true });
-  const open = async (hash: string, heading: string | RegExp) => {
-    await page.goto(`${dashboard}${hash}`);
-    await page.getByRole('heading', { level: 1, name: heading }).waitFor();
-    // Panels are drawn once their data arrives.
-    await page.waitForFunction(() => document.querySelector('[aria-busy="true"]') === null);
-  };
+  const open = (hash: string, heading: string | RegExp) => openView(page, dashboard, hash, heading);
 
   beforeAll(async () => {
     const server = await startDashboardServer();
@@ -73,11 +64,7 @@ describe.skipIf(!available)('dashboard views in Chromium', () => {
     browser = await launchChromium();
     cleanups.push(() => browser.close());
     // Any script error, console error or CSP violation is a failure of the page.
-    page = await watchedPage(browser, problems);
-    await page.goto(dashboard);
-    await page.getByLabel('Admin secret').fill(server.secret);
-    await page.keyboard.press('Enter');
-    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    page = await loggedInPage(browser, dashboard, server.secret, problems);
   }, 60_000);
 
   afterAll(async () => {

@@ -86,10 +86,12 @@ export const renderAgentType: Page = async ({ main, project, route }) => {
           ),
     );
     const disallowed = settings.robots?.agent_types.includes(type) === true;
+    const named = (settings.robots?.disallow_agents?.length ?? 0) + (settings.robots?.allow_agents?.length ?? 0);
     const rules = h(
       'p',
       { class: 'card' },
       disallowed ? `Your saved robots rules disallow every ${type} (${(settings.robots?.disallow ?? ['/']).join(', ')}). ` : `Your saved robots rules do not disallow this type. `,
+      named === 0 ? null : `${plural(named, 'agent is', 'agents are')} named in the rules with ${named === 1 ? 'a rule' : 'rules'} of ${named === 1 ? 'its' : 'their'} own (see ${named === 1 ? 'its' : 'their'} pages). `,
       h('a', { href: href(['p', p.id, 'settings']) }, 'Edit the rules'),
     );
     return { children: [overTime, h('div', { class: 'grid' }, outcomes, agents), paths, rules], mountChart: byAgent.total > 0 ? chart.mount : undefined };

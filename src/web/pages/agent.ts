@@ -1,7 +1,7 @@
 // One agent on one site: who it is (the catalog), when it was first and last seen, its visits over
 // time by verification result, the status codes it got (the 404s it hits), the paths it visits,
 // whether it follows robots.txt, and its latest visits, each opening the visit's detail.
-import { ApiError, request, type AgentActivityJson, type CatalogAgentJson, type SettingsJson, type StatsJson, type TopPathsJson, type ViolationsJson, type VisitJson } from '../api.js';
+import { ApiError, request, type AgentActivityJson, type CatalogAgentJson, type StatsJson, type TopPathsJson, type ViolationsJson, type VisitJson } from '../api.js';
 import type { Page } from '../app.js';
 import { h } from '../dom.js';
 import { formatCount, formatDateTime, formatMinute, formatTime, plural, RESULT_LABELS } from '../format.js';
@@ -11,6 +11,7 @@ import { href } from '../route-state.js';
 import { dataTable, empty, outcomeSummary, outcomeTiles, panel, RESULT_ORDER } from '../view.js';
 import { statusBadge } from './analytics.js';
 import { agentFacts } from './catalog.js';
+import { agentRuleButton } from './robots-rules.js';
 import { visitRow, visitTable } from './timeline.js';
 
 /** Chart colours of the verification results: spoofed red, verified green. */
@@ -25,20 +26,19 @@ export function resultSeries(stats: StatsJson): ChartSeries[] {
   });
 }
 
-/** What the saved robots rules say about this agent (per-agent choices first, then its type). */
-function robotsRuleFor(robots: SettingsJson['robots'], agent: CatalogAgentJson | undefined, agentId: string): string {
-  if (robots === null) return 'No robots rules are saved for this site.';
-  const extra = robots as { disallow_agents?: string[]; allow_agents?: string[] };
-  const names = new Set([agentId, ...(agent?.robots_tokens ?? [])].map((name) => name.toLowerCase()));
-  const listed = (list: string[] | undefined) => (list ?? []).some((name) => names.has(name.toLowerCase()));
-  if (listed(extra.allow_agents)) return 'Your saved rules allow it by name.';
-  if (listed(extra.disallow_agents)) return `Your saved rules disallow it by name (${(robots.disallow ?? ['/']).join(', ')}).`;
-  if (agent !== undefined && robots.agent_types.includes(agent.type)) return `Your saved rules disallow its type, ${agent.type} (${(robots.disallow ?? ['/']).join(', ')}).`;
-  return 'Your saved rules do not disallow it.';
+/** What the saved robots rules say about this agent, from the lines the server gives it. */
+function robotsRuleText(violations: ViolationsJson, agentType: string | undefined): string {
+  const rule = violations.agent_rule;
+  if (violations.robots === null) return 'No robots rules are saved for this site.';
+  if (rule === undefined || rule === null) return 'Your saved rules do not name it or its type, so they do not restrict it.';
+  const lines = [...rule.allow.map((path) => `Allow: ${path}`), ...rule.disallow.map((path) => `Disallow: ${path}`)].join(', ');
+  if (rule.source === 'allow_agents') return rule.disallow.length === 0 ? `Your saved rules allow it by name (${lines}).` : `Your saved rules disallow its type but allow it some paths by name (${lines}).`;
+  if (rule.source === 'disallow_agents') return `Your saved rules disallow it by name (${lines}).`;
+  return `Your saved rules disallow its type, ${agentType ?? 'its type'} (${lines}).`;
 }
 
 /** Draws the page of one agent in a project. */
-export const renderAgent: Page = async ({ main, project, route }) => {
+export const renderAgent: Page = async ({ main, project, route, refresh }) => {
   const p = project!;
   const agentId = route.segments[0]!;
   const agent = await request<CatalogAgentJson>('GET', `/agents/${encodeURIComponent(agentId)}`).catch((error: unknown) => {
@@ -51,7 +51,7 @@ export const renderAgent: Page = async ({ main, project, route }) => {
   const draw = async (): Promise<RangeDrawing> => {
     const { from, to, interval, label } = chosenRange();
     const q = { project: p.id, from, to, agent: agentId };
-    const [activity, byResult, byStatus, notFound, topPaths, robotsFetches, violations, settings, latest] = await Promise.all([
+    const [activity, byResult, byStatus, notFound, topPaths, robotsFetches, violations, latest] = await Promise.all([
       request<AgentActivityJson>('GET', `/stats/agents/${encodeURIComponent(agentId)}`, { params: { project: p.id } }),
       request<StatsJson>('GET', '/stats', { params: { ...q, interval, by: 'result', limit: 4 } }),
       request<StatsJson>('GET', '/stats', { params: { ...q, interval, by: 'status', limit: 20 } }),
@@ -59,7 +59,6 @@ export const renderAgent: Page = async ({ main, project, route }) => {
       request<TopPathsJson>('GET', '/stats/top-paths', { params: { ...q, limit: 10 } }),
       request<StatsJson>('GET', '/stats', { params: { ...q, interval, by: 'path', path: '/robots.txt', limit: 1 } }),
       request<ViolationsJson>('GET', '/robots-violations', { params: q }),
-      request<SettingsJson>('GET', '/project-settings', { params: { project: p.id } }),
       request<{ visits: VisitJson[] }>('GET', '/visits', { params: { project: p.id, agent: agentId, limit: 20 } }),
     ]);
     const timelineHref = (extra: Record<string, string> = {}) => href(['p', p.id, 'timeline'], { agent: agentId, ...extra }, false);
@@ -152,9 +151,10 @@ export const renderAgent: Page = async ({ main, project, route }) => {
         'ul',
         { class: 'plain-list' },
         h('li', {}, fetches === 0 ? `It did not fetch /robots.txt in this range.` : `It fetched /robots.txt ${fetches === 1 ? 'once' : `${formatCount(fetches)} times`} in this range.`),
-        h('li', {}, robotsRuleFor(settings.robots, agent, agentId), ' ', h('a', { href: href(['p', p.id, 'settings']) }, 'Edit the rules')),
+        h('li', {}, robotsRuleText(violations, agent?.type), ' ', h('a', { href: href(['p', p.id, 'settings']) }, 'Edit the rules')),
         agent?.respects_robots_txt === true ? h('li', {}, 'Its operator says it obeys robots.txt.') : agent?.respects_robots_txt === false ? h('li', {}, 'Its operator says it does not obey robots.txt.') : null,
       ),
+      agent === undefined ? null : h('p', {}, agentRuleButton(p.id, agentId, name, violations.agent_rule, refresh)),
       violations.robots === null
         ? null
         : violations.violations.length === 0

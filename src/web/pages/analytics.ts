@@ -7,6 +7,7 @@ import { apiUrl, request, type OperatorsJson, type StatsJson, type StatusCodesJs
 import type { Page } from '../app.js';
 import { h } from '../dom.js';
 import { formatCount, formatDateTime, formatDecimal, formatShare, formatTime, plural, referralName } from '../format.js';
+import { clientAddressNoticeSlot } from '../client-address-notice.js';
 import { chosenRange } from '../range.js';
 import { bigCount, rangePage, timeChart, type RangeDrawing } from '../range-page.js';
 import { href } from '../route-state.js';
@@ -261,5 +262,5 @@ export const renderAnalytics: Page = async ({ main, project }) => {
       mountChart: byType.total > 0 ? chart.mount : undefined,
     };
   };
-  return rangePage(main, p.id, [h('h1', {}, `${p.name}: analytics`)], draw);
+  return rangePage(main, p.id, [h('h1', {}, `${p.name}: analytics`), clientAddressNoticeSlot(p.id)], draw);
 };

@@ -1,20 +1,14 @@
 // A project's settings: its access tokens (a new one revealed once, then only a masked prefix),
 // rotation and revocation, "send a test visit", the client-IP rule and the robots.txt rules with
-// a live preview of the generated file.
-import { AGENT_TYPES } from '../../catalog/types.js';
+// a live preview of the generated file (robots-rules.ts).
 import { ApiError, apiUrl, request, type SettingsJson, type TokenInfo } from '../api.js';
 import type { Page } from '../app.js';
 import { copyText, field, h, replace, type Child } from '../dom.js';
 import { connectSection } from './connect-snippet.js';
-import { formatCount, formatDateTime, formatDay } from '../format.js';
+import { formatDateTime, formatDay } from '../format.js';
 import { revealOnce, takeRevealed } from '../reveal.js';
 import { toast } from '../toast.js';
-
-const lines = (text: string): string[] =>
-  text
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line !== '');
+import { robotsRulesSection } from './robots-rules.js';
 
 function errorText(error: unknown): string {
   if (!(error instanceof ApiError)) return String(error);
@@ -183,101 +177,11 @@ export const renderSettings: Page = async ({ main, project, refresh }) => {
     ),
   );
 
-  // --- Robots rules --------------------------------------------------------------------------
-  const chosen = new Set(saved.robots?.agent_types ?? []);
-  const boxes = AGENT_TYPES.map((type) => h('input', { type: 'checkbox', name: 'agent_types', value: type, checked: chosen.has(type) }));
-  const disallowInput = h('textarea', { rows: 3, spellcheck: 'false' });
-  disallowInput.value = (saved.robots?.disallow ?? ['/']).join('\n');
-  const allowInput = h('textarea', { rows: 2, spellcheck: 'false' });
-  allowInput.value = (saved.robots?.allow ?? []).join('\n');
-  const preview = h('pre', { class: 'preview', tabindex: 0, 'aria-label': 'robots.txt preview', 'data-testid': 'robots-preview' });
-  const previewInfo = h('p', { class: 'muted small', 'aria-live': 'polite' }, 'Generating the preview…');
-  const robotsMessage = h('p', { class: 'error', role: 'alert' });
-  // Empty path lists are left out (the engine's defaults: disallow "/", no allow lines).
-  const options = () => {
-    const disallow = lines(disallowInput.value);
-    const allow = lines(allowInput.value);
-    return { agent_types: boxes.filter((b) => b.checked).map((b) => b.value), ...(disallow.length === 0 ? {} : { disallow }), ...(allow.length === 0 ? {} : { allow }) };
-  };
-  let previewTimer: ReturnType<typeof setTimeout> | undefined;
-  let previewSeq = 0;
-  const updatePreview = () => {
-    if (previewTimer !== undefined) clearTimeout(previewTimer);
-    previewTimer = setTimeout(async () => {
-      const seq = ++previewSeq;
-      const body = options();
-      if (body.agent_types.length === 0) {
-        preview.textContent = '';
-        previewInfo.textContent = 'Choose at least one agent type to see the generated robots.txt.';
-        return;
-      }
-      try {
-        const text = await request<string>('POST', '/robots-txts', { params, body, text: true });
-        if (seq !== previewSeq) return;
-        preview.textContent = text;
-        const groups = (text.match(/^User-agent:/gm) ?? []).length;
-        previewInfo.textContent = `${formatCount(groups)} user-agent groups, ${formatCount(new TextEncoder().encode(text).length)} bytes.`;
-        robotsMessage.textContent = '';
-      } catch (error) {
-        if (seq !== previewSeq) return;
-        robotsMessage.textContent = errorText(error);
-      }
-    }, 200);
-  };
-  const typeList = h(
-    'fieldset',
-    { class: 'types' },
-    h('legend', {}, 'Agent types to disallow'),
-    h(
-      'div',
-      { class: 'checks' },
-      ...boxes.map((box, i) => {
-        box.id = `type-${i}`;
-        return h('label', { for: box.id, class: 'check' }, box, ` ${AGENT_TYPES[i]!}`);
-      }),
-    ),
-    h(
-      'div',
-      { class: 'row' },
-      h('button', { type: 'button', class: 'small', onclick: () => { for (const b of boxes) b.checked = /^AI |Undocumented AI/.test(b.value); updatePreview(); } }, 'Choose AI types'),
-      h('button', { type: 'button', class: 'small', onclick: () => { for (const b of boxes) b.checked = false; updatePreview(); } }, 'Clear'),
-    ),
-  );
-  const robotsForm = h(
-    'form',
-    {
-      oninput: () => updatePreview(),
-      onchange: () => updatePreview(),
-      onsubmit: async (event: Event) => {
-        event.preventDefault();
-        robotsMessage.textContent = '';
-        const body = options();
-        try {
-          await request('PUT', '/project-settings', { params, body: { robots: body.agent_types.length === 0 ? null : body } });
-          toast(body.agent_types.length === 0 ? 'Robots rules cleared.' : 'Robots rules saved; violations are counted against them.');
-        } catch (error) {
-          robotsMessage.textContent = errorText(error);
-        }
-      },
-    },
-    typeList,
-    h('div', { class: 'two' }, field('Disallow paths (one per line)', disallowInput), field('Allow paths (one per line)', allowInput)),
-    robotsMessage,
-    h('button', { type: 'submit' }, 'Save robots rules'),
-  );
-  const copyButton = h('button', { type: 'button', onclick: async () => toast((await copyText(preview.textContent ?? '', preview)) ? 'robots.txt copied.' : 'Select the text and copy it.') }, 'Copy robots.txt');
-  const robots = section(
-    'robots.txt rules',
-    'robots-title',
-    h('p', {}, 'Choose the kinds of agents to keep out. The saved rules also define what counts as a robots.txt violation in the analytics.'),
-    h('div', { class: 'robots' }, robotsForm, h('div', { class: 'preview-box' }, h('h3', {}, 'Preview'), previewInfo, preview, copyButton)),
-  );
+  // --- Robots rules (robots-rules.ts) --------------------------------------------------------
+  const robots = robotsRulesSection(p.id, saved.robots);
 
-  replace(main, h('h1', {}, `${p.name}: settings`), tokens, connect, test, robots, clientIp);
-  updatePreview();
+  replace(main, h('h1', {}, `${p.name}: settings`), tokens, connect, test, robots.element, clientIp);
+  robots.start();
   if (tokenCode !== undefined) tokenCode.scrollIntoView({ block: 'center' });
-  return () => {
-    if (previewTimer !== undefined) clearTimeout(previewTimer);
-    previewSeq++;
-  };
+  return () => robots.stop();
 };

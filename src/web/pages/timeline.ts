@@ -4,6 +4,7 @@
 import { AGENT_TYPES } from '../../catalog/types.js';
 import { ApiError, apiUrl, request, type StatsJson, type VisitJson } from '../api.js';
 import type { Page } from '../app.js';
+import { clientAddressNoticeSlot } from '../client-address-notice.js';
 import { field, h, replace, type Child } from '../dom.js';
 import { formatCount, formatDateTime, formatTime, referralName, RESULT_LABELS } from '../format.js';
 import { zoneLine } from '../range.js';
@@ -201,6 +202,7 @@ export const renderTimeline: Page = async ({ main, project, route }) => {
   replace(
     main,
     h('h1', {}, `${p.name}: realtime timeline`),
+    clientAddressNoticeSlot(p.id),
     h(
       'div',
       { class: 'toolbar card' },
