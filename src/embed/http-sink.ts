@@ -100,7 +100,7 @@ function nameJson(name: string): string {
   return json;
 }
 
-/** Headers as a JSON object, without secrets (authorization, cookie, *-token, ...): they never leave the process. */
+/** Headers as a JSON object, without secrets (authorization, cookie, *-token, ...): they never leave this program. */
 function headersJson(headers: HeadersInput): string {
   let json = '{';
   for (const name in headers) {
@@ -170,7 +170,7 @@ const RETRYABLE = new Set([408, 425, 429, 500, 502, 503, 504]);
  * server is down, at most `maxQueueVisits` wait; past that the `overflow` policy drops and counts.
  * @throws {TypeError | RangeError} for a bad option (the message names it).
  * @example
- * const sink = createHttpSink({ url: 'https://agentwarden.example.com', token: process.env.AGENTWARDEN_TOKEN });
+ * const sink = createHttpSink({ url: 'https://agentwarden.example.com', token: env.AGENTWARDEN_TOKEN }); // env: your platform's settings or secrets
  */
 export function createHttpSink(options: HttpSinkOptions): HttpSink {
   checkOptions(options, 'createHttpSink');

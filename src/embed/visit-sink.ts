@@ -7,7 +7,7 @@ import type { VisitDecision } from '../visits/visit.js';
 /**
  * A visit as the middleware hands it to a sink: the `POST /visits` body fields. Headers are as the
  * platform gave them, secrets included: every sink strips them (`isSecretHeader`) before a visit
- * is stored or leaves the process.
+ * is stored or leaves the program.
  */
 export interface SinkVisit {
   readonly request_path: string;

@@ -83,6 +83,7 @@ describe.skipIf(!available)('dashboard in Chromium', () => {
     const serverUrl = new URL(proc.url).origin;
     expect(await snippet.textContent()).toContain(`AGENTWARDEN_URL=${serverUrl}\nAGENTWARDEN_TOKEN=${projectToken}\n`);
     expect(await snippet.textContent()).toContain("app.use(agentwarden({ sink, policy: { denyVerificationFailed: true } }));");
+    expect(await snippet.textContent()).toContain("import { agentwarden } from 'agentwarden/express';\n\nconst sink = createHttpSink({ url: process.env.AGENTWARDEN_URL");
     await page.getByLabel('Framework').selectOption('worker');
     expect(await snippet.textContent()).toContain('withAgentwarden(app, { sink: createHttpSink({ url: env.AGENTWARDEN_URL');
     await shot('03-settings-new-token');

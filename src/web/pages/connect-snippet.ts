@@ -5,18 +5,16 @@
 import { copyText, field, h } from '../dom.js';
 import { toast } from '../toast.js';
 
-/** A Node framework's snippet: the sink, flushed on exit, and the line that adds the middleware. */
-const nodeSnippet = (subpath: string, use: string) => `import { createHttpSink } from 'agentwarden';
-import { flushOnExit } from 'agentwarden/node';
-import { agentwarden } from 'agentwarden/${subpath}';
-
-const sink = createHttpSink({ url: process.env.AGENTWARDEN_URL, token: process.env.AGENTWARDEN_TOKEN });
-flushOnExit(sink);
-${use}`;
+/**
+ * A Node framework's snippet: the sink, flushed on exit, and the line that adds the middleware.
+ * Its text is a template in index.html: Node code, shown and never run here.
+ */
+const nodeSnippet = (subpath: string, use: string) => () =>
+  (document.querySelector<HTMLTemplateElement>('#connect-node-snippet')?.content.textContent ?? '').replace('{{subpath}}', subpath).replace('{{use}}', use);
 
 const FRAMEWORKS = {
   express: {
-    label: 'Express 5 / Connect / node:http',
+    label: 'Express 5 / Connect / Node http server',
     install: 'npm install agentwarden express',
     code: nodeSnippet('express', 'app.use(agentwarden({ sink, policy: { denyVerificationFailed: true } }));'),
   },
@@ -33,7 +31,7 @@ const FRAMEWORKS = {
   worker: {
     label: 'Cloudflare Worker',
     install: 'npm install agentwarden',
-    code: `// wrangler.toml [vars] AGENTWARDEN_URL; npx wrangler secret put AGENTWARDEN_TOKEN
+    code: () => `// wrangler.toml [vars] AGENTWARDEN_URL; npx wrangler secret put AGENTWARDEN_TOKEN
 import { createHttpSink, withAgentwarden } from 'agentwarden';
 
 let handler;
@@ -56,7 +54,7 @@ export function connectSection(serverUrl: string, token: string | undefined, tok
   const tokenLine = token ?? (tokenPrefix === undefined ? '<issue a token above>' : `<the token starting ${tokenPrefix}>`);
   const snippet = (framework: Framework) => {
     const { install, code } = FRAMEWORKS[framework];
-    return `# ${install}\nAGENTWARDEN_URL=${serverUrl}\nAGENTWARDEN_TOKEN=${tokenLine}\n\n${code}\n`;
+    return `# ${install}\nAGENTWARDEN_URL=${serverUrl}\nAGENTWARDEN_TOKEN=${tokenLine}\n\n${code()}\n`;
   };
   const preview = h('pre', { class: 'preview', 'data-testid': 'connect-snippet' }, snippet('express'));
   const choice = h('select', { onchange: () => (preview.textContent = snippet(choice.value as Framework)) }, ...Object.entries(FRAMEWORKS).map(([value, { label }]) => h('option', { value }, label)));
