@@ -1,6 +1,6 @@
 // `agentwarden serve`: the reference server. Opens the store (SQLite in the data directory, or a
 // shared ClickHouse), creates a first project on an empty one, serves the API and the dashboard on
-// the node HTTP/1.1 server and shuts down gracefully.
+// node:http and shuts down gracefully.
 import { readFileSync } from 'node:fs';
 import { openClickHouseVisitStore, type ClickHouseVisitStore } from '../../clickhouse/index.js';
 import { createApiHandler, createClientIpRule, createEngine, DEFAULT_EVENT_STREAM_LIMITS, type AdminAuthenticator } from '../../../index.js';
@@ -24,6 +24,8 @@ export const SERVE_FLAGS: Readonly<Record<string, FlagSpec>> = {
   'rate-limit': { kind: 'string', env: 'AGENTWARDEN_RATE_LIMIT' },
   'rate-burst': { kind: 'string', env: 'AGENTWARDEN_RATE_BURST' },
   'max-body-bytes': { kind: 'string', env: 'AGENTWARDEN_MAX_BODY_BYTES' },
+  'max-buffered-body-bytes': { kind: 'string', env: 'AGENTWARDEN_MAX_BUFFERED_BODY_BYTES' },
+  'max-connections': { kind: 'string', env: 'AGENTWARDEN_MAX_CONNECTIONS' },
   'max-items': { kind: 'string', env: 'AGENTWARDEN_MAX_ITEMS' },
   'max-streams': { kind: 'string', env: 'AGENTWARDEN_MAX_STREAMS' },
   'max-streams-per-token': { kind: 'string', env: 'AGENTWARDEN_MAX_STREAMS_PER_TOKEN' },
@@ -60,6 +62,9 @@ const USAGE = [
   '  --rate-limit N         AGENTWARDEN_RATE_LIMIT      requests per second per token; 0 disables (default 1000)',
   '  --rate-burst N         AGENTWARDEN_RATE_BURST      bucket size per token (default 2 x rate limit)',
   '  --max-body-bytes N     AGENTWARDEN_MAX_BODY_BYTES  largest request body (default 1048576)',
+  '  --max-buffered-body-bytes N  AGENTWARDEN_MAX_BUFFERED_BODY_BYTES  request bodies held at once across all',
+  '                                                     connections; past it 503 with Retry-After (default 67108864)',
+  '  --max-connections N    AGENTWARDEN_MAX_CONNECTIONS  connections open at once; more are dropped (default 1024)',
   '  --max-items N          AGENTWARDEN_MAX_ITEMS       largest array per request (default 1000)',
   '  --max-streams N        AGENTWARDEN_MAX_STREAMS     event streams (GET /visits/stream) open at once; past it 429',
   '                                                     (default 1000)',
@@ -130,7 +135,11 @@ export const serveCommand: Command = {
     const maxStreamsPerToken = integerFlag('max-streams-per-token', v['max-streams-per-token'], DEFAULT_EVENT_STREAM_LIMITS.maxStreamsPerToken, 1, 1e6);
     const streamQueueBytes = integerFlag('stream-queue-bytes', v['stream-queue-bytes'], DEFAULT_EVENT_STREAM_LIMITS.maxQueuedBytes, 1, 1024 * 1024 * 1024);
     const streamQueueTotalBytes = integerFlag('stream-queue-total-bytes', v['stream-queue-total-bytes'], DEFAULT_EVENT_STREAM_LIMITS.maxQueuedBytesTotal, 1, 64 * 1024 * 1024 * 1024);
-    for (const value of [port, rate, maxBodyBytes, maxItems, maxStreams, maxStreamsPerToken, streamQueueBytes, streamQueueTotalBytes]) if (typeof value === 'string') return fail(value);
+    const maxBufferedBodyBytes = integerFlag('max-buffered-body-bytes', v['max-buffered-body-bytes'], 64 * 1024 * 1024, 1, 2 ** 40);
+    const maxConnections = integerFlag('max-connections', v['max-connections'], 1024, 1, 1e6);
+    for (const value of [port, rate, maxBodyBytes, maxItems, maxStreams, maxStreamsPerToken, streamQueueBytes, streamQueueTotalBytes, maxBufferedBodyBytes, maxConnections]) {
+      if (typeof value === 'string') return fail(value);
+    }
     const burst = integerFlag('rate-burst', v['rate-burst'], Math.max(1, (rate as number) * 2), 1, 2e9);
     if (typeof burst === 'string') return fail(burst);
     const logMode = v['log'] ?? 'json';
@@ -226,7 +235,16 @@ export const serveCommand: Command = {
           );
         },
       });
-      const server = await startNodeServer({ handler, host: v['host'] ?? '127.0.0.1', port: port as number, maxBodyBytes: maxBodyBytes as number, log, accessLog: jsonLog?.writeLine });
+      const server = await startNodeServer({
+        handler,
+        host: v['host'] ?? '127.0.0.1',
+        port: port as number,
+        maxBodyBytes: maxBodyBytes as number,
+        maxBufferedBodyBytes: maxBufferedBodyBytes as number,
+        maxConnections: maxConnections as number,
+        log,
+        accessLog: jsonLog?.writeLine,
+      });
       const base = (v['base-path'] ?? '/').replace(/\/+$/, '');
       // Before the listening line, which tools (and tests) wait for as the sign that all is printed.
       if (webDir !== undefined) io.stdout.write(`agentwarden dashboard: ${server.url}${base}${DASHBOARD_PATH}\n`);
