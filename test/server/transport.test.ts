@@ -134,4 +134,44 @@ describe('node server transport', () => {
     expect(await status('http://x/healthz?probe=1')).toBe(200);
     expect(await status('HTTP://x:8080/healthz')).toBe(200);
   });
+
+  it('answers a wrong token 401 before reading the body: no 100 Continue, nothing buffered', async () => {
+    const { server } = await start();
+    const waiting = await open(server);
+    waiting.socket.write('POST /visits HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer aw_wrong\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: 1000\r\n\r\n');
+    await waiting.closed;
+    expect(waiting.received()).toMatch(/^HTTP\/1\.1 401 /);
+    expect(waiting.received()).not.toContain('100 Continue');
+
+    const sending = await open(server);
+    sending.socket.write(`POST /visits HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${1024 * 1024}\r\n\r\n${'x'.repeat(1000)}`);
+    const until = Date.now() + 3000;
+    while (!/^HTTP\/1\.1 \d{3}/.test(sending.received()) && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(sending.received()).toMatch(/^HTTP\/1\.1 401 /);
+    expect(server.bufferedBodyBytes()).toBe(0);
+    sending.socket.destroy();
+  });
+
+  it('holds at most maxBufferedBodyBytes of bodies across connections: 503 with Retry-After past it, room again once a body is handled', async () => {
+    const { server, token, visits, id } = await start({}, { maxBodyBytes: 2000, maxBufferedBodyBytes: 3000 });
+    const body = visitBody.padEnd(1500, ' ');
+    const head = `POST /visits HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
+    const slow = [await open(server), await open(server)];
+    for (const client of slow) client.socket.write(head + body.slice(0, 10));
+    await expect.poll(() => server.bufferedBodyBytes()).toBe(3000);
+    const refused = await post(server, token, body);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(refused.headers.get('content-type')).toBe('application/problem+json');
+    for (const client of slow) client.socket.write(body.slice(10));
+    for (const client of slow) await expect.poll(() => client.received()).toMatch(/^HTTP\/1\.1 202 /);
+    await expect.poll(() => server.bufferedBodyBytes()).toBe(0);
+    expect((await post(server, token, body)).status).toBe(202);
+    expect(visits.list(id)).toHaveLength(3);
+    for (const client of slow) client.socket.destroy();
+  });
 });
+
+async function post(server: NodeServer, token: string, body: string) {
+  return fetch(`${server.url}/visits`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body });
+}

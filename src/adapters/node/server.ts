@@ -150,6 +150,18 @@ function rawProblem(response: ApiResponse): string {
   return `${text}content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\ndate: ${new Date().toUTCString()}\r\n\r\n${body}`;
 }
 
+/** How long a closing connection still reads (and discards) what its client sends. */
+const LINGER_MS = 2000;
+
+/** Half-closes, discards what the client still sends for a moment, then closes. */
+function lingeringClose(socket: Socket): void {
+  if (socket.destroyed) return;
+  socket.end();
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+}
+
 /** What the server tracks of one connection: requests not yet answered, and since when it has been idle. */
 interface ConnectionState {
   open: number;
@@ -340,6 +352,10 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
     if (forceClose || exchange.mustClose(hasBody(req))) {
       headers.push('connection', 'close');
       if (exchange.connection !== undefined) exchange.connection.closing = true;
+      // node:http ends a `connection: close` response with socket.destroySoon(): closing while the
+      // client still sends its body resets the connection, and the reset can wipe the response
+      // from the client's buffer before it is read. Close lingering instead (RFC 9112 §9.6).
+      req.socket.destroySoon = () => lingeringClose(req.socket);
     }
     const withoutBody = req.method === 'HEAD' || bodiless(status);
     const streamed = typeof body === 'object';
