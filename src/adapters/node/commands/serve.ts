@@ -9,7 +9,7 @@ import { openAdminStore, type AdminStore } from '../admin-store.js';
 import { createJsonLog } from '../json-log.js';
 import { startNodeServer } from '../server.js';
 import { hashTokenNode, openSqliteStore } from '../sqlite-store.js';
-import { createNodeVerifiers, type NodeVerifierMethod } from '../verifiers.js';
+import { createNodeVerifiers, NODE_VERIFIER_METHODS, type NodeVerifierMethod } from '../verifiers.js';
 import { createWebRoutes, DASHBOARD_PATH, findWebDirectory } from '../web-routes.js';
 import type { Command } from './command.js';
 import { readStoreChoice, STORE_FLAGS } from './store-flags.js';
@@ -32,6 +32,7 @@ export const SERVE_FLAGS: Readonly<Record<string, FlagSpec>> = {
   'stream-queue-bytes': { kind: 'string', env: 'AGENTWARDEN_STREAM_QUEUE_BYTES' },
   'stream-queue-total-bytes': { kind: 'string', env: 'AGENTWARDEN_STREAM_QUEUE_TOTAL_BYTES' },
   log: { kind: 'string', env: 'AGENTWARDEN_LOG' },
+  'log-requests': { kind: 'boolean', env: 'AGENTWARDEN_LOG_REQUESTS' },
   synchronous: { kind: 'string', env: 'AGENTWARDEN_SYNCHRONOUS' },
   catalog: { kind: 'string', env: 'AGENTWARDEN_CATALOG' },
   verifiers: { kind: 'string', env: 'AGENTWARDEN_VERIFIERS' },
@@ -75,7 +76,9 @@ const USAGE = [
   '                                                     with Last-Event-ID (default 16777216)',
   '  --stream-queue-total-bytes N  AGENTWARDEN_STREAM_QUEUE_TOTAL_BYTES  the same over all streams; past it the',
   '                                                     stream keeping the most ends (default 67108864)',
-  '  --log json|off         AGENTWARDEN_LOG             one JSON line per request on stdout (default json)',
+  '  --log json|off         AGENTWARDEN_LOG             JSON lines on stdout: a start-up summary, shutdown and',
+  '                                                     transport errors (default json; handler errors go to stderr)',
+  '  --log-requests         AGENTWARDEN_LOG_REQUESTS    also one JSON line per request (with --log json)',
   '  --synchronous normal|full  AGENTWARDEN_SYNCHRONOUS  SQLite durability: normal survives a process',
   '                                                     crash, full also power loss (default normal; --store sqlite)',
   '  --catalog FILE         AGENTWARDEN_CATALOG         agent catalog JSON (default: the bundled catalog)',
@@ -235,6 +238,7 @@ export const serveCommand: Command = {
           );
         },
       });
+      const logRequests = v['log-requests'] === 'true';
       const server = await startNodeServer({
         handler,
         host: v['host'] ?? '127.0.0.1',
@@ -243,10 +247,26 @@ export const serveCommand: Command = {
         maxBufferedBodyBytes: maxBufferedBodyBytes as number,
         maxConnections: maxConnections as number,
         log,
-        accessLog: jsonLog?.writeLine,
+        // Off by default: a line per request (the dashboard polls every few seconds) drowns the errors.
+        accessLog: logRequests ? jsonLog?.writeLine : undefined,
       });
       const base = (v['base-path'] ?? '/').replace(/\/+$/, '');
       // Before the listening line, which tools (and tests) wait for as the sign that all is printed.
+      log?.({
+        time: new Date().toISOString(),
+        level: 'info',
+        msg: 'started',
+        url: `${server.url}${base}`,
+        store: storeChoice.kind,
+        verifiers: methods ?? NODE_VERIFIER_METHODS,
+        dashboard: webDir !== undefined,
+        max_body_bytes: maxBodyBytes,
+        max_connections: maxConnections,
+        rate_limit: rate,
+        retention_days: retentionDays,
+        log_requests: logRequests,
+      });
+      jsonLog?.flush();
       if (webDir !== undefined) io.stdout.write(`agentwarden dashboard: ${server.url}${base}${DASHBOARD_PATH}\n`);
       io.stdout.write(`agentwarden listening on ${server.url}${base}\n`);
       const signal = await new Promise<string>((resolve) => {
