@@ -402,16 +402,18 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
       ...(hasBody(req) ? { readBody: exchange.readBody } : {}),
     };
     exchange.handlerStarted();
-    handler(request)
-      .then(
-        (response) => send(exchange, response),
-        (error: unknown) => {
-          // The API handler never rejects; if it ever does, answer a bare 500 and log.
-          logError('handler rejected', error);
-          send(exchange, problem('internal-error', 'An unexpected error occurred. It has been logged.'));
-        },
-      )
-      .finally(() => exchange.release());
+    handler(request).then(
+      (response) => {
+        send(exchange, response);
+        exchange.release();
+      },
+      (error: unknown) => {
+        // The API handler never rejects; if it ever does, answer a bare 500 and log.
+        logError('handler rejected', error);
+        send(exchange, problem('internal-error', 'An unexpected error occurred. It has been logged.'));
+        exchange.release();
+      },
+    );
   };
 
   const server = createServer(
