@@ -1,8 +1,10 @@
 // HTTP throughput of `agentwarden serve` against a bare node:http server that parses the same
-// JSON and answers a fixed JSON, both child processes loaded by autocannon in turns (medians).
+// JSON and answers a fixed JSON, both child processes loaded by autocannon in turns (medians),
+// with the CPU time each server spent per request (user + system, from /proc). Both run on
+// node:http: the ratio is what our handler path costs on top of the least a JSON API does.
 // Also batches of 100 items: identified items per second.
 import { spawn } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -11,7 +13,7 @@ import { median, pinToCpu } from './harness.mjs';
 const root = join(import.meta.dirname, '..');
 const ROUNDS = Number(process.env.BENCH_HTTP_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 4);
-const CONNECTIONS = 16;
+const CONNECTIONS = 32;
 // Reverse DNS is left out: it would send queries to the system resolver, off this machine.
 // Extra `serve` flags, e.g. BENCH_HTTP_SERVE_ARGS="--log off" to measure without access logs.
 const SERVE_ARGS = (process.env.BENCH_HTTP_SERVE_ARGS ?? '').split(' ').filter(Boolean);
@@ -74,7 +76,28 @@ export async function start(args, logFile) {
   throw new Error(`server did not start: ${readFileSync(logFile, 'utf8')}`);
 }
 
-async function load(url, token, body, seconds) {
+// Clock ticks per second of /proc/<pid>/stat times (USER_HZ, 100 on Linux).
+const TICKS_PER_SECOND = 100;
+
+/** CPU seconds (user + system) a process has used, or undefined without /proc. */
+function cpuSeconds(pid) {
+  const file = `/proc/${pid}/stat`;
+  if (!existsSync(file)) return undefined;
+  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+  const stat = readFileSync(file, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
+/** Requests per second and the server's CPU microseconds per request over one load run. */
+async function load(server, token, body, seconds) {
+  const cpuBefore = cpuSeconds(server.child.pid);
+  const rate = await loadRate(server.url, token, body, seconds);
+  const cpuAfter = cpuSeconds(server.child.pid);
+  return { rate, cpuUs: cpuBefore === undefined ? undefined : ((cpuAfter - cpuBefore) * 1e6) / (rate * seconds) };
+}
+
+async function loadRate(url, token, body, seconds) {
   const result = await autocannon({
     url: `${url}/agent-identifications`,
     method: 'POST',
@@ -97,33 +120,32 @@ export async function run() {
   const pinned = (await pinToCpu(ours.child.pid, 1)) && (await pinToCpu(bare.child.pid, 1)) && (await pinToCpu(process.pid, 0));
   try {
     // Warm up both (JIT, caches), then alternate so machine noise hits both alike.
-    await load(bare.url, 'x', SINGLE, 1);
-    await load(ours.url, ours.token, SINGLE, 1);
-    const oursRates = [];
-    const bareRates = [];
-    for (let r = 0; r < ROUNDS; r++) {
-      bareRates.push(await load(bare.url, 'x', SINGLE, SECONDS));
-      oursRates.push(await load(ours.url, ours.token, SINGLE, SECONDS));
-    }
-    const o = median(oursRates);
-    const b = median(bareRates);
-    console.log(`http single item, ${CONNECTIONS} connections, median of ${ROUNDS} x ${SECONDS}s${pinned ? ' (each server pinned to CPU 1, autocannon to CPU 0)' : ' (not pinned: taskset or a second CPU is missing)'}`);
-    console.log(`  agentwarden serve POST /agent-identifications  ${Math.round(o)} req/s  (runs: ${oursRates.map(Math.round).join(', ')})`);
-    console.log(`  bare node:http JSON parse + fixed JSON          ${Math.round(b)} req/s  (runs: ${bareRates.map(Math.round).join(', ')})`);
-    console.log(`  ratio ours/bare ${(o / b).toFixed(2)} (goal >= 0.80)`);
+    await load(bare, 'x', SINGLE, 1);
+    await load(ours, ours.token, SINGLE, 1);
+    const header = `${CONNECTIONS} connections, median of ${ROUNDS} x ${SECONDS}s${pinned ? ' (each server pinned to CPU 1, autocannon to CPU 0)' : ' (not pinned: taskset or a second CPU is missing)'}`;
+    const cpu = (runs) => (runs[0].cpuUs === undefined ? 'n/a' : `${median(runs.map((run) => run.cpuUs)).toFixed(1)} µs CPU/request`);
+    const measure = async (body) => {
+      const oursRuns = [];
+      const bareRuns = [];
+      for (let r = 0; r < ROUNDS; r++) {
+        bareRuns.push(await load(bare, 'x', body, SECONDS));
+        oursRuns.push(await load(ours, ours.token, body, SECONDS));
+      }
+      return { oursRuns, bareRuns, o: median(oursRuns.map((run) => run.rate)), b: median(bareRuns.map((run) => run.rate)) };
+    };
+    const rates = (runs) => runs.map((run) => Math.round(run.rate)).join(', ');
 
-    const batchOurs = [];
-    const batchBare = [];
-    for (let r = 0; r < ROUNDS; r++) {
-      batchBare.push(await load(bare.url, 'x', BATCH, SECONDS));
-      batchOurs.push(await load(ours.url, ours.token, BATCH, SECONDS));
-    }
-    const bo = median(batchOurs) * 100;
-    const bb = median(batchBare) * 100;
+    const single = await measure(SINGLE);
+    console.log(`http single item, ${header}`);
+    console.log(`  agentwarden serve POST /agent-identifications  ${Math.round(single.o)} req/s, ${cpu(single.oursRuns)}  (runs: ${rates(single.oursRuns)})`);
+    console.log(`  bare node:http JSON parse + fixed JSON          ${Math.round(single.b)} req/s, ${cpu(single.bareRuns)}  (runs: ${rates(single.bareRuns)})`);
+    console.log(`  ratio ours/bare ${(single.o / single.b).toFixed(2)} (goal >= 0.80)`);
+
+    const batch = await measure(BATCH);
     console.log(`http batches of 100 items (${(BATCH.length / 1024).toFixed(1)} KiB)`);
-    console.log(`  agentwarden serve  ${Math.round(bo)} identified items/s (${Math.round(median(batchOurs))} req/s)`);
-    console.log(`  bare node:http     ${Math.round(bb)} items/s parsed and answered`);
-    console.log(`  ratio ours/bare ${(bo / bb).toFixed(2)}`);
+    console.log(`  agentwarden serve  ${Math.round(batch.o * 100)} identified items/s (${Math.round(batch.o)} req/s, ${cpu(batch.oursRuns)})`);
+    console.log(`  bare node:http     ${Math.round(batch.b * 100)} items/s parsed and answered (${Math.round(batch.b)} req/s, ${cpu(batch.bareRuns)})`);
+    console.log(`  ratio ours/bare ${(batch.o / batch.b).toFixed(2)}`);
   } finally {
     ours.child.kill('SIGTERM');
     bare.child.kill('SIGTERM');

@@ -436,7 +436,7 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
     return serve(route, request, queryAt, params, auth.project, undefined);
   };
 
-  /** An authenticated request: content checks of JSON routes, then the route itself. */
+  /** An authenticated request: the media type of JSON routes, then the body, then the route. */
   const serve = (
     route: Route,
     request: ApiRequest,
@@ -452,6 +452,29 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
           headers: { 'accept-post': 'application/json' },
         });
       }
+    }
+    // The body is read only now, once the request is routed, authenticated and within its rate limit.
+    const readBody = request.readBody;
+    if (readBody !== undefined) {
+      return readBody().then((read) => {
+        if (!read.ok) return read.response;
+        const { method, path, headers, remoteAddress } = request;
+        return run(route, { method, path, headers, body: read.body, remoteAddress }, queryAt, params, project, session);
+      });
+    }
+    return run(route, request, queryAt, params, project, session);
+  };
+
+  /** A request with its body: the body limit of JSON routes, then the route itself. */
+  const run = (
+    route: Route,
+    request: ApiRequest,
+    queryAt: number,
+    params: Readonly<Record<string, string>>,
+    project: Project | undefined,
+    session: AdminSession | undefined,
+  ): ApiResponse | Promise<ApiResponse> => {
+    if (route.json) {
       const size = request.body?.byteLength ?? 0;
       if (size > limits.maxBodyBytes) {
         return problem('payload-too-large', `The body has ${size} bytes; at most ${limits.maxBodyBytes} are accepted.`, {

@@ -14,9 +14,18 @@ export interface ApiRequest {
   readonly headers: Readonly<Record<string, ApiHeaderValue>>;
   /** The raw request body; absent or empty when there is none. */
   readonly body?: Uint8Array;
+  /**
+   * A body the transport has not read yet (instead of `body`). The API calls it once, after the
+   * request is routed and authenticated, so an unauthenticated or misrouted request costs no
+   * buffering; it resolves to the bytes, or to the answer that refuses them (too large, busy).
+   */
+  readonly readBody?: () => Promise<BodyRead>;
   /** The peer address of the connection, when the transport knows it (login rate limits key on it). */
   readonly remoteAddress?: string;
 }
+
+/** What reading a deferred request body gave: the bytes, or the response that refuses them. */
+export type BodyRead = { readonly ok: true; readonly body: Uint8Array | undefined } | { readonly ok: false; readonly response: ApiResponse };
 
 /** One HTTP response produced by the API. */
 export interface ApiResponse {

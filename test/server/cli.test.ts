@@ -57,7 +57,7 @@ describe('agentwarden serve', () => {
   });
 
   it('creates a project on first start, prints its token once, and serves a Known Agents client', async () => {
-    const { proc, dir } = await serve();
+    const { proc, dir } = await serve(['--log-requests']);
     expect(proc.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const token = proc.firstToken!;
     expect(token).toMatch(/^aw_[A-Za-z0-9_-]{43}$/);
@@ -89,6 +89,20 @@ describe('agentwarden serve', () => {
     });
     expect(again.firstToken).toBeUndefined();
     expect((await post(`${again.url}/agent-identifications`, token, { request_headers: {} })).status).toBe(200);
+    // By default the log holds the start-up summary and shutdown, not a line per request (a
+    // dashboard polling every few seconds would bury the errors).
+    for (let i = 0; i < 3; i++) await fetch(`${again.url}/healthz`);
+    again.child.kill('SIGTERM');
+    expect(await again.exited).toBe(0);
+    const entries = again
+      .stdout()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line));
+    expect(entries.filter((entry) => entry.msg === 'request')).toEqual([]);
+    expect(entries.find((entry) => entry.msg === 'started')).toMatchObject({ url: again.url, store: 'sqlite', verifiers: ['web-bot-auth', 'ip-ranges', 'reverse-dns'], log_requests: false });
+    expect(entries.at(-1)).toMatchObject({ msg: 'stopped' });
+    expect(again.stderr()).toBe('');
   });
 
   it('reads AGENTWARDEN_* variables and the base path', async () => {

@@ -120,7 +120,7 @@ describe('HTTP/1.1 framing', () => {
       expect(Number(response.headers['content-length'])).toBe(Buffer.byteLength(response.body));
       expect(new Date(response.headers['date']!).getTime()).toBeGreaterThan(Date.now() - 60_000);
       expect(response.headers['keep-alive']).toBe('timeout=5');
-      expect(response.headers['connection']).toBeUndefined();
+      expect(response.headers['connection']).toBe('keep-alive');
     }
     expect(client.isClosed()).toBe(false);
     client.socket.destroy();
@@ -185,7 +185,10 @@ describe('HTTP/1.1 framing', () => {
     client.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(5000));
     await new Promise((resolve) => setTimeout(resolve, 200));
     client.socket.resume();
-    await client.waitFor(/(HTTP\/1\.1 200 OK[^]*?){5000}/, 20_000);
+    // Counted, not matched with a 5,000-fold pattern: a failing backtracking match on a megabyte
+    // would starve the server that runs in this same process.
+    const until = Date.now() + 20_000;
+    while (client.text().split('HTTP/1.1 200 OK').length <= 5000 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(parseResponses(client.text())).toHaveLength(5000);
     expect(client.isClosed()).toBe(false);
     client.socket.destroy();
@@ -240,7 +243,7 @@ describe('HTTP/1.0 clients', () => {
 /** Sends raw bytes on a new connection and returns the one response and whether the server closed. */
 async function refusal(server: NodeServer, bytes: string) {
   const client = await open(server);
-  client.socket.write(bytes);
+  client.socket.write(Buffer.from(bytes, 'latin1'));
   await Promise.race([client.closed, new Promise((resolve) => setTimeout(resolve, 3000))]);
   const responses = parseResponses(client.text());
   client.socket.destroy();
@@ -249,6 +252,8 @@ async function refusal(server: NodeServer, bytes: string) {
 
 describe('refused requests: one problem+json answer, then the connection is closed', () => {
   const smuggled = 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n';
+  // Bodies are read only for authenticated requests: refusals of a body carry the test's token.
+  const auth = 'Authorization: Bearer TOKEN\r\nContent-Type: application/json\r\n';
   it.each([
     ['Content-Length together with Transfer-Encoding (request smuggling, RFC 9112 §6.3)', `POST /visits HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n${smuggled}`, 400, 'bad-request'],
     ['two different Content-Length values', `POST /visits HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 40\r\n\r\nhello${smuggled}`, 400, 'bad-request'],
@@ -260,16 +265,20 @@ describe('refused requests: one problem+json answer, then the connection is clos
     ['a NUL byte in a header value', `GET /healthz HTTP/1.1\r\nHost: x\r\nUser-Agent: a\u0000b\r\n\r\n${smuggled}`, 400, 'bad-request'],
     ['a bare LF ending a header line', `GET /healthz HTTP/1.1\r\nHost: x\nX-A: b\r\n\r\n${smuggled}`, 400, 'bad-request'],
     ['a missing Host header in HTTP/1.1 (RFC 9112 §3.2)', `GET /healthz HTTP/1.1\r\n\r\n${smuggled}`, 400, 'bad-request'],
-    ['a malformed chunk size', `POST /visits HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n${smuggled}`, 400, 'bad-request'],
+    ['a malformed chunk size', `POST /visits HTTP/1.1\r\nHost: x\r\n${auth}Transfer-Encoding: chunked\r\n\r\nzz\r\n${smuggled}`, 400, 'bad-request'],
+    ['a Content-Length with a 0xA0 byte before the digits', `POST /visits HTTP/1.1\r\nHost: x\r\n${auth}Content-Length: \xa05\r\n\r\nhello${smuggled}`, 400, 'bad-request'],
+    ['a Transfer-Encoding with a 0xA0 byte after chunked', `POST /visits HTTP/1.1\r\nHost: x\r\n${auth}Transfer-Encoding: chunked\xa0\r\n\r\n0\r\n\r\n${smuggled}`, 400, 'bad-request'],
+    ['a Transfer-Encoding of "chunked," (an empty coding after chunked)', `POST /visits HTTP/1.1\r\nHost: x\r\n${auth}Transfer-Encoding: chunked,\r\n\r\n0\r\n\r\n${smuggled}`, 400, 'bad-request'],
+    ['a CONNECT request (not a proxy): the bytes after it are never parsed as a request', `CONNECT x:443 HTTP/1.1\r\nHost: x:443\r\n\r\n${smuggled}`, 501, 'not-implemented'],
     ['an HTTP/2 connection preface', 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 505, 'http-version-not-supported'],
     ['an expectation other than 100-continue', `POST /visits HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Length: 2\r\n\r\n{}${smuggled}`, 417, 'expectation-failed'],
-    ['a declared body over the limit, before it is sent', `POST /visits HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n`, 413, 'payload-too-large'],
-    ['a chunked body that grows past the limit', `POST /visits HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n${'fffff\r\n' + 'a'.repeat(0xfffff) + '\r\n'}2\r\n`, 413, 'payload-too-large'],
+    ['a declared body over the limit, before it is sent', `POST /visits HTTP/1.1\r\nHost: x\r\n${auth}Content-Length: 2000000\r\n\r\n`, 413, 'payload-too-large'],
+    ['a chunked body that grows past the limit', `POST /visits HTTP/1.1\r\nHost: x\r\n${auth}Transfer-Encoding: chunked\r\n\r\n${'fffff\r\n' + 'a'.repeat(0xfffff) + '\r\n'}2\r\nbb\r\n`, 413, 'payload-too-large'],
     ['a head over 16 KiB', `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`, 431, 'header-fields-too-large'],
     ['more than 100 header fields', `GET /healthz HTTP/1.1\r\nHost: x\r\n${'X-A: b\r\n'.repeat(100)}\r\n`, 431, 'header-fields-too-large'],
   ])('%s', async (_name, bytes, status, code) => {
-    const { server, logs } = await start();
-    const { responses, closed } = await refusal(server, bytes);
+    const { server, logs, token } = await start();
+    const { responses, closed } = await refusal(server, bytes.replace('TOKEN', token));
     expect(responses).toHaveLength(1);
     const [answer] = responses;
     expect(answer!.status).toBe(status);
@@ -278,7 +287,8 @@ describe('refused requests: one problem+json answer, then the connection is clos
     expect(JSON.parse(answer!.body)).toMatchObject({ type: `urn:agentwarden:problem:${code}`, status });
     expect(closed).toBe(true);
     expect(logs.at(-1)).toMatchObject({ status });
-    expect(server.inFlight()).toBe(0);
+    // A handler still authenticating when llhttp refused the rest settles just after.
+    await expect.poll(() => server.inFlight()).toBe(0);
   });
 
   it('refuses a request that is slower than the head timeout with 408', async () => {
@@ -293,14 +303,14 @@ describe('refused requests: one problem+json answer, then the connection is clos
   });
 
   it('closes an idle keep-alive connection after the keep-alive timeout, silently', async () => {
-    const { server } = await start({ timeouts: { keepAliveMs: 200 } });
+    const { server } = await start({ timeouts: { keepAliveMs: 1000 } });
     const client = await open(server);
     client.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
     await client.waitFor(/\}$/);
     expect(parseResponses(client.text())[0]!.headers['keep-alive']).toBe('timeout=1');
     await client.closed;
     expect(parseResponses(client.text())).toHaveLength(1);
-    expect(client.closedAfterMs()).toBeLessThan(2000);
+    expect(client.closedAfterMs()).toBeLessThan(3000);
   });
 });
 

@@ -1,9 +1,11 @@
-// The node HTTP/1.1 transport over raw sockets: slow-header and slow-body clients are cut off,
-// keep-alive reuses a connection, and close() lets an in-flight request finish before resolving.
+// The node HTTP/1.1 transport over raw sockets: slow-header and slow-body clients are cut off, so
+// is a kept-alive connection that only dribbles empty lines; the connection cap holds; absolute-form
+// targets are routed as their origin-form path; keep-alive reuses a connection, and close() lets an
+// in-flight request finish before resolving.
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApiHandler, createEngine, createMemoryProjectStore, createMemoryVisitStore } from '../../src/index.js';
-import { startNodeServer, type NodeServer } from '../../src/adapters/node/index.js';
+import { startNodeServer, type NodeServer, type NodeServerOptions } from '../../src/adapters/node/index.js';
 import { TEST_CATALOG } from './helpers.js';
 
 const servers: NodeServer[] = [];
@@ -11,11 +13,11 @@ afterEach(async () => {
   for (const server of servers.splice(0)) await server.close();
 });
 
-async function start(timeouts = {}) {
+async function start(timeouts = {}, options: Partial<NodeServerOptions> = {}) {
   const projects = createMemoryProjectStore();
   const visits = createMemoryVisitStore();
   const { id, token } = await projects.createProject('t');
-  const server = await startNodeServer({ handler: createApiHandler({ engine: createEngine({ catalog: TEST_CATALOG }), projects, visits }), port: 0, timeouts, shutdownGraceMs: 5000 });
+  const server = await startNodeServer({ handler: createApiHandler({ engine: createEngine({ catalog: TEST_CATALOG }), projects, visits }), port: 0, timeouts, shutdownGraceMs: 5000, ...options });
   servers.push(server);
   return { server, token, visits, id };
 }
@@ -83,4 +85,93 @@ describe('node server transport', () => {
     expect(client.received().toLowerCase()).toContain('connection: close');
     expect(visits.list(id)).toHaveLength(1);
   });
+
+  it('closes a kept-alive connection that sends an empty line every few hundred milliseconds (llhttp skips them)', async () => {
+    const { server } = await start({ headersMs: 300, keepAliveMs: 300 });
+    const client = await open(server);
+    client.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    // Each \r\n restarts node:http's keep-alive timer; only the server's own sweep ends this.
+    const timer = setInterval(() => client.socket.write('\r\n'), 100);
+    const after = await Promise.race([client.closed, new Promise<number>((resolve) => setTimeout(() => resolve(Infinity), 5000))]);
+    clearInterval(timer);
+    expect(client.received()).toMatch(/^HTTP\/1\.1 200/);
+    expect(after).toBeLessThan(2000);
+    client.socket.destroy();
+  });
+
+  it('holds at most maxConnections connections; a closed one makes room', async () => {
+    const { server } = await start({}, { maxConnections: 3 });
+    const held = await Promise.all([open(server), open(server), open(server)]);
+    for (const client of held) client.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(held.every((client) => /^HTTP\/1\.1 200/.test(client.received()))).toBe(true);
+    const extra = await open(server);
+    extra.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(await extra.closed).toBeLessThan(1000);
+    expect(extra.received()).toBe('');
+    held[0]!.socket.destroy();
+    await held[0]!.closed;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const next = await open(server);
+    next.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(next.received()).toMatch(/^HTTP\/1\.1 200/);
+    for (const client of [...held, next]) client.socket.destroy();
+  });
+
+  it('routes an absolute-form target by its path as written, exactly as the origin-form target (no dot-segment shortcut past a proxy)', async () => {
+    const { server } = await start();
+    const status = async (target: string) => {
+      const client = await open(server);
+      client.socket.write(`GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      await client.closed;
+      return Number(/^HTTP\/1\.1 (\d{3})/.exec(client.received())?.[1]);
+    };
+    expect(await status('/admin/../healthz')).toBe(404);
+    expect(await status('http://x/admin/../healthz')).toBe(404);
+    expect(await status('http://x/%2e%2e/healthz')).toBe(404);
+    expect(await status('http://x/healthz')).toBe(200);
+    expect(await status('http://x/healthz?probe=1')).toBe(200);
+    expect(await status('HTTP://x:8080/healthz')).toBe(200);
+  });
+
+  it('answers a wrong token 401 before reading the body: no 100 Continue, nothing buffered', async () => {
+    const { server } = await start();
+    const waiting = await open(server);
+    waiting.socket.write('POST /visits HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer aw_wrong\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: 1000\r\n\r\n');
+    await waiting.closed;
+    expect(waiting.received()).toMatch(/^HTTP\/1\.1 401 /);
+    expect(waiting.received()).not.toContain('100 Continue');
+
+    const sending = await open(server);
+    sending.socket.write(`POST /visits HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${1024 * 1024}\r\n\r\n${'x'.repeat(1000)}`);
+    const until = Date.now() + 3000;
+    while (!/^HTTP\/1\.1 \d{3}/.test(sending.received()) && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(sending.received()).toMatch(/^HTTP\/1\.1 401 /);
+    expect(server.bufferedBodyBytes()).toBe(0);
+    sending.socket.destroy();
+  });
+
+  it('holds at most maxBufferedBodyBytes of bodies across connections: 503 with Retry-After past it, room again once a body is handled', async () => {
+    const { server, token, visits, id } = await start({}, { maxBodyBytes: 2000, maxBufferedBodyBytes: 3000 });
+    const body = visitBody.padEnd(1500, ' ');
+    const head = `POST /visits HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
+    const slow = [await open(server), await open(server)];
+    for (const client of slow) client.socket.write(head + body.slice(0, 10));
+    await expect.poll(() => server.bufferedBodyBytes()).toBe(3000);
+    const refused = await post(server, token, body);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(refused.headers.get('content-type')).toBe('application/problem+json');
+    for (const client of slow) client.socket.write(body.slice(10));
+    for (const client of slow) await expect.poll(() => client.received()).toMatch(/^HTTP\/1\.1 202 /);
+    await expect.poll(() => server.bufferedBodyBytes()).toBe(0);
+    expect((await post(server, token, body)).status).toBe(202);
+    expect(visits.list(id)).toHaveLength(3);
+    for (const client of slow) client.socket.destroy();
+  });
 });
+
+async function post(server: NodeServer, token: string, body: string) {
+  return fetch(`${server.url}/visits`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body });
+}

@@ -1,10 +1,11 @@
-// The node transport of the API: an HTTP/1.1 server on node:net (one connection's work lives in
-// http-connection.ts), timeouts against slow clients, graceful shutdown and JSON-line access logs.
-// It replaces node:http, whose per-request objects and streams cost more than the API's own work
-// (bench/http: 0.63 of a bare node:http server's rate on node:http, 0.90 on this server).
-import { createServer, type AddressInfo, type Server } from 'node:net';
-import type { ApiHandler } from '../../index.js';
-import { HttpConnection, type AccessEntry, type ConnectionHost } from './http-connection.js';
+// The node transport of the API on node:http: llhttp parses every request (we keep no parser of
+// our own), node:http's timeouts, header limits and connection cap hold off slow and greedy
+// clients, request bodies are read only once the API has authenticated the request, and bodies
+// held across connections have one cap. Also graceful shutdown and JSON-line access logs.
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { problem, type ApiHandler, type ApiRequest, type ApiResponse, type ProblemCode } from '../../index.js';
+import { BodyBudget, readRequestBody, type BodyReading } from './request-body.js';
 
 /** Timeouts in milliseconds against slow or idle clients. */
 export interface ServerTimeouts {
@@ -12,7 +13,10 @@ export interface ServerTimeouts {
   readonly headersMs?: number;
   /** The whole request, body included, must arrive within this (default 30,000). */
   readonly requestMs?: number;
-  /** An idle keep-alive connection is closed after this (default 5,000). */
+  /**
+   * An idle keep-alive connection is closed after this (default 5,000). One that keeps sending
+   * bytes without completing a request (a `\r\n` every few seconds) is closed `headersMs` later.
+   */
   readonly keepAliveMs?: number;
   /** A socket with no traffic at all is destroyed after this (default 60,000). */
   readonly idleMs?: number;
@@ -28,14 +32,18 @@ export interface NodeServerOptions {
   readonly host?: string;
   /** Default 8080; 0 picks a free port. */
   readonly port?: number;
-  /** Bodies past this are refused with 413 while reading, before they are buffered (default 1 MiB). */
+  /** Bodies past this are refused with 413: a declared length before reading, a chunked body as it passes it (default 1 MiB). */
   readonly maxBodyBytes?: number;
-  /** Request heads (request line and header fields) past this are refused with 431 (default 16 KiB, as node:http). */
+  /** Request bodies held at once across all connections; past it requests are answered 503 with Retry-After (default 64 MiB). */
+  readonly maxBufferedBodyBytes?: number;
+  /** Request heads (request line and header fields) past this are refused with 431 (node:http's maxHeaderSize; default 16 KiB). */
   readonly maxHeaderBytes?: number;
   /** Requests with more header fields than this are refused with 431 (default 100). */
   readonly maxHeaders?: number;
+  /** Connections open at once; node:http drops the ones past it (server.maxConnections; default 1,024). */
+  readonly maxConnections?: number;
   readonly timeouts?: ServerTimeouts;
-  /** Receives one entry per unexpected event (a rejected handler); omit for none. */
+  /** Receives one entry per unexpected event (a rejected handler, a response header node:http refused); omit for none. */
   readonly log?: (entry: LogEntry) => void;
   /** Receives one access-log line per request, serialised JSON without newline; omit for none. */
   readonly accessLog?: (line: string) => void;
@@ -49,15 +57,17 @@ export interface NodeServer {
   readonly url: string;
   readonly host: string;
   readonly port: number;
-  /** The listening node:net server. */
+  /** The listening node:http server. */
   readonly server: Server;
   /** Requests received and not yet answered. */
   inFlight(): number;
+  /** Request body bytes reserved across all connections now. */
+  bufferedBodyBytes(): number;
   /** Stops accepting, ends open response streams, lets in-flight requests finish (up to the grace period), then resolves. */
   close(): Promise<void>;
 }
 
-function positiveInteger(name: string, value: number | undefined, fallback: number, unit: 'milliseconds' | 'bytes' | 'header fields'): number {
+function positiveInteger(name: string, value: number | undefined, fallback: number, unit: 'milliseconds' | 'bytes' | 'header fields' | 'connections'): number {
   if (value === undefined) return fallback;
   if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer of ${unit}, got ${String(value)}`);
   return value;
@@ -84,22 +94,101 @@ function isoNow(): string {
   return lastIso;
 }
 
-/** The path of a request target without its query (clients may put anything in a query). */
+// scheme "://" authority of an absolute-form target (RFC 9112 §3.2.2).
+const ABSOLUTE_FORM = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/;
+
+/**
+ * The path (and query) of a request target, as the client wrote it. An absolute-form target keeps
+ * its path text too, never normalised by a URL parser: `http://x/admin/../healthz` is the path
+ * `/admin/../healthz`, answered as the same origin-form target would be, so a front proxy's path
+ * rules cannot be bypassed by switching forms.
+ */
+export function targetPath(target: string): string {
+  if (target.startsWith('/')) return target;
+  const authority = ABSOLUTE_FORM.exec(target);
+  if (authority === null) return target;
+  const rest = target.slice(authority[0].length);
+  return rest.startsWith('/') ? rest : `/${rest}`;
+}
+
+/** The path of a request target without its query (clients may put anything in a query), for the access log. */
 function logPath(target: string): string {
-  let path = target;
-  if (!path.startsWith('/')) {
-    try {
-      path = new URL(target).pathname;
-    } catch {
-      // An authority-form or asterisk-form target is logged as it came.
-    }
-  }
+  const path = targetPath(target);
   const query = path.indexOf('?');
   return query === -1 ? path : path.slice(0, query);
 }
 
+/** Whether a response with this status carries no body (RFC 9110 §6.4.1). */
+function bodiless(status: number): boolean {
+  return status < 200 || status === 204 || status === 304;
+}
+
+// Header fields the transport writes itself; the same names from the API are dropped.
+const TRANSPORT_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date']);
+
+/** How node:http's parse errors (llhttp's codes) are answered. */
+function clientErrorProblem(code: string | undefined): { code: ProblemCode; detail: string } {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return { code: 'header-fields-too-large', detail: 'The request head is larger than the server accepts.' };
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return { code: 'payload-too-large', detail: 'The chunk extensions are larger than the server accepts.' };
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { code: 'request-timeout', detail: 'The request did not arrive in time.' };
+    case 'HPE_PAUSED_H2_UPGRADE':
+      return { code: 'http-version-not-supported', detail: 'Only HTTP/1.1 and 1.0 are served; HTTP/2 belongs to a proxy in front.' };
+    default:
+      return { code: 'bad-request', detail: 'The request is not valid HTTP/1.1.' };
+  }
+}
+
+/** A problem response as raw bytes, for a socket no ServerResponse can write to any more. */
+function rawProblem(response: ApiResponse): string {
+  const body = typeof response.body === 'string' ? response.body : '';
+  let text = `HTTP/1.1 ${response.status} ${STATUS_CODES[response.status] ?? 'Unknown'}\r\n`;
+  for (const [name, value] of Object.entries(response.headers)) text += `${name}: ${value}\r\n`;
+  return `${text}content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\ndate: ${new Date().toUTCString()}\r\n\r\n${body}`;
+}
+
+/** How long a closing connection still reads (and discards) what its client sends. */
+const LINGER_MS = 2000;
+
+/** Half-closes, discards what the client still sends for a moment, then closes. */
+function lingeringClose(socket: Socket): void {
+  if (socket.destroyed) return;
+  socket.end();
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+}
+
+/** What the server tracks of one connection: requests not yet answered, and since when it has been idle. */
+interface ConnectionState {
+  open: number;
+  idleSince: number;
+  /** A response said `connection: close`: requests parsed after it are not handled (no answer could reach the client). */
+  closing: boolean;
+}
+
 /**
- * Starts the API on an HTTP/1.1 server and resolves once it listens.
+ * Refuses what llhttp lets through but this server does not serve; undefined to go on.
+ * `Transfer-Encoding` is decoded by llhttp only when chunked is the final coding; any other coding
+ * before it would reach the API still encoded.
+ */
+function refuseHead(req: IncomingMessage, maxHeaders: number): ApiResponse | undefined {
+  if (req.httpVersionMajor !== 1) return problem('bad-request', 'HTTP/0.9 requests are not served; send HTTP/1.1.');
+  if (req.httpVersionMinor === 1 && req.headers.host === undefined) return problem('bad-request', 'An HTTP/1.1 request must have a Host header (RFC 9112 §3.2).');
+  if (req.rawHeaders.length > 2 * maxHeaders) return problem('header-fields-too-large', `At most ${maxHeaders} header fields are accepted.`);
+  const coding = req.headers['transfer-encoding'];
+  if (coding !== undefined) {
+    if (req.httpVersionMinor === 0) return problem('bad-request', 'Transfer-Encoding is not defined for HTTP/1.0 (RFC 9112 §6.1).');
+    if (coding.trim().toLowerCase() !== 'chunked') return problem('not-implemented', `Only the chunked transfer coding is accepted; got ${JSON.stringify(coding)}.`);
+  }
+  return undefined;
+}
+
+/**
+ * Starts the API on node:http and resolves once it listens.
  * @throws {RangeError} for an invalid port, limit or timeout.
  * @example
  * const server = await startNodeServer({ handler, port: 0 });
@@ -112,70 +201,287 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
   const port = options.port ?? 8080;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError(`port must be an integer from 0 to 65535, got ${String(port)}`);
   const t = options.timeouts ?? {};
+  const headersMs = positiveInteger('timeouts.headersMs', t.headersMs, 10_000, 'milliseconds');
+  const requestMs = positiveInteger('timeouts.requestMs', t.requestMs, 30_000, 'milliseconds');
+  const keepAliveMs = positiveInteger('timeouts.keepAliveMs', t.keepAliveMs, 5_000, 'milliseconds');
+  const idleMs = positiveInteger('timeouts.idleMs', t.idleMs, 60_000, 'milliseconds');
+  const maxBodyBytes = positiveInteger('maxBodyBytes', options.maxBodyBytes, 1024 * 1024, 'bytes');
+  const budget = new BodyBudget(positiveInteger('maxBufferedBodyBytes', options.maxBufferedBodyBytes, 64 * 1024 * 1024, 'bytes'));
+  const maxHeaderBytes = positiveInteger('maxHeaderBytes', options.maxHeaderBytes, 16 * 1024, 'bytes');
+  const maxHeaders = positiveInteger('maxHeaders', options.maxHeaders, 100, 'header fields');
+  const maxConnections = positiveInteger('maxConnections', options.maxConnections, 1024, 'connections');
   const graceMs = positiveInteger('shutdownGraceMs', options.shutdownGraceMs, 10_000, 'milliseconds');
-  const log = options.log;
-  const accessLog = options.accessLog;
-  const connections = new Set<HttpConnection>();
-  const drainWaiters: (() => void)[] = [];
+  const { handler, log, accessLog } = options;
   let inFlight = 0;
   let shuttingDown = false;
+  const drainWaiters: (() => void)[] = [];
+  // Ends each open streamed response; close() calls them all so shutdown need not wait out the grace period.
+  const openStreams = new Set<() => void>();
+  const connections = new Map<Socket, ConnectionState>();
 
-  const keepAliveMs = positiveInteger('timeouts.keepAliveMs', t.keepAliveMs, 5_000, 'milliseconds');
-  const connectionHost: ConnectionHost = {
-    handler: options.handler,
-    maxBodyBytes: positiveInteger('maxBodyBytes', options.maxBodyBytes, 1024 * 1024, 'bytes'),
-    maxHeaderBytes: positiveInteger('maxHeaderBytes', options.maxHeaderBytes, 16 * 1024, 'bytes'),
-    maxHeaders: positiveInteger('maxHeaders', options.maxHeaders, 100, 'header fields'),
-    headersMs: positiveInteger('timeouts.headersMs', t.headersMs, 10_000, 'milliseconds'),
-    requestMs: positiveInteger('timeouts.requestMs', t.requestMs, 30_000, 'milliseconds'),
-    keepAliveMs,
-    idleMs: positiveInteger('timeouts.idleMs', t.idleMs, 60_000, 'milliseconds'),
-    keepAliveHint: `keep-alive: timeout=${Math.max(1, Math.floor(keepAliveMs / 1000))}\r\n`,
-    get shuttingDown() {
-      return shuttingDown;
-    },
-    exchangeStarted: () => {
+  const logError = (msg: string, error: unknown) =>
+    log?.({ time: new Date().toISOString(), level: 'error', msg, error: error instanceof Error ? error.stack : String(error) });
+
+  // Built as text rather than JSON.stringify of an object: it runs once per request. Only method
+  // and path come from the client, and they are JSON-escaped; the query string is left out
+  // (clients may put anything in it) and so are all headers (tokens live there).
+  const logAccess = (method: string, target: string, status: number, started: number, bytesIn: number, projectId: string | undefined) =>
+    accessLog?.(
+      `{"time":"${isoNow()}","level":"info","msg":"request","method":${jsonString(method)},"path":${jsonString(logPath(target))},` +
+        `"status":${status},"duration_ms":${Math.round((performance.now() - started) * 100) / 100},"bytes_in":${bytesIn},"project":${projectId === undefined ? 'null' : jsonString(projectId)}}`,
+    );
+
+  /** One request from its head to its response's end. */
+  class Exchange {
+    readonly started = performance.now();
+    body: BodyReading | undefined;
+    private holds = 1;
+    readonly connection: ConnectionState | undefined;
+    constructor(
+      readonly req: IncomingMessage,
+      readonly res: ServerResponse,
+      private readonly expectsContinue: boolean,
+    ) {
       inFlight++;
-    },
-    exchangeEnded: () => {
+      this.connection = connections.get(req.socket);
+      if (this.connection !== undefined) this.connection.open++;
+      // In flight until the response is closed AND the handler has settled: a client that leaves
+      // early must not let shutdown close the stores under a running handler.
+      res.once('close', () => this.release());
+    }
+
+    /** The deferred body the API reads once it has authenticated the request. */
+    readonly readBody = () => {
+      if (this.body === undefined) {
+        // RFC 9110 §10.1.1: the client waits for 100 Continue before it sends the body; it is told
+        // so only once the API wants the body.
+        if (this.expectsContinue && !this.res.headersSent) this.res.writeContinue();
+        this.body = readRequestBody(this.req, maxBodyBytes, budget);
+      }
+      return this.body.result;
+    };
+
+    handlerStarted(): void {
+      this.holds++;
+    }
+
+    release(): void {
+      if (--this.holds > 0) return;
+      this.body?.release();
+      if (this.connection !== undefined && --this.connection.open === 0) this.connection.idleSince = performance.now();
       if (--inFlight === 0) for (const waiter of drainWaiters.splice(0)) waiter();
-    },
-    // Ends each open streamed response; close() calls them all so shutdown need not wait out the grace period.
-    openStreams: new Set(),
-    logError:
-      log === undefined
-        ? undefined
-        : (msg, error) => log({ time: new Date().toISOString(), level: 'error', msg, error: error instanceof Error ? error.stack : String(error) }),
-    // Built as text rather than JSON.stringify of an object: it runs once per request. Only method
-    // and path come from the client, and they are JSON-escaped; the query string is left out
-    // (clients may put anything in it) and so are all headers (tokens live there).
-    logAccess:
-      accessLog === undefined
-        ? undefined
-        : (entry: AccessEntry) =>
-            accessLog(
-              `{"time":"${isoNow()}","level":"info","msg":"request","method":${jsonString(entry.method)},"path":${jsonString(logPath(entry.target))},` +
-                `"status":${entry.status},"duration_ms":${Math.round((performance.now() - entry.started) * 100) / 100},"bytes_in":${entry.bytesIn},"project":${entry.projectId === undefined ? 'null' : jsonString(entry.projectId)}}`,
-            ),
+    }
+
+    /** Whether the connection must close after the response: a body left unread, refused or cut off makes the rest of the stream unusable. */
+    mustClose(hasBody: boolean): boolean {
+      return shuttingDown || (hasBody && this.body?.complete() !== true);
+    }
+
+    bytesIn(): number {
+      return this.body?.bytes() ?? 0;
+    }
+  }
+
+  const hasBody = (req: IncomingMessage) => req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
+
+  /**
+   * Writes a streamed body chunk by chunk as the handler produces it (Server-Sent Events): no
+   * buffering, backpressure through 'drain', the stream cancelled when the client disconnects or
+   * the server shuts down, and the access-log line written when the stream ends.
+   */
+  const pipe = (exchange: Exchange, response: ApiResponse, body: ReadableStream<Uint8Array>) => {
+    const { req, res } = exchange;
+    const reader = body.getReader();
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      openStreams.delete(end);
+      reader.cancel().catch(() => undefined);
+      if (!res.destroyed && !res.writableEnded) res.end();
+      // A client that went away may leave its socket half-open (no FIN seen yet): cut it.
+      else if (!res.writableFinished) res.destroy();
+      logAccess(req.method ?? '', req.url ?? '', response.status, exchange.started, 0, response.projectId);
+    };
+    res.once('close', end);
+    if (shuttingDown) {
+      end();
+      return;
+    }
+    openStreams.add(end);
+    // Headers go out now, not with the first chunk: an event stream may stay quiet for a while.
+    res.flushHeaders();
+    const pump = async () => {
+      while (!ended) {
+        const { done, value } = await reader.read();
+        if (done || ended) break;
+        if (value.length === 0) continue;
+        if (!res.write(value)) {
+          await new Promise<void>((resolve) => {
+            const go = () => {
+              res.off('drain', go);
+              res.off('close', go);
+              resolve();
+            };
+            res.on('drain', go);
+            res.on('close', go);
+          });
+        }
+      }
+    };
+    pump().then(end, (error: unknown) => {
+      // A failed stream cannot turn into an error status any more: log it and cut the response.
+      logError('response stream failed', error);
+      if (!ended) res.destroy();
+      end();
+    });
   };
 
-  const server = createServer({ noDelay: true, keepAlive: true }, (socket) => {
-    if (shuttingDown) {
+  const send = (exchange: Exchange, response: ApiResponse, forceClose = false): void => {
+    const { req, res } = exchange;
+    const body = response.body;
+    if (res.destroyed || res.headersSent || !req.socket.writable) {
+      // The client left while the handler ran: nothing to write.
+      if (typeof body === 'object') body.cancel().catch(() => undefined);
+      return;
+    }
+    const status = response.status;
+    const headers: string[] = [];
+    const given = response.headers;
+    for (const name in given) if (!TRANSPORT_HEADERS.has(name)) headers.push(name, given[name]!);
+    if (forceClose || exchange.mustClose(hasBody(req))) {
+      headers.push('connection', 'close');
+      if (exchange.connection !== undefined) exchange.connection.closing = true;
+      // node:http ends a `connection: close` response with socket.destroySoon(): closing while the
+      // client still sends its body resets the connection, and the reset can wipe the response
+      // from the client's buffer before it is read. Close lingering instead (RFC 9112 §9.6).
+      req.socket.destroySoon = () => lingeringClose(req.socket);
+    }
+    const withoutBody = req.method === 'HEAD' || bodiless(status);
+    const streamed = typeof body === 'object';
+    if (streamed) {
+      // HEAD of a streamed resource: the framing GET would have, without the body (RFC 9110 §9.3.2).
+      if (withoutBody) {
+        body.cancel().catch(() => undefined);
+        if (!bodiless(status) && req.httpVersionMinor === 1) headers.push('transfer-encoding', 'chunked');
+      }
+    } else if (!bodiless(status)) {
+      headers.push('content-length', body === undefined ? '0' : String(Buffer.byteLength(body)));
+    }
+    try {
+      res.writeHead(status, headers);
+    } catch (error) {
+      // node:http refuses a header name or value the API built from bad data (response splitting): answer 500 instead.
+      if (streamed && !withoutBody) body.cancel().catch(() => undefined);
+      logError('invalid response header', error);
+      send(exchange, problem('internal-error', 'An unexpected error occurred. It has been logged.'), forceClose);
+      return;
+    }
+    if (streamed && !withoutBody) {
+      pipe(exchange, response, body);
+      return;
+    }
+    res.end(withoutBody ? undefined : body);
+    logAccess(req.method ?? '', req.url ?? '', status, exchange.started, exchange.bytesIn(), response.projectId);
+  };
+
+  const onRequest = (req: IncomingMessage, res: ServerResponse, expectsContinue = false) => {
+    // Pipelined after a response that closes the connection: its answer could never be sent.
+    if (connections.get(req.socket)?.closing === true) return;
+    const exchange = new Exchange(req, res, expectsContinue);
+    const refusal = refuseHead(req, maxHeaders);
+    if (refusal !== undefined) {
+      send(exchange, refusal, true);
+      return;
+    }
+    const request: ApiRequest = {
+      method: req.method ?? 'GET',
+      path: targetPath(req.url ?? '/'),
+      headers: req.headers,
+      remoteAddress: req.socket.remoteAddress,
+      ...(hasBody(req) ? { readBody: exchange.readBody } : {}),
+    };
+    exchange.handlerStarted();
+    handler(request).then(
+      (response) => {
+        send(exchange, response);
+        exchange.release();
+      },
+      (error: unknown) => {
+        // The API handler never rejects; if it ever does, answer a bare 500 and log.
+        logError('handler rejected', error);
+        send(exchange, problem('internal-error', 'An unexpected error occurred. It has been logged.'));
+        exchange.release();
+      },
+    );
+  };
+
+  const server = createServer(
+    {
+      headersTimeout: headersMs,
+      requestTimeout: requestMs,
+      // How often node checks the two timeouts above; its 30 s default would let slow clients linger.
+      connectionsCheckingInterval: Math.max(10, Math.min(1000, headersMs, requestMs)),
+      maxHeaderSize: maxHeaderBytes,
+      // Checked by refuseHead, to answer a problem+json like every other refusal.
+      requireHostHeader: false,
+      keepAlive: true,
+      noDelay: true,
+    },
+    (req, res) => onRequest(req, res),
+  );
+  server.keepAliveTimeout = keepAliveMs;
+  server.maxConnections = maxConnections;
+  // One more than allowed, so refuseHead sees that there were too many.
+  server.maxHeadersCount = maxHeaders + 1;
+  server.setTimeout(idleMs, (socket) => socket.destroy());
+  server.on('checkContinue', (req, res) => onRequest(req, res, true));
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    if (connections.get(req.socket)?.closing === true) return;
+    const exchange = new Exchange(req, res, false);
+    send(exchange, problem('expectation-failed', `Only "Expect: 100-continue" is supported; got ${JSON.stringify(req.headers.expect)}.`), true);
+  });
+  // CONNECT asks for a tunnel; this is not a proxy. Whatever follows the request is never parsed.
+  server.on('connect', (req: IncomingMessage, socket: Socket) => {
+    const response = problem('not-implemented', 'CONNECT is not served: this server is not a proxy.');
+    socket.on('error', () => undefined);
+    socket.end(rawProblem(response));
+    socket.destroySoon();
+    logAccess(req.method ?? '', req.url ?? '', response.status, performance.now(), 0, undefined);
+  });
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+    socket.on('error', () => undefined);
+    const pending = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+    // Malformed requests and timeouts are answered while no response has started on the socket;
+    // a reset or a client gone away is not.
+    if (!socket.writable || (pending !== undefined && pending !== null && pending.headersSent) || (error.code !== undefined && !error.code.startsWith('HPE_') && error.code !== 'ERR_HTTP_REQUEST_TIMEOUT')) {
       socket.destroy();
       return;
     }
-    const connection = new HttpConnection(socket, connectionHost);
-    connections.add(connection);
-    socket.once('close', () => connections.delete(connection));
+    const refusal = clientErrorProblem(error.code);
+    const response = problem(refusal.code, refusal.detail);
+    socket.end(rawProblem(response));
+    socket.destroySoon();
+    const req = pending?.req;
+    logAccess(req?.method ?? '', req?.url ?? '', response.status, performance.now(), 0, undefined);
   });
-  // One coarse timer checks every connection's deadlines (as node:http's connectionsCheckingInterval
-  // does) instead of a timer per socket and request.
-  const checkEveryMs = Math.max(10, Math.min(1000, connectionHost.headersMs, connectionHost.requestMs, keepAliveMs));
-  const checker = setInterval(() => {
-    const now = performance.now();
-    for (const connection of connections) connection.checkTimeouts(now);
-  }, checkEveryMs);
-  checker.unref();
+  server.on('connection', (socket: Socket) => {
+    const state: ConnectionState = { open: 0, idleSince: performance.now(), closing: false };
+    connections.set(socket, state);
+    socket.once('close', () => connections.delete(socket));
+  });
+  // node:http's keep-alive timeout restarts with every byte received; a client sending `\r\n`
+  // (which llhttp skips) every few seconds would hold its connection forever. So a connection with
+  // no request in progress is closed once it has been without one for keepAliveMs + headersMs.
+  const idleLimitMs = keepAliveMs + headersMs;
+  const sweeper = setInterval(
+    () => {
+      const now = performance.now();
+      for (const [socket, state] of connections) if (state.open === 0 && now - state.idleSince > idleLimitMs) socket.destroy();
+    },
+    Math.max(10, Math.min(1000, keepAliveMs, headersMs)),
+  );
+  sweeper.unref();
 
   try {
     await new Promise<void>((resolve, reject) => {
@@ -186,7 +492,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
       });
     });
   } catch (error) {
-    clearInterval(checker);
+    clearInterval(sweeper);
     throw error;
   }
   const address = server.address() as AddressInfo;
@@ -199,17 +505,17 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
     port: address.port,
     server,
     inFlight: () => inFlight,
+    bufferedBodyBytes: () => budget.held,
     close() {
       closing ??= (async () => {
         shuttingDown = true;
         // Event streams never finish by themselves: end them now (clients reconnect elsewhere with Last-Event-ID).
-        for (const end of [...connectionHost.openStreams]) end();
+        for (const end of [...openStreams]) end();
+        const cut = setTimeout(() => server.closeAllConnections(), graceMs);
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        // Idle keep-alive connections close now; the others after their response (it says connection: close).
-        for (const connection of connections) connection.closeIfIdle();
-        const cut = setTimeout(() => {
-          for (const connection of connections) connection.socket.destroy();
-        }, graceMs);
+        // Keep-alive sockets become idle as their last response ends: close them as they do.
+        const sweep = setInterval(() => server.closeIdleConnections(), 25);
+        server.closeIdleConnections();
         const idle = inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => drainWaiters.push(resolve));
         // A handler that never settles must not hold the process forever: give up after the grace period.
         let giveUp: ReturnType<typeof setTimeout> | undefined;
@@ -217,7 +523,8 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
         await Promise.race([Promise.all([closed, idle]), deadline]);
         clearTimeout(giveUp);
         clearTimeout(cut);
-        clearInterval(checker);
+        clearInterval(sweep);
+        clearInterval(sweeper);
       })();
       return closing;
     },

@@ -1,6 +1,6 @@
 // `agentwarden serve`: the reference server. Opens the store (SQLite in the data directory, or a
 // shared ClickHouse), creates a first project on an empty one, serves the API and the dashboard on
-// the node HTTP/1.1 server and shuts down gracefully.
+// node:http and shuts down gracefully.
 import { readFileSync } from 'node:fs';
 import { openClickHouseVisitStore, type ClickHouseVisitStore } from '../../clickhouse/index.js';
 import { createApiHandler, createClientIpRule, createEngine, DEFAULT_EVENT_STREAM_LIMITS, type AdminAuthenticator } from '../../../index.js';
@@ -9,7 +9,7 @@ import { openAdminStore, type AdminStore } from '../admin-store.js';
 import { createJsonLog } from '../json-log.js';
 import { startNodeServer } from '../server.js';
 import { hashTokenNode, openSqliteStore } from '../sqlite-store.js';
-import { createNodeVerifiers, type NodeVerifierMethod } from '../verifiers.js';
+import { createNodeVerifiers, NODE_VERIFIER_METHODS, type NodeVerifierMethod } from '../verifiers.js';
 import { createWebRoutes, DASHBOARD_PATH, findWebDirectory } from '../web-routes.js';
 import type { Command } from './command.js';
 import { readStoreChoice, STORE_FLAGS } from './store-flags.js';
@@ -24,12 +24,15 @@ export const SERVE_FLAGS: Readonly<Record<string, FlagSpec>> = {
   'rate-limit': { kind: 'string', env: 'AGENTWARDEN_RATE_LIMIT' },
   'rate-burst': { kind: 'string', env: 'AGENTWARDEN_RATE_BURST' },
   'max-body-bytes': { kind: 'string', env: 'AGENTWARDEN_MAX_BODY_BYTES' },
+  'max-buffered-body-bytes': { kind: 'string', env: 'AGENTWARDEN_MAX_BUFFERED_BODY_BYTES' },
+  'max-connections': { kind: 'string', env: 'AGENTWARDEN_MAX_CONNECTIONS' },
   'max-items': { kind: 'string', env: 'AGENTWARDEN_MAX_ITEMS' },
   'max-streams': { kind: 'string', env: 'AGENTWARDEN_MAX_STREAMS' },
   'max-streams-per-token': { kind: 'string', env: 'AGENTWARDEN_MAX_STREAMS_PER_TOKEN' },
   'stream-queue-bytes': { kind: 'string', env: 'AGENTWARDEN_STREAM_QUEUE_BYTES' },
   'stream-queue-total-bytes': { kind: 'string', env: 'AGENTWARDEN_STREAM_QUEUE_TOTAL_BYTES' },
   log: { kind: 'string', env: 'AGENTWARDEN_LOG' },
+  'log-requests': { kind: 'boolean', env: 'AGENTWARDEN_LOG_REQUESTS' },
   synchronous: { kind: 'string', env: 'AGENTWARDEN_SYNCHRONOUS' },
   catalog: { kind: 'string', env: 'AGENTWARDEN_CATALOG' },
   verifiers: { kind: 'string', env: 'AGENTWARDEN_VERIFIERS' },
@@ -60,6 +63,9 @@ const USAGE = [
   '  --rate-limit N         AGENTWARDEN_RATE_LIMIT      requests per second per token; 0 disables (default 1000)',
   '  --rate-burst N         AGENTWARDEN_RATE_BURST      bucket size per token (default 2 x rate limit)',
   '  --max-body-bytes N     AGENTWARDEN_MAX_BODY_BYTES  largest request body (default 1048576)',
+  '  --max-buffered-body-bytes N  AGENTWARDEN_MAX_BUFFERED_BODY_BYTES  request bodies held at once across all',
+  '                                                     connections; past it 503 with Retry-After (default 67108864)',
+  '  --max-connections N    AGENTWARDEN_MAX_CONNECTIONS  connections open at once; more are dropped (default 1024)',
   '  --max-items N          AGENTWARDEN_MAX_ITEMS       largest array per request (default 1000)',
   '  --max-streams N        AGENTWARDEN_MAX_STREAMS     event streams (GET /visits/stream) open at once; past it 429',
   '                                                     (default 1000)',
@@ -70,7 +76,9 @@ const USAGE = [
   '                                                     with Last-Event-ID (default 16777216)',
   '  --stream-queue-total-bytes N  AGENTWARDEN_STREAM_QUEUE_TOTAL_BYTES  the same over all streams; past it the',
   '                                                     stream keeping the most ends (default 67108864)',
-  '  --log json|off         AGENTWARDEN_LOG             one JSON line per request on stdout (default json)',
+  '  --log json|off         AGENTWARDEN_LOG             JSON lines on stdout: a start-up summary, shutdown and',
+  '                                                     transport errors (default json; handler errors go to stderr)',
+  '  --log-requests         AGENTWARDEN_LOG_REQUESTS    also one JSON line per request (with --log json)',
   '  --synchronous normal|full  AGENTWARDEN_SYNCHRONOUS  SQLite durability: normal survives a process',
   '                                                     crash, full also power loss (default normal; --store sqlite)',
   '  --catalog FILE         AGENTWARDEN_CATALOG         agent catalog JSON (default: the bundled catalog)',
@@ -130,7 +138,11 @@ export const serveCommand: Command = {
     const maxStreamsPerToken = integerFlag('max-streams-per-token', v['max-streams-per-token'], DEFAULT_EVENT_STREAM_LIMITS.maxStreamsPerToken, 1, 1e6);
     const streamQueueBytes = integerFlag('stream-queue-bytes', v['stream-queue-bytes'], DEFAULT_EVENT_STREAM_LIMITS.maxQueuedBytes, 1, 1024 * 1024 * 1024);
     const streamQueueTotalBytes = integerFlag('stream-queue-total-bytes', v['stream-queue-total-bytes'], DEFAULT_EVENT_STREAM_LIMITS.maxQueuedBytesTotal, 1, 64 * 1024 * 1024 * 1024);
-    for (const value of [port, rate, maxBodyBytes, maxItems, maxStreams, maxStreamsPerToken, streamQueueBytes, streamQueueTotalBytes]) if (typeof value === 'string') return fail(value);
+    const maxBufferedBodyBytes = integerFlag('max-buffered-body-bytes', v['max-buffered-body-bytes'], 64 * 1024 * 1024, 1, 2 ** 40);
+    const maxConnections = integerFlag('max-connections', v['max-connections'], 1024, 1, 1e6);
+    for (const value of [port, rate, maxBodyBytes, maxItems, maxStreams, maxStreamsPerToken, streamQueueBytes, streamQueueTotalBytes, maxBufferedBodyBytes, maxConnections]) {
+      if (typeof value === 'string') return fail(value);
+    }
     const burst = integerFlag('rate-burst', v['rate-burst'], Math.max(1, (rate as number) * 2), 1, 2e9);
     if (typeof burst === 'string') return fail(burst);
     const logMode = v['log'] ?? 'json';
@@ -226,9 +238,35 @@ export const serveCommand: Command = {
           );
         },
       });
-      const server = await startNodeServer({ handler, host: v['host'] ?? '127.0.0.1', port: port as number, maxBodyBytes: maxBodyBytes as number, log, accessLog: jsonLog?.writeLine });
+      const logRequests = v['log-requests'] === 'true';
+      const server = await startNodeServer({
+        handler,
+        host: v['host'] ?? '127.0.0.1',
+        port: port as number,
+        maxBodyBytes: maxBodyBytes as number,
+        maxBufferedBodyBytes: maxBufferedBodyBytes as number,
+        maxConnections: maxConnections as number,
+        log,
+        // Off by default: a line per request (the dashboard polls every few seconds) drowns the errors.
+        accessLog: logRequests ? jsonLog?.writeLine : undefined,
+      });
       const base = (v['base-path'] ?? '/').replace(/\/+$/, '');
       // Before the listening line, which tools (and tests) wait for as the sign that all is printed.
+      log?.({
+        time: new Date().toISOString(),
+        level: 'info',
+        msg: 'started',
+        url: `${server.url}${base}`,
+        store: storeChoice.kind,
+        verifiers: methods ?? NODE_VERIFIER_METHODS,
+        dashboard: webDir !== undefined,
+        max_body_bytes: maxBodyBytes,
+        max_connections: maxConnections,
+        rate_limit: rate,
+        retention_days: retentionDays,
+        log_requests: logRequests,
+      });
+      jsonLog?.flush();
       if (webDir !== undefined) io.stdout.write(`agentwarden dashboard: ${server.url}${base}${DASHBOARD_PATH}\n`);
       io.stdout.write(`agentwarden listening on ${server.url}${base}\n`);
       const signal = await new Promise<string>((resolve) => {

@@ -1,0 +1,137 @@
+// Reading one request body from node:http into one buffer, within a per-request limit and a cap
+// on body bytes held across all connections. Chunks are copied into a buffer that grows by
+// doubling, never kept one by one: a body sent as one-byte chunks would otherwise cost a Buffer
+// object (over 100 bytes of heap) per byte.
+import type { IncomingMessage } from 'node:http';
+import { problem, type ApiResponse, type BodyRead } from '../../index.js';
+
+/** Body bytes reserved across all connections of one server, against one cap. */
+export class BodyBudget {
+  private reserved = 0;
+  constructor(readonly capBytes: number) {}
+  /** Reserves bytes; false (nothing reserved) when the cap would be passed. */
+  take(bytes: number): boolean {
+    if (this.reserved + bytes > this.capBytes) return false;
+    this.reserved += bytes;
+    return true;
+  }
+  give(bytes: number): void {
+    this.reserved -= bytes;
+  }
+  /** Bytes reserved now. */
+  get held(): number {
+    return this.reserved;
+  }
+}
+
+/** Seconds a client refused for a full body budget is asked to wait. */
+const BUSY_RETRY_SECONDS = 1;
+/** The first buffer a body of unknown length grows from, once it arrives in more than one chunk. */
+const FIRST_CAPACITY = 16 * 1024;
+
+/** One request body being read: its result, whether it ended cleanly, and the release of its reservation. */
+export interface BodyReading {
+  readonly result: Promise<BodyRead>;
+  /** Whether the body was read to its end (false: refused or cut off, so the connection cannot be reused). */
+  complete(): boolean;
+  /** Body bytes received so far. */
+  bytes(): number;
+  /** Returns the reserved bytes to the budget; called once the exchange ends. */
+  release(): void;
+}
+
+function tooLarge(maxBodyBytes: number): ApiResponse {
+  return problem('payload-too-large', `The body is larger than ${maxBodyBytes} bytes.`, {
+    errors: [{ pointer: '', code: 'max-body-bytes', message: `at most ${maxBodyBytes} bytes` }],
+  });
+}
+
+function busy(): ApiResponse {
+  return problem('service-unavailable', `The server holds as many request bodies as it may; retry after ${BUSY_RETRY_SECONDS} s.`, {
+    headers: { 'retry-after': String(BUSY_RETRY_SECONDS) },
+  });
+}
+
+function cutOff(): ApiResponse {
+  return problem('bad-request', 'The request body was cut off.');
+}
+
+/**
+ * Starts reading a request's body. A declared length is reserved whole before reading (refused at
+ * once past the per-request limit or the shared cap); a chunked body reserves as its buffer grows.
+ */
+export function readRequestBody(req: IncomingMessage, maxBodyBytes: number, budget: BodyBudget): BodyReading {
+  const lengthHeader = req.headers['content-length'];
+  // llhttp has checked the value is one decimal number (and refused it next to Transfer-Encoding).
+  const declared = lengthHeader === undefined || req.headers['transfer-encoding'] !== undefined ? undefined : Number(lengthHeader);
+  let reserved = 0;
+  let ended = false;
+  let size = 0;
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    budget.give(reserved);
+    reserved = 0;
+  };
+  const reserveUpTo = (capacity: number): boolean => {
+    if (capacity <= reserved) return true;
+    if (!budget.take(capacity - reserved)) return false;
+    reserved = capacity;
+    return true;
+  };
+  const reading = (result: Promise<BodyRead>): BodyReading => ({ result, complete: () => ended, bytes: () => size, release });
+  if (declared !== undefined) {
+    if (declared > maxBodyBytes) return reading(Promise.resolve({ ok: false, response: tooLarge(maxBodyBytes) }));
+    if (!reserveUpTo(declared)) return reading(Promise.resolve({ ok: false, response: busy() }));
+  }
+  // The connection may have failed (a parse error, a reset) while the API authenticated the request.
+  if (req.destroyed) return reading(Promise.resolve({ ok: false, response: cutOff() }));
+  return reading(
+    new Promise<BodyRead>((resolve) => {
+      let first: Buffer | undefined;
+      let gathered: Buffer | undefined;
+      let settled = false;
+      const refuse = (response: ApiResponse) => {
+        settled = true;
+        req.off('data', onData);
+        first = gathered = undefined;
+        release();
+        resolve({ ok: false, response });
+      };
+      const onData = (chunk: Buffer) => {
+        if (settled) return;
+        const total = size + chunk.length;
+        if (total > maxBodyBytes) return refuse(tooLarge(maxBodyBytes));
+        if (size === 0) {
+          // The common case: the whole body in one chunk, used as it is.
+          if (declared === undefined && !reserveUpTo(chunk.length)) return refuse(busy());
+          first = chunk;
+          size = total;
+          return;
+        }
+        if (gathered === undefined || gathered.length < total) {
+          const capacity = declared ?? Math.min(maxBodyBytes, Math.max(FIRST_CAPACITY, 2 * total));
+          if (!reserveUpTo(capacity)) return refuse(busy());
+          const grown = Buffer.allocUnsafeSlow(capacity);
+          (gathered ?? first!).copy(grown, 0, 0, size);
+          gathered = grown;
+          first = undefined;
+        }
+        chunk.copy(gathered, size);
+        size = total;
+      };
+      req.on('data', onData);
+      req.once('end', () => {
+        if (settled) return;
+        settled = true;
+        ended = true;
+        resolve({ ok: true, body: size === 0 ? undefined : (gathered?.subarray(0, size) ?? first) });
+      });
+      // A client that leaves mid-body gets no answer (its connection is gone); nothing reaches a route.
+      req.once('close', () => {
+        if (!settled) refuse(cutOff());
+      });
+    }),
+  );
+}
