@@ -1,4 +1,4 @@
-// Base64 and base64url codecs over Uint8Array with Web-standard APIs only (no Buffer in the core).
+// Base64 and base64url codecs over Uint8Array with Web-standard APIs only (no Node-only types in the core).
 
 const BASE64URL = /^[A-Za-z0-9_-]*$/;
 
