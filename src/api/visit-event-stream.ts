@@ -37,6 +37,10 @@ const HEARTBEAT = encoder.encode(': heartbeat\n\n');
 // ignores it, with no id, so Last-Event-ID stays the last visit the client received.
 const TOO_FAR_BEHIND = encoder.encode('event: closed\ndata: {"reason":"too-far-behind"}\n\n');
 
+// Streams given the same `serialize` share each visit's encoded event: the fan-out hands every
+// subscriber the same visit objects, so ten streams behind on one visit hold one copy, not ten.
+const encodedBySerializer = new WeakMap<(visit: StoredVisit) => string, WeakMap<StoredVisit, Uint8Array>>();
+
 /** A live event held during the replay: its id decides whether the replay already sent it. */
 interface HeldEvent {
   readonly id: string;
@@ -94,7 +98,13 @@ export async function openVisitEventStream(options: VisitEventStreamOptions): Pr
     replayed.clear();
     slot?.release();
   };
-  const encode = (visit: StoredVisit) => encoder.encode(`id: ${visit.id}\ndata: ${serialize(visit)}\n\n`);
+  let encoded = encodedBySerializer.get(serialize);
+  if (encoded === undefined) encodedBySerializer.set(serialize, (encoded = new WeakMap()));
+  const encode = (visit: StoredVisit): Uint8Array => {
+    let chunk = encoded.get(visit);
+    if (chunk === undefined) encoded.set(visit, (chunk = encoder.encode(`id: ${visit.id}\ndata: ${serialize(visit)}\n\n`)));
+    return chunk;
+  };
   const deliver = (chunk: Uint8Array) => {
     readerWaiting = false;
     controller.enqueue(chunk);

@@ -14,9 +14,10 @@ const PER_REQUEST = 20;
 // What the stated bound allows on top of the server's resident set before the streams opened: the
 // streams' shared queue budget (--stream-queue-total-bytes, default 64 MiB), each connection's
 // socket buffer (one event plus 16 KiB), and headroom for the ingestion itself (JSON parsing,
-// SQLite's page cache, garbage not yet collected), measured at about 100 MiB without any stream.
+// SQLite's page cache, garbage not yet collected): the same posting with no stream open grows it
+// by about 100 MiB on a quiet machine, more when the garbage collector runs behind on a busy one.
 const QUEUE_TOTAL = 64 * MiB;
-const ALLOWED_GROWTH = QUEUE_TOTAL + 150 * MiB;
+const ALLOWED_GROWTH = QUEUE_TOTAL + 200 * MiB;
 
 function rssBytes(pid: number): number {
   const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
