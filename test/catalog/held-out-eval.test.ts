@@ -9,9 +9,9 @@ const report = evaluateHeldOut();
 // Recall today (percent, rounded down): a floor so a change cannot lower it unnoticed. Raise it
 // when coverage grows; the goal (issue 14) is 90.
 const RECALL_FLOORS: Readonly<Record<string, number>> = {
-  'isbot crawlers': 57,
-  'CrawlerDetect crawlers': 47,
-  'CrawlerDetect categories': 67,
+  'isbot crawlers': 69,
+  'CrawlerDetect crawlers': 69,
+  'CrawlerDetect categories': 84,
 };
 
 describe('held-out evaluation', () => {
