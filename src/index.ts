@@ -4,7 +4,7 @@ export type { Engine, EngineOptions, IdentificationItem, NormalizedRequestContex
 export { createCatalog, resolveAgentType } from './catalog/catalog.js';
 export type { Catalog } from './catalog/catalog.js';
 export { defaultCatalogDocument } from './catalog/default-catalog.js';
-export { TEST_AGENT_USER_AGENT } from './catalog/test-agent.js';
+export { TEST_AGENT_ID, TEST_AGENT_USER_AGENT } from './catalog/test-agent.js';
 export { AGENT_TYPES, AGENT_TYPE_ALIASES } from './catalog/types.js';
 export type { Agent, AgentLayer, AgentMatch, AgentType, CatalogDocument } from './catalog/types.js';
 export { normalizeHeaders } from './identify/headers.js';
@@ -119,6 +119,8 @@ export type {
 } from './visits/visit-store.js';
 export { createMemoryVisitStore } from './visits/memory-store.js';
 export type { MemoryVisitStore, MemoryVisitStoreOptions } from './visits/memory-store.js';
+export { summarizeProjectVisits } from './visits/project-summary.js';
+export type { ProjectVisitSummary, ProjectVisitSummaryOptions } from './visits/project-summary.js';
 export { createVisitFanout } from './visits/fanout.js';
 export type { VisitFanout } from './visits/fanout.js';
 export { bucketStart, buildStatsResult, dimensionKey, INTERVAL_MS, matchesFilter, MAX_STATS_BUCKETS, MAX_STATS_KEYS, pathWithoutQuery, statusKey, validateStatsQuery } from './visits/stats.js';

@@ -18,3 +18,19 @@ describe('createMemoryVisitStore idempotency keys', () => {
     expect(store.list('p').map((v) => v.request_path)).toEqual(['/1', '/3']);
   });
 });
+
+describe('createMemoryVisitStore.deleteProject', () => {
+  it('forgets a project\'s visits and keys, and no other project\'s', async () => {
+    const store = createMemoryVisitStore();
+    const batch = { key: 'k', fingerprint: 'f', response: '{}' };
+    await store.appendOnce('gone', [makeVisit({ request_path: '/1' }), makeVisit({ request_path: '/2' })], batch);
+    await store.appendOnce('kept', [makeVisit({ request_path: '/1' })], batch);
+    expect(await store.deleteProject('gone')).toBe(2);
+    expect(store.list('gone')).toEqual([]);
+    expect(await store.timeline({ projectId: 'gone', limit: 10 })).toEqual([]);
+    // The key is forgotten with the project: the same key is a new batch now.
+    expect((await store.appendOnce('gone', [makeVisit()], batch)).outcome).toBe('stored');
+    expect((await store.appendOnce('kept', [makeVisit()], batch)).outcome).toBe('replayed');
+    expect(store.list('kept')).toHaveLength(1);
+  });
+});

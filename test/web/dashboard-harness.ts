@@ -100,3 +100,13 @@ export function layoutProblems(page: Page): Promise<string[]> {
     return problems;
   });
 }
+
+/** A watched page (see `watchedPage`) logged in to the dashboard with the server's admin secret, on the projects page. */
+export async function loggedInPage(browser: Browser, server: DashboardServer, problems: string[]): Promise<Page> {
+  const page = await watchedPage(browser, problems);
+  await page.goto(server.dashboard);
+  await page.getByLabel('Admin secret').fill(server.secret);
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { name: 'Projects' }).waitFor();
+  return page;
+}

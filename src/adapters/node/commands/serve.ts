@@ -195,7 +195,7 @@ export const serveCommand: Command = {
       const webDir = findWebDirectory();
       if (webDir === undefined) io.stderr.write('agentwarden serve: the dashboard is not built (run "npm run build"); serving the API only\n');
       // Projects are administered where they live; the sessions stay in this server's data directory.
-      const adminRoutes = createAdminRoutes({ admin, projects: clickhouse ?? store, cookiePath: `${(v['base-path'] ?? '/').replace(/\/+$/, '')}/`, secureCookies: v['secure-cookies'] === 'true', clientIp: clientIpRule });
+      const adminRoutes = createAdminRoutes({ admin, projects: clickhouse ?? store, visits: clickhouse ?? store, cookiePath: `${(v['base-path'] ?? '/').replace(/\/+$/, '')}/`, secureCookies: v['secure-cookies'] === 'true', clientIp: clientIpRule });
       if (clickhouse !== undefined ? (await clickhouse.listProjects()).length === 0 : store.listProjects().length === 0) {
         const created = clickhouse !== undefined ? await clickhouse.createProject('default') : store.createProject('default');
         io.stdout.write(`agentwarden created project "${created.name}" (${created.id}); its access token, shown only now: ${created.token}\n`);
