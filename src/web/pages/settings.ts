@@ -8,6 +8,7 @@ import { copyText, field, h, replace, type Child } from '../dom.js';
 import { formatCount, formatDateTime, formatDay } from '../format.js';
 import { revealOnce, takeRevealed } from '../reveal.js';
 import { toast } from '../toast.js';
+import { alertsSection } from './settings-alerts.js';
 
 const lines = (text: string): string[] =>
   text
@@ -269,7 +270,7 @@ export const renderSettings: Page = async ({ main, project, refresh }) => {
     h('div', { class: 'robots' }, robotsForm, h('div', { class: 'preview-box' }, h('h3', {}, 'Preview'), previewInfo, preview, copyButton)),
   );
 
-  replace(main, h('h1', {}, `${p.name}: settings`), tokens, test, robots, clientIp);
+  replace(main, h('h1', {}, `${p.name}: settings`), tokens, test, robots, clientIp, alertsSection(p.id));
   updatePreview();
   if (tokenCode !== undefined) tokenCode.scrollIntoView({ block: 'center' });
   return () => {

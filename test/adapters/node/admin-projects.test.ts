@@ -10,6 +10,7 @@ import { createAdminRoutes } from '../../../src/adapters/node/admin-routes.js';
 import { openAdminStore, type AdminStore } from '../../../src/adapters/node/admin-store.js';
 import { hashTokenNode, openSqliteStore, type SqliteStore } from '../../../src/adapters/node/index.js';
 import { createApiHandler, createEngine, type ApiHandler } from '../../../src/index.js';
+import { adminSession, apiCaller } from '../../helpers/admin-api.js';
 import { checkSchema } from '../../server/schema-check.js';
 
 const GPTBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)';
@@ -49,23 +50,8 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const enc = new TextEncoder();
-async function call(method: string, path: string, options: { body?: unknown; headers?: Record<string, string> } = {}) {
-  const response = await handle({
-    method,
-    path,
-    headers: { ...(options.body === undefined ? {} : { 'content-type': 'application/json' }), ...options.headers },
-    body: options.body === undefined ? undefined : enc.encode(JSON.stringify(options.body)),
-    remoteAddress: '127.0.0.1',
-  });
-  return { ...response, json: typeof response.body === 'string' && /json/.test(response.headers['content-type'] ?? '') ? JSON.parse(response.body) : undefined };
-}
-
-async function session() {
-  const secret = (await admin.ensureSecret())!;
-  const response = await call('POST', '/admin/login', { body: { secret } });
-  return { cookie: response.headers['set-cookie']!.split(';')[0]!, 'x-csrf-token': response.json.csrf_token as string };
-}
+const call = apiCaller(() => handle);
+const session = () => adminSession(admin, call);
 
 const visit = (ua: string, path: string, minutesAgo: number) => ({
   request_path: path,
