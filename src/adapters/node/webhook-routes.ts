@@ -37,6 +37,19 @@ const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-
 const json = (status: number, value: unknown): ApiResponse => ({ status, headers: JSON_HEADERS, body: JSON.stringify(value) });
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
+// What a receiver runs to check a delivery (Node.js; any HMAC-SHA256 does the same).
+const VERIFY_EXAMPLE = `import { createHmac, timingSafeEqual } from 'node:crypto';
+
+// header: the Agentwarden-Signature request header; rawBody: the body exactly as received.
+function verifyAgentwarden(secret, header, rawBody, toleranceSeconds = 300) {
+  const fields = Object.fromEntries(header.split(',').map((part) => part.split('=', 2)));
+  const t = Number(fields.t);
+  if (!Number.isInteger(t) || Math.abs(Date.now() / 1000 - t) > toleranceSeconds) return false;
+  const expected = createHmac('sha256', secret).update(\`\${t}.\${rawBody}\`).digest();
+  const given = Buffer.from(fields.v1 ?? '', 'hex');
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}`;
+
 /** The rules and the signature format, stated in every listing so the settings page can show them. */
 const ABOUT = {
   events: ALERT_EVENT_TYPES,
@@ -48,6 +61,7 @@ const ABOUT = {
   signature: {
     header: 'Agentwarden-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" under the secret>',
     tolerance_seconds: DEFAULT_SIGNATURE_TOLERANCE_SECONDS,
+    example: VERIFY_EXAMPLE,
   },
   retries: { attempts: DEFAULT_WEBHOOK_RETRY.maxAttempts, first_delay_seconds: DEFAULT_WEBHOOK_RETRY.baseDelayMs / 1000, factor: DEFAULT_WEBHOOK_RETRY.factor },
 };

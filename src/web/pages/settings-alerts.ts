@@ -27,7 +27,7 @@ interface WebhooksJson {
   readonly webhooks: readonly WebhookJson[];
   readonly events: readonly string[];
   readonly rules: Readonly<Record<string, string>>;
-  readonly signature: { readonly header: string; readonly tolerance_seconds: number };
+  readonly signature: { readonly header: string; readonly tolerance_seconds: number; readonly example: string };
 }
 
 const EVENT_LABELS: Record<string, string> = {
@@ -37,19 +37,6 @@ const EVENT_LABELS: Record<string, string> = {
   'webhook.test': 'Test',
 };
 const STATE_LABELS: Record<DeliveryJson['state'], string> = { delivered: 'Delivered', pending: 'Retrying', failed: 'Failed' };
-
-// What a receiver runs to check a delivery (Node.js; any HMAC-SHA256 does the same).
-const VERIFY_SNIPPET = `import { createHmac, timingSafeEqual } from 'node:crypto';
-
-// header: the Agentwarden-Signature request header; rawBody: the body exactly as received.
-function verifyAgentwarden(secret, header, rawBody, toleranceSeconds = 300) {
-  const fields = Object.fromEntries(header.split(',').map((part) => part.split('=', 2)));
-  const t = Number(fields.t);
-  if (!Number.isInteger(t) || Math.abs(Date.now() / 1000 - t) > toleranceSeconds) return false;
-  const expected = createHmac('sha256', secret).update(\`\${t}.\${rawBody}\`).digest();
-  const given = Buffer.from(fields.v1 ?? '', 'hex');
-  return given.length === expected.length && timingSafeEqual(given, expected);
-}`;
 
 function errorText(error: unknown): string {
   if (!(error instanceof ApiError)) return String(error);
@@ -237,7 +224,7 @@ export function alertsSection(projectId: string): HTMLElement {
         h('code', {}, data.signature.header),
         `. Refuse timestamps more than ${data.signature.tolerance_seconds / 60} minutes away from your clock. Failed deliveries are retried with growing delays for about four hours.`,
       ),
-      h('pre', { class: 'preview snippet', tabindex: 0, 'aria-label': 'Signature check in Node.js' }, VERIFY_SNIPPET),
+      h('pre', { class: 'preview snippet', tabindex: 0, 'aria-label': 'Signature check in Node.js' }, data.signature.example),
     );
 
     replace(

@@ -2,6 +2,7 @@
 // secret is shown once (and stored encrypted), a new agent's first visit arrives signed, "send
 // test" and the delivery log, URL rules (https; http only to loopback when allowed; no private
 // addresses), deleting a webhook, and a deleted project taking its webhooks along.
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -105,6 +106,11 @@ describe('webhooks in the admin API', () => {
     expect(receiver.received).toHaveLength(1);
     expect(delivered!.headers['agentwarden-event']).toBe('agent.first_visit');
     expect(independentlyVerified(secret, delivered!.headers['agentwarden-signature'], delivered!.body)).toBe(true);
+    // The example the settings page shows verifies it too, and refuses a changed body.
+    const example: string = listed.json.signature.example;
+    const verifyExample = new Function('createHmac', 'timingSafeEqual', 'Buffer', `${example.replace(/^import .*$/m, '')}\nreturn verifyAgentwarden;`)(createHmac, timingSafeEqual, Buffer);
+    expect(verifyExample(secret, delivered!.headers['agentwarden-signature'], delivered!.body)).toBe(true);
+    expect(verifyExample(secret, delivered!.headers['agentwarden-signature'], `${delivered!.body} `)).toBe(false);
     const event = JSON.parse(delivered!.body);
     expect(event).toMatchObject({ type: 'agent.first_visit', project: { id: project.id, name: 'example.com' }, data: { agent: { id: 'claudebot', name: 'ClaudeBot', operator: 'Anthropic' }, visit: { request_path: '/docs' } } });
 
