@@ -122,6 +122,22 @@ describe('webhooks in the admin API', () => {
     expect(checkSchema(created.json, doc.paths['/admin/projects/{id}/webhooks'].post.responses['201'].content['application/json'].schema, doc)).toEqual([]);
   });
 
+  it('deliver robots.violation when an agent fetches a path the saved rules disallow for it', async () => {
+    const headers = await session();
+    const project = store.createProject('example.com');
+    const auth = { authorization: `Bearer ${project.token}` };
+    await call('PUT', '/project-settings', { body: { robots: { agent_types: ['AI Data Scraper'], disallow: ['/private/'] } }, headers: auth });
+    await call('POST', '/visits', { body: [visit(GPTBOT, '/public')], headers: auth });
+    const created = (await call('POST', `/admin/projects/${project.id}/webhooks`, { body: { url: receiver.url, events: ['robots.violation'] }, headers })).json;
+    await call('POST', '/visits', { body: [visit(GPTBOT, '/public/a'), visit(GPTBOT, '/private/report')], headers: auth });
+    await alerts.idle();
+    const [violation] = await receiver.waitFor(1);
+    expect(receiver.received).toHaveLength(1);
+    expect(violation!.headers['agentwarden-event']).toBe('robots.violation');
+    expect(independentlyVerified(created.secret, violation!.headers['agentwarden-signature'], violation!.body)).toBe(true);
+    expect(JSON.parse(violation!.body)).toMatchObject({ type: 'robots.violation', data: { agent: { id: 'gptbot' }, path: '/private/report', rule: 'Disallow: /private/' } });
+  });
+
   it('send a test event on demand and log a failing receiver with its status', async () => {
     const headers = await session();
     const project = store.createProject('example.com');
