@@ -72,8 +72,20 @@ export function createAlertService(options: AlertServiceOptions): AlertService {
   // One chain per project, so a project's events go out in the order its visits came.
   const chains = new Map<string, Promise<void>>();
 
-  const handle = async (projectId: string, batch: readonly StoredVisit[]): Promise<void> => {
+  // A project looked up once is trusted for a few seconds (a rename shows in alerts within them).
+  const projects = new Map<string, { project: Project | undefined; until: number }>();
+  const findProject = async (projectId: string): Promise<Project | undefined> => {
+    const now = clock.now();
+    const known = projects.get(projectId);
+    if (known !== undefined && known.until > now) return known.project;
     const project = await options.findProject(projectId);
+    if (projects.size >= 10_000) projects.clear();
+    projects.set(projectId, { project, until: now + 5000 });
+    return project;
+  };
+
+  const handle = async (projectId: string, batch: readonly StoredVisit[]): Promise<void> => {
+    const project = await findProject(projectId);
     if (project === undefined) return;
     const events = await monitor.inspect(project, batch);
     if (events.length === 0) return;
@@ -115,6 +127,7 @@ export function createAlertService(options: AlertServiceOptions): AlertService {
       watch(projectId);
     },
     async webhookRemoved(projectId) {
+      projects.delete(projectId);
       if ((await webhooks.list(projectId)).length > 0) return;
       unwatch(projectId);
       monitor.forget(projectId);

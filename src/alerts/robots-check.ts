@@ -4,15 +4,21 @@ import type { ProjectRobotsSettings, ProjectSettingsStore } from '../api/project
 import { compileRobotsRules, type RobotsMatcher } from '../robots/match.js';
 import type { StoredVisit } from '../visits/visit-store.js';
 
+// Saved settings are read again after this long: a change applies to alerts within it, and a busy
+// project does not cost a settings read (a ClickHouse query) per batch of visits.
+const SETTINGS_TTL_MS = 5000;
+
 /**
  * The robots check the alert monitor takes, over a settings store: for each batch, the project's
- * saved rules; a visit breaks them when its agent's type is chosen and the path is disallowed
- * (robots.txt itself never is, RFC 9309 §2.2.2).
+ * saved rules (read at most every 5 s); a visit breaks them when its agent's type is chosen and
+ * the path is disallowed (robots.txt itself never is, RFC 9309 §2.2.2).
  * @example
  * const robotsCheck = createRobotsCheck(settingsStore);
  * (await robotsCheck('prj_1'))(visit); // "/private/" or undefined
  */
-export function createRobotsCheck(settings: ProjectSettingsStore): (projectId: string) => Promise<(visit: StoredVisit) => string | undefined> {
+export function createRobotsCheck(settings: ProjectSettingsStore, options: { readonly clock?: { now(): number } } = {}): (projectId: string) => Promise<(visit: StoredVisit) => string | undefined> {
+  const clock = options.clock ?? { now: () => Date.now() };
+  const saved = new Map<string, { robots: ProjectRobotsSettings | null; until: number }>();
   const matchers = new Map<string, RobotsMatcher>();
   const matcherFor = (robots: ProjectRobotsSettings): RobotsMatcher => {
     const key = JSON.stringify([robots.disallow ?? ['/'], robots.allow ?? []]);
@@ -25,7 +31,14 @@ export function createRobotsCheck(settings: ProjectSettingsStore): (projectId: s
     return matcher;
   };
   return async (projectId) => {
-    const robots = (await settings.getProjectSettings(projectId))?.robots ?? null;
+    const now = clock.now();
+    let entry = saved.get(projectId);
+    if (entry === undefined || entry.until <= now) {
+      entry = { robots: (await settings.getProjectSettings(projectId))?.robots ?? null, until: now + SETTINGS_TTL_MS };
+      if (saved.size >= 10_000) saved.clear();
+      saved.set(projectId, entry);
+    }
+    const robots = entry.robots;
     if (robots === null) return () => undefined;
     const types = new Set<string>(robots.agent_types);
     const match = matcherFor(robots);

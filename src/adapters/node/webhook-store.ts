@@ -164,8 +164,11 @@ export function openWebhookStore(options: WebhookStoreOptions): WebhookStore {
   const hookDeliveries = db.prepare<[string, number], DeliveryRow>('SELECT * FROM webhook_deliveries WHERE webhook_id = ? ORDER BY created DESC, id DESC LIMIT ?');
   const pendingDeliveries = db.prepare<[], DeliveryRow>("SELECT * FROM webhook_deliveries WHERE state = 'pending'");
   const insertSeen = db.prepare('INSERT INTO alert_seen_agents (project_id, agent_id, first_seen) VALUES (?, ?, ?) ON CONFLICT DO NOTHING');
+  // Agents known to be seen, so a busy project's batches cost no write for them.
+  const seen = new Set<string>();
   const deleteProjectRows = db.transaction((projectId: string) => {
     for (const table of ['webhook_deliveries', 'webhooks', 'alert_seen_agents']) db.prepare(`DELETE FROM ${table} WHERE project_id = ?`).run(projectId);
+    seen.clear();
   });
 
   return {
@@ -209,7 +212,12 @@ export function openWebhookStore(options: WebhookStoreOptions): WebhookStore {
       return pendingDeliveries.all();
     },
     markAgentSeen(projectId, agentId, time) {
-      return insertSeen.run(projectId, agentId, Math.floor(time)).changes > 0;
+      const key = `${projectId}\u0000${agentId}`;
+      if (seen.has(key)) return false;
+      const added = insertSeen.run(projectId, agentId, Math.floor(time)).changes > 0;
+      if (seen.size >= 100_000) seen.clear();
+      seen.add(key);
+      return added;
     },
     close() {
       if (db.open) db.close();
