@@ -4,7 +4,7 @@ import { TEST_AGENT_ID } from '../catalog/test-agent.js';
 import { INTERVAL_MS, MAX_STATS_BUCKETS } from './stats.js';
 import type { VisitStore } from './visit-store.js';
 
-/** Visits of one project since it was created. */
+/** Visits of one project, of any time the day counts reach. */
 export interface ProjectVisitSummary {
   /** Visits counted, test visits included or not as asked. */
   readonly visits: number;
@@ -16,8 +16,6 @@ export interface ProjectVisitSummary {
 
 /** Options of `summarizeProjectVisits`. */
 export interface ProjectVisitSummaryOptions {
-  /** When the project was created, ms since the epoch: counting starts at that day. */
-  readonly since: number;
   /** Now, ms since the epoch. */
   readonly now: number;
   /** Leave the test agent's visits out of `visits` and `last_visit`. */
@@ -29,16 +27,17 @@ export interface ProjectVisitSummaryOptions {
 const LAST_VISIT_SCAN = 1000;
 
 /**
- * Counts a project's visits since it was created by the store's day counts (which stores keep past
- * raw-visit retention), and finds its newest visit.
+ * Counts a project's visits by the store's day counts (which stores keep past raw-visit retention)
+ * over the longest range stats answer (10,000 days), not from the project's creation: a client may
+ * send visits that happened before it (a backfill with `created`). Finds its newest visit too.
  * @example
- * await summarizeProjectVisits(store, 'prj_1', { since: created, now: Date.now(), excludeTestVisits: true });
+ * await summarizeProjectVisits(store, 'prj_1', { now: Date.now(), excludeTestVisits: true });
  */
 export async function summarizeProjectVisits(store: VisitStore, projectId: string, options: ProjectVisitSummaryOptions): Promise<ProjectVisitSummary> {
   const day = INTERVAL_MS.day;
   // Whole minutes: stores answer such ranges from their pre-aggregated counts.
   const to = Math.floor(options.now / 60_000) * 60_000 + 60_000;
-  const from = Math.max(Math.floor(options.since / day) * day, to - (MAX_STATS_BUCKETS - 1) * day);
+  const from = Math.floor((to - (MAX_STATS_BUCKETS - 1) * day) / day) * day;
   const range = { projectId, from, to, interval: 'day' as const, by: 'result' as const };
   const [all, test] = await Promise.all([store.stats(range), store.stats({ ...range, filter: { agent_id: TEST_AGENT_ID } })]);
   const visits = options.excludeTestVisits ? all.total - test.total : all.total;

@@ -79,7 +79,7 @@ const SESSION = object(['csrf_token', 'expires'], { csrf_token: { type: 'string'
 const TOKEN_INFO = object(['id', 'prefix', 'created', 'revoked'], { id: { type: 'string' }, prefix: { type: 'string' }, created: { type: 'string' }, revoked: { type: ['string', 'null'] } });
 const PROJECT_INFO = object(['id', 'name', 'created', 'tokens'], { id: { type: 'string' }, name: { type: 'string' }, created: { type: 'string' }, tokens: { type: 'array', items: TOKEN_INFO } });
 const VISIT_SUMMARY = object(['visits', 'test_visits', 'last_visit'], {
-  visits: { type: 'integer', description: 'Visits since the project was created; without test visits when visits=without-test.' },
+  visits: { type: 'integer', description: 'Visits of the project (by the day counts, kept past raw-visit retention); without test visits when visits=without-test.' },
   test_visits: { type: 'integer', description: "Visits by agentwarden's own test agent (\"send a test visit\")." },
   last_visit: { type: ['string', 'null'], format: 'date-time' },
 });
@@ -312,7 +312,7 @@ export function createAdminRoutes(options: AdminRoutesOptions): RouteTable {
           const now = clock.now();
           const withVisits = await Promise.all(
             list.map(async (project) => {
-              const summary = await summarizeProjectVisits(visits, project.id, { since: Date.parse(project.created), now, excludeTestVisits: mode === 'without-test' });
+              const summary = await summarizeProjectVisits(visits, project.id, { now, excludeTestVisits: mode === 'without-test' });
               return { ...project, visits: { ...summary, last_visit: summary.last_visit === null ? null : new Date(summary.last_visit).toISOString() } };
             }),
           );

@@ -136,7 +136,8 @@ describe('projects in the admin API', () => {
     const empty = store.createProject('quiet.example');
     clockNow = NOW;
     const auth = { authorization: `Bearer ${project.token}` };
-    expect((await call('POST', '/visits', { body: [visit(GPTBOT, '/a', 2 * 24 * 60), visit(GPTBOT, '/b', 90)], headers: auth })).status).toBe(202);
+    // One visit happened before the project was created (a backfill with `created`): it counts too.
+    expect((await call('POST', '/visits', { body: [visit(GPTBOT, '/old', 4 * 24 * 60), visit(GPTBOT, '/a', 2 * 24 * 60), visit(GPTBOT, '/b', 90)], headers: auth })).status).toBe(202);
     // "Send a test visit": the newest visit of the project is the test agent's.
     expect((await call('POST', `/test-visits?project=${project.id}`, { headers })).status).toBe(202);
     await store.visits.rollUp();
@@ -144,10 +145,10 @@ describe('projects in the admin API', () => {
     const withTest = await call('GET', '/admin/projects?visits=with-test', { headers });
     expect(withTest.status).toBe(200);
     const counted = (body: { projects: { id: string; visits: unknown }[] }, id: string) => body.projects.find((p) => p.id === id)!.visits;
-    expect(counted(withTest.json, project.id)).toEqual({ visits: 3, test_visits: 1, last_visit: new Date(NOW).toISOString() });
+    expect(counted(withTest.json, project.id)).toEqual({ visits: 4, test_visits: 1, last_visit: new Date(NOW).toISOString() });
     expect(counted(withTest.json, empty.id)).toEqual({ visits: 0, test_visits: 0, last_visit: null });
     const withoutTest = await call('GET', '/admin/projects?visits=without-test', { headers });
-    expect(counted(withoutTest.json, project.id)).toEqual({ visits: 2, test_visits: 1, last_visit: new Date(NOW - 90 * 60_000).toISOString() });
+    expect(counted(withoutTest.json, project.id)).toEqual({ visits: 3, test_visits: 1, last_visit: new Date(NOW - 90 * 60_000).toISOString() });
     // Without the parameter the list stays as cheap as before.
     expect((await call('GET', '/admin/projects', { headers })).json.projects[0].visits).toBeUndefined();
     const bad = await call('GET', '/admin/projects?visits=some', { headers });
