@@ -4,7 +4,7 @@ export type { Engine, EngineOptions, IdentificationItem, NormalizedRequestContex
 export { createCatalog, resolveAgentType } from './catalog/catalog.js';
 export type { Catalog } from './catalog/catalog.js';
 export { defaultCatalogDocument } from './catalog/default-catalog.js';
-export { TEST_AGENT_USER_AGENT } from './catalog/test-agent.js';
+export { TEST_AGENT_ID, TEST_AGENT_USER_AGENT } from './catalog/test-agent.js';
 export { AGENT_TYPES, AGENT_TYPE_ALIASES } from './catalog/types.js';
 export type { Agent, AgentLayer, AgentMatch, AgentType, CatalogDocument } from './catalog/types.js';
 export { normalizeHeaders } from './identify/headers.js';
@@ -119,6 +119,8 @@ export type {
 } from './visits/visit-store.js';
 export { createMemoryVisitStore } from './visits/memory-store.js';
 export type { MemoryVisitStore, MemoryVisitStoreOptions } from './visits/memory-store.js';
+export { summarizeProjectVisits } from './visits/project-summary.js';
+export type { ProjectVisitSummary, ProjectVisitSummaryOptions } from './visits/project-summary.js';
 export { createVisitFanout } from './visits/fanout.js';
 export type { VisitFanout } from './visits/fanout.js';
 export { bucketStart, buildStatsResult, dimensionKey, INTERVAL_MS, matchesFilter, MAX_STATS_BUCKETS, MAX_STATS_KEYS, pathWithoutQuery, statusKey, validateStatsQuery } from './visits/stats.js';
@@ -154,3 +156,14 @@ export type { Agentwarden, AgentwardenOptions, AgentwardenResult, CheckRequest, 
 export { agentwardenResult, checkFetchRequest, createFetchMiddleware, detectPlatform, isAgentwarden, policyResponse, recordFetchResponse, withAgentwarden } from './embed/fetch-middleware.js';
 export { fetchHeaderMap, lowerCaseHeaderMap } from './embed/header-maps.js';
 export type { FetchMiddleware, FetchNext, FetchPlatform } from './embed/fetch-middleware.js';
+
+// Alerts: per-project webhooks for new agents, spoofed-visit rises and robots.txt violations.
+export { ALERT_EVENT_TYPES, createAlertMonitor, DEFAULT_SPOOFED_RISE_RULE, DEFAULT_VIOLATION_COOLDOWN_MS, TEST_EVENT_TYPE } from './alerts/alert-monitor.js';
+export type { AlertEventType, AlertMonitor, AlertMonitorOptions, SpoofedRiseRule } from './alerts/alert-monitor.js';
+export { createAlertService } from './alerts/alert-service.js';
+export type { AlertService, AlertServiceOptions, WebhookDirectory, WebhookInfo } from './alerts/alert-service.js';
+export { createWebhookDispatcher, DEFAULT_WEBHOOK_RETRY, isRetriableStatus, retryDelayMs } from './alerts/webhook-delivery.js';
+export type { WebhookDelivery, WebhookDeliveryLog, WebhookDispatcher, WebhookDispatcherOptions, WebhookEvent, WebhookRetryPolicy, WebhookTarget, WebhookTransport } from './alerts/webhook-delivery.js';
+export { DEFAULT_SIGNATURE_TOLERANCE_SECONDS, signWebhook, verifyWebhookSignature, WEBHOOK_DELIVERY_HEADER, WEBHOOK_EVENT_HEADER, WEBHOOK_SIGNATURE_HEADER } from './alerts/webhook-signature.js';
+export type { WebhookSignatureCheck, WebhookSignatureFailure } from './alerts/webhook-signature.js';
+export { createRobotsCheck } from './alerts/robots-check.js';

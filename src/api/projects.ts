@@ -37,6 +37,10 @@ export interface MemoryProjectStore extends ProjectLookup {
   issueToken(projectId: string, options?: { revokeOthers?: boolean }): Promise<string>;
   /** Revokes a token given in clear text; resolves to whether a live token was revoked. */
   revokeToken(token: string): Promise<boolean>;
+  /** Renames a project; resolves to false when there is no such project. */
+  renameProject(projectId: string, name: string): Promise<boolean>;
+  /** Deletes a project and its tokens (its visits live in the visit store); resolves to false when there is none. */
+  deleteProject(projectId: string): Promise<boolean>;
 }
 
 /**
@@ -79,6 +83,21 @@ export function createMemoryProjectStore(options: { hash?: TokenHasher } = {}): 
     async revokeToken(token) {
       version++;
       return tokens.delete(await hash(token));
+    },
+    async renameProject(projectId, name) {
+      if (typeof name !== 'string' || name.trim() === '') throw new TypeError(`name must be a non-empty string, got ${JSON.stringify(name)}`);
+      if (!projects.has(projectId)) return false;
+      const renamed: Project = Object.freeze({ id: projectId, name });
+      projects.set(projectId, renamed);
+      // Token records hold the project: they answer with the new name from now on.
+      for (const [key, record] of tokens) if (record.project.id === projectId) tokens.set(key, { project: renamed, tokenHash: record.tokenHash });
+      return true;
+    },
+    async deleteProject(projectId) {
+      if (!projects.delete(projectId)) return false;
+      version++;
+      for (const [key, record] of tokens) if (record.project.id === projectId) tokens.delete(key);
+      return true;
     },
     tokensVersion: () => version,
   };

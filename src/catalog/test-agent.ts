@@ -7,3 +7,6 @@
  * await engine.identify({ request_headers: { 'user-agent': TEST_AGENT_USER_AGENT } }); // agent_id "agentwarden-test"
  */
 export const TEST_AGENT_USER_AGENT = 'Mozilla/5.0 (compatible; AgentwardenTest/1.0; +https://github.com/agentwarden/agentwarden#test-agent)';
+
+/** The catalog id of the agentwarden test agent: its visits are "test visits", which counts may leave out. */
+export const TEST_AGENT_ID = 'agentwarden-test';

@@ -15,6 +15,8 @@ export interface MemoryVisitStore extends VisitStore {
   appendOnce(projectId: string, visits: readonly EnrichedVisit[], batch: IdempotentBatch): Promise<IdempotentAppendResult>;
   /** Every stored visit of one project, oldest first. */
   list(projectId: string): readonly StoredVisit[];
+  /** Forgets every visit and idempotency key of a project (it was deleted); resolves to the visits removed. */
+  deleteProject(projectId: string): Promise<number>;
 }
 
 // Ids are decimal sequence numbers: one counter for the store, so ids never repeat across projects.
@@ -149,6 +151,12 @@ export function createMemoryVisitStore(options: MemoryVisitStoreOptions = {}): M
     subscribe: (projectId, listener) => fanout.subscribe(projectId, listener),
     list(projectId) {
       return byProject.get(projectId) ?? [];
+    },
+    async deleteProject(projectId) {
+      const removed = byProject.get(projectId)?.length ?? 0;
+      byProject.delete(projectId);
+      for (const id of keys.keys()) if (id.startsWith(`${projectId}\u0000`)) keys.delete(id);
+      return removed;
     },
   };
 }

@@ -3,6 +3,8 @@
 // set whose counts the suite works out itself, and subscribe/unsubscribe.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  summarizeProjectVisits,
+  TEST_AGENT_ID,
   VisitQueryError,
   type AgentType,
   type EnrichedVisit,
@@ -610,6 +612,21 @@ export function describeVisitStore(name: string, open: () => Promise<OpenedStore
         );
         expect(late).toEqual({ outcome: 'replayed', record: { fingerprint: `f${index}`, response: '{"accepted":2,"rejected":[]}' } });
         expect(await paths(p)).toEqual([winner]);
+      });
+    });
+
+    describe('summarizeProjectVisits (the projects list)', () => {
+      it('counts every visit, test visits apart, and finds the newest', async () => {
+        const p = projectId('summary');
+        const test = (time: number) => makeVisit({ time, received: time, agent_id: TEST_AGENT_ID, agent_type: 'Developer Helper', result: 'not_verifiable', request_path: '/test' });
+        const now = BASE + 3 * DAY + 5 * HOUR;
+        await store.append(p, [makeVisit({ time: BASE + HOUR, received: BASE + HOUR }), makeVisit({ time: BASE + 2 * DAY, received: BASE + 2 * DAY, agent_id: 'gptbot', agent_type: 'AI Data Scraper', result: 'verified' })]);
+        await store.append(p, [test(BASE + 3 * DAY), test(BASE + 3 * DAY + HOUR)]);
+        const options = { now };
+        expect(await summarizeProjectVisits(store, p, { ...options, excludeTestVisits: false })).toEqual({ visits: 4, test_visits: 2, last_visit: BASE + 3 * DAY + HOUR });
+        // The newest visits are test visits: the last one counted is the one before them.
+        expect(await summarizeProjectVisits(store, p, { ...options, excludeTestVisits: true })).toEqual({ visits: 2, test_visits: 2, last_visit: BASE + 2 * DAY });
+        expect(await summarizeProjectVisits(store, projectId('summary_empty'), { ...options, excludeTestVisits: true })).toEqual({ visits: 0, test_visits: 0, last_visit: null });
       });
     });
 

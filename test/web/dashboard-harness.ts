@@ -35,11 +35,11 @@ export interface DashboardServer {
  * and IP lists, verifying by IP ranges only, so nothing leaves loopback.
  * @throws when dist/ has not been built.
  */
-export async function startDashboardServer(): Promise<DashboardServer> {
+export async function startDashboardServer(extraArgs: readonly string[] = []): Promise<DashboardServer> {
   if (!existsSync(CLI) || !existsSync(join(ROOT, 'dist', 'web', 'app.js'))) throw new Error('dist/ is missing or stale: run "npx tsup" (npm test builds it first)');
   mkdirSync(ARTIFACTS, { recursive: true });
   const { dir, cleanup } = tempDir();
-  const proc = await spawnServe(['--data-dir', dir, '--verifiers', 'ip-ranges', '--log', 'off']);
+  const proc = await spawnServe(['--data-dir', dir, '--verifiers', 'ip-ranges', '--log', 'off', ...extraArgs]);
   const out = proc.stdout();
   return {
     proc,

@@ -37,6 +37,12 @@ export interface ClickHouseVisitStore extends VisitStore, ProjectTables {
   readonly url: string;
   readonly database: string;
   countVisits(projectId?: string): Promise<number>;
+  /**
+   * Deletes a project: hidden and its tokens revoked at once, then its visits, counts, claims,
+   * tokens, settings and names removed by ClickHouse mutations, which finish in the background
+   * (18.16 cannot wait for them). False when there is no such project.
+   */
+  deleteProject(projectId: string): Promise<boolean>;
   /** Drops the months of raw visits that lie wholly before the retention period; resolves to the months dropped. */
   enforceRetention(): Promise<readonly string[]>;
   /** Waits for inserts in flight, stops the live tail and retention timers, and closes connections. */
@@ -570,6 +576,17 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
     revokeToken: projects.revokeToken,
     getProjectSettings: projects.getProjectSettings,
     putProjectSettings: projects.putProjectSettings,
+    renameProject: projects.renameProject,
+    async deleteProject(projectId) {
+      if (!(await projects.deleteProject(projectId))) return false;
+      const id = sqlString(projectId);
+      // The per-minute counts live in the materialized view's inner table.
+      for (const table of ['visits', '`.inner.visit_counts`', 'idempotency_claims', 'tokens', 'project_settings', 'project_renames']) {
+        await command(`ALTER TABLE {db}.${table} DELETE WHERE project_id = ${id}`);
+      }
+      await command(`ALTER TABLE {db}.projects DELETE WHERE id = ${id}`);
+      return true;
+    },
     async countVisits(projectId) {
       const [row] = await rows<{ n: string }>(`SELECT count() AS n FROM {db}.visits${projectId === undefined ? '' : ` WHERE project_id = ${sqlString(projectId)}`}`);
       return Number(row?.n ?? 0);

@@ -31,6 +31,13 @@ export interface ProjectTables {
   revokeToken(which: { tokenId: string } | { token: string }): Promise<boolean>;
   getProjectSettings(projectId: string): Promise<ProjectSettings | undefined>;
   putProjectSettings(projectId: string, settings: ProjectSettings): Promise<void>;
+  /** Renames a project (a row of project_renames); false when there is no such project. */
+  renameProject(projectId: string, name: string): Promise<boolean>;
+  /**
+   * Hides a project at once (a row of project_deletions) and revokes its tokens; false when there
+   * is none. The caller removes its rows from the other tables.
+   */
+  deleteProject(projectId: string): Promise<boolean>;
 }
 
 /** How the tables are read and written. */
@@ -64,17 +71,29 @@ export function createProjectTables(options: ProjectTablesOptions): ProjectTable
   const { rows, insert, clock, tokenCacheMs, retryAfterSeconds } = options;
   const tokenCache = new Map<string, { record: TokenRecord | undefined; until: number }>();
   let tokensVersion = 0;
-  // Projects are never renamed or deleted, so a project found once is kept.
-  const projectNames = new Map<string, Project>();
+  // A project found is kept as long as a token lookup: a rename or deletion through another
+  // server applies here within that time (at once through this one).
+  const projectCache = new Map<string, { project: Project; until: number }>();
   const now = () => new Date(clock.now()).toISOString();
+  const NOT_DELETED = 'NOT IN (SELECT project_id FROM {db}.project_deletions)';
+  // The latest rename of each project (18.16 compares no tuples in argMax; two renames in one ms are a race either way).
+  const latestNames = (where: string) =>
+    rows<{ project_id: string; name: string }>(`SELECT project_id, argMax(name, saved) AS name FROM {db}.project_renames WHERE ${where} GROUP BY project_id`);
 
   const findProject = async (projectId: string): Promise<Project | undefined> => {
-    const known = projectNames.get(projectId);
-    if (known !== undefined) return known;
-    const [row] = await rows<{ id: string; name: string }>(`SELECT id, name FROM {db}.projects WHERE id = ${sqlString(projectId)} ORDER BY created LIMIT 1`);
-    if (row === undefined) return undefined;
-    const project: Project = Object.freeze({ id: row.id, name: row.name });
-    projectNames.set(project.id, project);
+    const known = projectCache.get(projectId);
+    if (known !== undefined && known.until > clock.now()) return known.project;
+    const [row] = await rows<{ id: string; name: string }>(`SELECT id, name FROM {db}.projects WHERE id = ${sqlString(projectId)} AND id ${NOT_DELETED} ORDER BY created LIMIT 1`);
+    if (row === undefined) {
+      projectCache.delete(projectId);
+      return undefined;
+    }
+    const [renamed] = await latestNames(`project_id = ${sqlString(projectId)}`);
+    const project: Project = Object.freeze({ id: row.id, name: renamed?.name ?? row.name });
+    if (tokenCacheMs > 0) {
+      if (projectCache.size >= TOKEN_CACHE_MAX) projectCache.clear();
+      projectCache.set(project.id, { project, until: clock.now() + tokenCacheMs });
+    }
     return project;
   };
   const liveTokens = (where: string): Promise<{ id: string; project_id: string; hash: string }[]> =>
@@ -124,12 +143,14 @@ export function createProjectTables(options: ProjectTablesOptions): ProjectTable
       return { id, name, token };
     },
     async listProjects() {
-      const projects = await rows<{ id: string; name: string; created: string }>(`SELECT id, name, created FROM {db}.projects ORDER BY created, id`);
+      const projects = await rows<{ id: string; name: string; created: string }>(`SELECT id, name, created FROM {db}.projects WHERE id ${NOT_DELETED} ORDER BY created, id`);
+      const names = new Map((await latestNames('1')).map((r) => [r.project_id, r.name]));
       const tokens = await rows<{ id: string; project_id: string; prefix: string; created: string }>(`SELECT id, project_id, prefix, created FROM {db}.tokens ORDER BY created, id`);
       const revocations = await rows<{ token_id: string; revoked: string }>(`SELECT token_id, min(revoked) AS revoked FROM {db}.token_revocations GROUP BY token_id`);
       const revokedAt = new Map(revocations.map((r) => [r.token_id, r.revoked]));
       return projects.map((p) => ({
         ...p,
+        name: names.get(p.id) ?? p.name,
         tokens: tokens.filter((t) => t.project_id === p.id).map((t) => ({ id: t.id, prefix: t.prefix, created: t.created, revoked: revokedAt.get(t.id) ?? null })),
       }));
     },
@@ -154,6 +175,25 @@ export function createProjectTables(options: ProjectTablesOptions): ProjectTable
     },
     async putProjectSettings(projectId, settings) {
       await insert('project_settings', [{ project_id: projectId, saved: Math.max(0, Math.floor(clock.now())), id: generateId('set'), settings: JSON.stringify(settings) }]);
+    },
+    async renameProject(projectId, name) {
+      if (typeof name !== 'string' || name.trim() === '') throw new TypeError(`name must be a non-empty string, got ${JSON.stringify(name)}`);
+      if ((await findProject(projectId)) === undefined) return false;
+      await insert('project_renames', [{ project_id: projectId, saved: Math.max(0, Math.floor(clock.now())), id: generateId('ren'), name }]);
+      projectCache.delete(projectId);
+      tokenCache.clear();
+      tokensVersion++;
+      return true;
+    },
+    async deleteProject(projectId) {
+      if ((await findProject(projectId)) === undefined) return false;
+      tokenCache.clear();
+      tokensVersion++;
+      // Revoked first: its tokens stop working at once, even before the deletion row is written.
+      await revoke((await liveTokens(`project_id = ${sqlString(projectId)}`)).map((t) => t.id));
+      await insert('project_deletions', [{ project_id: projectId, deleted: now() }]);
+      projectCache.delete(projectId);
+      return true;
     },
   };
 }

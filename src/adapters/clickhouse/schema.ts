@@ -101,6 +101,21 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
      PARTITION BY toYYYYMMDD(at)
      ORDER BY (project_id, key, attempt)`,
   ],
+  [
+    // Renames and deletions of projects, append-only like tokens: the latest rename (by time,
+    // then id) names a project, and a deletion row hides it at once on every server while the
+    // mutations that remove its rows elsewhere run in the background.
+    `CREATE TABLE IF NOT EXISTS {db}.project_renames (
+       project_id String,
+       saved UInt64,
+       id String,
+       name String
+     ) ENGINE = MergeTree ORDER BY (project_id, saved, id)`,
+    `CREATE TABLE IF NOT EXISTS {db}.project_deletions (
+       project_id String,
+       deleted String
+     ) ENGINE = MergeTree ORDER BY project_id`,
+  ],
 ];
 
 /** The schema version this code writes. */

@@ -1,5 +1,5 @@
-// The dashboard's admin API: log in and out, read the session's CSRF token, list and create
-// projects, rotate and revoke their access tokens. Mounted into createApiHandler as a route table.
+// The dashboard's admin API: log in and out, read the session's CSRF token, list (with visit
+// counts), create, rename and delete projects, rotate and revoke their access tokens. Mounted into createApiHandler as a route table.
 import {
   clientAddressFromPeer,
   createClientIpRule,
@@ -16,6 +16,8 @@ import {
   type Project,
   type Route,
   type RouteTable,
+  summarizeProjectVisits,
+  type VisitStore,
   VisitStoreUnavailableError,
 } from '../../index.js';
 import { ADMIN_SESSION_COOKIE, type AdminStore } from './admin-store.js';
@@ -35,6 +37,9 @@ export interface AdminProjectStore {
   listProjects(): readonly AdminProjectInfo[] | Promise<readonly AdminProjectInfo[]>;
   issueToken(projectId: string, options: { revokeOthers: boolean }): { tokenId: string; token: string } | Promise<{ tokenId: string; token: string }>;
   revokeToken(which: { tokenId: string }): boolean | Promise<boolean>;
+  renameProject(projectId: string, name: string): boolean | Promise<boolean>;
+  /** Deletes the project with its tokens, settings and visits; false when there is none. */
+  deleteProject(projectId: string): boolean | Promise<boolean>;
 }
 
 /** Options of `createAdminRoutes`. */
@@ -55,6 +60,12 @@ export interface AdminRoutesOptions {
    * reverse proxy one client's wrong guesses do not lock out everyone else.
    */
   readonly clientIp?: ClientIpRule;
+  /** Where the projects' visits are, for the visit counts of `GET /admin/projects?visits=...`. */
+  readonly visits?: VisitStore;
+  /** Called after a project was deleted, to delete what other stores keep for it (its webhooks). */
+  readonly onProjectDeleted?: (projectId: string) => void | Promise<void>;
+  /** Milliseconds since the epoch, for visit counts (default Date.now). */
+  readonly clock?: { now(): number };
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
@@ -67,6 +78,12 @@ const CSRF = { name: 'x-csrf-token', in: 'header', required: true, description: 
 const SESSION = object(['csrf_token', 'expires'], { csrf_token: { type: 'string' }, expires: { type: ['string', 'null'], format: 'date-time' } });
 const TOKEN_INFO = object(['id', 'prefix', 'created', 'revoked'], { id: { type: 'string' }, prefix: { type: 'string' }, created: { type: 'string' }, revoked: { type: ['string', 'null'] } });
 const PROJECT_INFO = object(['id', 'name', 'created', 'tokens'], { id: { type: 'string' }, name: { type: 'string' }, created: { type: 'string' }, tokens: { type: 'array', items: TOKEN_INFO } });
+const VISIT_SUMMARY = object(['visits', 'test_visits', 'last_visit'], {
+  visits: { type: 'integer', description: 'Visits of the project (by the day counts, kept past raw-visit retention); without test visits when visits=without-test.' },
+  test_visits: { type: 'integer', description: "Visits by agentwarden's own test agent (\"send a test visit\")." },
+  last_visit: { type: ['string', 'null'], format: 'date-time' },
+});
+const PROJECT_ID = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
 const ISSUED_TOKEN = object(['project', 'token', 'token_id'], { project: { type: 'string' }, token: { type: 'string', description: 'Shown only in this response.' }, token_id: { type: 'string' } });
 const DOCS = {
   login: {
@@ -78,9 +95,37 @@ const DOCS = {
   logout: { summary: 'Ends the session.', security: ADMIN, parameters: [CSRF], responses: { '204': { description: 'Logged out; the cookie is cleared.' }, ...openApiErrorResponses([401, 403, 405, 500]) } },
   session: { summary: 'The session\'s CSRF token and expiry.', security: ADMIN, responses: { '200': { description: 'The session.', content: jsonContent(SESSION) }, ...openApiErrorResponses([401, 405, 500]) } },
   listProjects: {
-    summary: 'Every project with its tokens (never the tokens themselves).',
+    summary: 'Every project with its tokens (never the tokens themselves), and with visits= its visit count and last visit.',
     security: ADMIN,
-    responses: { '200': { description: 'The projects.', content: jsonContent(object(['projects'], { projects: { type: 'array', items: PROJECT_INFO } })) }, ...openApiErrorResponses([401, 405, 500, 503]) },
+    parameters: [
+      {
+        name: 'visits',
+        in: 'query',
+        required: false,
+        description: 'Adds each project\'s visit counts: with-test counts every visit, without-test leaves out those of the test agent.',
+        schema: { enum: ['with-test', 'without-test'] },
+      },
+    ],
+    responses: {
+      '200': {
+        description: 'The projects.',
+        content: jsonContent(object(['projects'], { projects: { type: 'array', items: { ...PROJECT_INFO, properties: { ...PROJECT_INFO.properties, visits: VISIT_SUMMARY } } } })),
+      },
+      ...openApiErrorResponses([400, 401, 405, 500, 503]),
+    },
+  },
+  renameProject: {
+    summary: 'Renames a project.',
+    security: ADMIN,
+    parameters: [PROJECT_ID, CSRF],
+    requestBody: { required: true, content: jsonContent(object(['name'], { name: { type: 'string', maxLength: 200 } })) },
+    responses: { '200': { description: 'Renamed.', content: jsonContent(object(['id', 'name'], { id: { type: 'string' }, name: { type: 'string' } })) }, ...openApiErrorResponses([400, 401, 403, 404, 405, 413, 415, 500, 503]) },
+  },
+  deleteProject: {
+    summary: 'Deletes a project with its tokens, settings, webhooks and visits. Cannot be undone.',
+    security: ADMIN,
+    parameters: [PROJECT_ID, CSRF],
+    responses: { '204': { description: 'Deleted: its tokens get 401 from now on.' }, ...openApiErrorResponses([401, 403, 404, 405, 500, 503]) },
   },
   createProject: {
     summary: 'Creates a project; its first access token is in this response only.',
@@ -167,7 +212,8 @@ function stringField(body: Record<string, unknown>, name: string, max: number): 
 
 /**
  * Creates the admin routes: `POST /admin/login`, `POST /admin/logout`, `GET /admin/session`,
- * `GET|POST /admin/projects`, `POST /admin/tokens` (rotate) and `POST /admin/token-revocations`.
+ * `GET|POST /admin/projects`, `PATCH|DELETE /admin/projects/{id}` (rename, delete), `POST /admin/tokens`
+ * (rotate) and `POST /admin/token-revocations`.
  * State-changing admin routes need the session's CSRF token (checked by the API handler).
  * @throws {TypeError} when the admin or project store is missing, or `clientIp` is not a rule.
  * @example
@@ -179,6 +225,7 @@ export function createAdminRoutes(options: AdminRoutesOptions): RouteTable {
   const { admin, projects } = options;
   const clientIp = options.clientIp ?? createClientIpRule();
   if (typeof clientIp !== 'function') throw new TypeError(`clientIp must be a client-IP rule (createClientIpRule()), got ${String(clientIp)}`);
+  const clock = options.clock ?? { now: () => Date.now() };
   const cookiePath = options.cookiePath ?? '/';
   if (!cookiePath.startsWith('/') || /[;\s]/.test(cookiePath)) throw new RangeError(`cookiePath must be a path starting with "/", got ${JSON.stringify(cookiePath)}`);
 
@@ -253,8 +300,23 @@ export function createAdminRoutes(options: AdminRoutesOptions): RouteTable {
         auth: 'admin',
         json: false,
         openApi: DOCS.listProjects,
-        async run() {
-          return json(200, { projects: await projects.listProjects() });
+        async run({ query }) {
+          const list = await projects.listProjects();
+          const mode = query.get('visits');
+          if (mode === null) return json(200, { projects: list });
+          if (mode !== 'with-test' && mode !== 'without-test') {
+            return problem('validation-failed', 'The parameter "visits" is invalid; see errors.', { errors: [{ pointer: '/visits', code: 'enum', message: 'visits must be with-test or without-test' }] });
+          }
+          const visits = options.visits;
+          if (visits === undefined) return problem('not-found', 'This server keeps no visits to count.');
+          const now = clock.now();
+          const withVisits = await Promise.all(
+            list.map(async (project) => {
+              const summary = await summarizeProjectVisits(visits, project.id, { now, excludeTestVisits: mode === 'without-test' });
+              return { ...project, visits: { ...summary, last_visit: summary.last_visit === null ? null : new Date(summary.last_visit).toISOString() } };
+            }),
+          );
+          return json(200, { projects: withVisits });
         },
       }),
       POST: storeRoute({
@@ -269,6 +331,33 @@ export function createAdminRoutes(options: AdminRoutesOptions): RouteTable {
           const created = await projects.createProject(name.value.trim());
           const tokenId = (await projects.listProjects()).find((p) => p.id === created.id)?.tokens[0]?.id ?? null;
           return { ...json(201, { id: created.id, name: created.name, token: created.token, token_id: tokenId }), projectId: created.id };
+        },
+      }),
+    },
+    '/admin/projects/{id}': {
+      PATCH: storeRoute({
+        auth: 'admin',
+        json: true,
+        openApi: DOCS.renameProject,
+        async run({ request, params }) {
+          const body = objectBody(request);
+          if (!body.ok) return body.response;
+          const name = stringField(body.value, 'name', 200);
+          if (!name.ok) return name.response;
+          const projectId = params['id']!;
+          if (!(await projects.renameProject(projectId, name.value.trim()))) return problem('not-found', `There is no project ${JSON.stringify(projectId)}.`);
+          return { ...json(200, { id: projectId, name: name.value.trim() }), projectId };
+        },
+      }),
+      DELETE: storeRoute({
+        auth: 'admin',
+        json: false,
+        openApi: DOCS.deleteProject,
+        async run({ params }) {
+          const projectId = params['id']!;
+          if (!(await projects.deleteProject(projectId))) return problem('not-found', `There is no project ${JSON.stringify(projectId)}.`);
+          await options.onProjectDeleted?.(projectId);
+          return { status: 204, headers: { 'cache-control': 'no-store' }, projectId };
         },
       }),
     },

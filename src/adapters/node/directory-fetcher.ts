@@ -1,7 +1,10 @@
-// The node adapter's SSRF-safe key-directory fetcher: https only, public addresses checked at connect time, no redirects, caps.
+// The node adapter's SSRF-safe outbound requests: the key-directory fetcher (https only, public
+// addresses checked at connect time, no redirects, caps) and, under the same address rules, the
+// webhook sender (POST; any port; http only to loopback when loopback is allowed).
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { IncomingMessage } from 'node:http';
+import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import type { Socket } from 'node:net';
@@ -40,10 +43,13 @@ const DEFAULT_USER_AGENT = 'agentwarden (Web Bot Auth key-directory fetcher)';
 const MAX_DELAY_MS = 2 ** 31 - 1;
 
 interface Policy {
+  /** GET a directory (only 2xx bodies are read) or POST a webhook (only the status is read). */
+  readonly mode: 'directory' | 'webhook';
   readonly timeoutMs: number;
   readonly connectTimeoutMs: number;
   readonly maxBytes: number;
-  readonly ports: ReadonlySet<number>;
+  /** undefined: any port. */
+  readonly ports: ReadonlySet<number> | undefined;
   readonly headers: Readonly<Record<string, string>>;
   readonly lookup: DirectoryLookup;
   readonly allowLoopback: boolean;
@@ -51,6 +57,7 @@ interface Policy {
 }
 
 interface Target {
+  readonly https: boolean;
   readonly host: string;
   readonly port: number;
   readonly path: string;
@@ -75,7 +82,7 @@ function toCa(value: unknown): string | Buffer | (string | Buffer)[] | undefined
   return Array.isArray(value) ? value.map(one) : one(value);
 }
 
-function compilePolicy(options: SafeDirectoryFetcherOptions): Policy {
+function compilePolicy(options: SafeDirectoryFetcherOptions, mode: Policy['mode'] = 'directory'): Policy {
   if (typeof options !== 'object' || options === null) throw new TypeError(`options expected an object, got ${String(options)}`);
   const timeoutMs = positiveInteger('timeoutMs', options.timeoutMs, 3000, MAX_DELAY_MS);
   const connectTimeoutMs = positiveInteger('connectTimeoutMs', options.connectTimeoutMs, Math.min(2000, timeoutMs), MAX_DELAY_MS);
@@ -100,13 +107,15 @@ function compilePolicy(options: SafeDirectoryFetcherOptions): Policy {
   const allowLoopback = options.allowLoopback ?? false;
   if (typeof allowLoopback !== 'boolean') throw new TypeError(`"allowLoopback" expected a boolean, got ${typeof allowLoopback}`);
   return {
+    mode,
     timeoutMs,
     connectTimeoutMs,
     maxBytes,
-    ports: new Set(ports),
+    // A webhook is the site owner's own receiver, on whatever port it listens; the address rules hold all the same.
+    ports: mode === 'webhook' && options.ports === undefined ? undefined : new Set(ports),
     // No Cookie, no Authorization: the request carries nothing of ours. Identity encoding so the
     // size cap counts the bytes we keep (no decompression bombs).
-    headers: { accept: DIRECTORY_ACCEPT, 'accept-encoding': 'identity', 'user-agent': userAgent },
+    headers: mode === 'webhook' ? { 'user-agent': userAgent } : { accept: DIRECTORY_ACCEPT, 'accept-encoding': 'identity', 'user-agent': userAgent },
     lookup,
     allowLoopback,
     ca: toCa(options.ca),
@@ -118,8 +127,9 @@ async function systemLookup(hostname: string): Promise<readonly string[]> {
   return answers.map((a) => a.address);
 }
 
-function isAllowedAddress(address: string, policy: Policy): boolean {
+function isAllowedAddress(address: string, policy: Policy, https = true): boolean {
   const kind = classifyAddress(address);
+  if (!https) return kind === 'loopback' && policy.allowLoopback;
   return kind === 'public' || (kind === 'loopback' && policy.allowLoopback);
 }
 
@@ -134,23 +144,28 @@ function checkUrl(url: string, policy: Policy): Target {
   } catch {
     throw new DirectoryFetchError('refused-url', 'not a valid URL');
   }
-  if (parsed.protocol !== 'https:') throw new DirectoryFetchError('refused-url', `scheme ${parsed.protocol} is not https:`);
+  // Plain http only for a webhook to a loopback receiver (development and tests): the address
+  // check below then admits loopback only, since nothing else may be reached without TLS.
+  const plainLoopback = parsed.protocol === 'http:' && policy.mode === 'webhook' && policy.allowLoopback;
+  if (parsed.protocol !== 'https:' && !plainLoopback) throw new DirectoryFetchError('refused-url', `scheme ${parsed.protocol} is not https:`);
   // Userinfo would be sent as credentials or hide the real host from a reader of the URL.
   if (parsed.username !== '' || parsed.password !== '') throw new DirectoryFetchError('refused-url', 'URL carries credentials');
-  const port = parsed.port === '' ? 443 : Number(parsed.port);
-  if (!policy.ports.has(port)) throw new DirectoryFetchError('refused-url', `port ${port} is not allowed`);
+  const port = parsed.port === '' ? (plainLoopback ? 80 : 443) : Number(parsed.port);
+  if (policy.ports !== undefined && !policy.ports.has(port)) throw new DirectoryFetchError('refused-url', `port ${port} is not allowed`);
   const path = `${parsed.pathname}${parsed.search}`;
   let host = parsed.hostname;
   // The WHATWG parser has already turned 127.1, 2130706433, 0x7f000001 and 0177.0.0.1 into
   // 127.0.0.1 and compressed IPv6, so literals are checked in their canonical form.
   if (host.startsWith('[')) host = host.slice(1, -1);
+  const https = !plainLoopback;
   if (isIP(host) !== 0) {
     // Node connects to IP literals without calling lookup: this is the only check they get.
-    if (!isAllowedAddress(host, policy)) {
-      throw new DirectoryFetchError('refused-address', `${host} is a ${classifyAddress(host)} address`);
+    if (!isAllowedAddress(host, policy) || (!https && classifyAddress(host) !== 'loopback')) {
+      throw new DirectoryFetchError('refused-address', `${host} is a ${classifyAddress(host)} address${https ? '' : ' (plain http reaches loopback only)'}`);
     }
-    return { host, port, path };
+    return { https, host, port, path };
   }
+  if (!https && host !== 'localhost') throw new DirectoryFetchError('refused-url', 'plain http reaches loopback only (localhost, 127.0.0.0/8, ::1)');
   // A trailing dot names the same host but slips past string comparisons and certificate names.
   if (host.endsWith('.')) throw new DirectoryFetchError('refused-url', 'host name ends with a dot');
   const labels = host.split('.');
@@ -163,13 +178,13 @@ function checkUrl(url: string, policy: Policy): Target {
   }
   // A single label is completed by the resolver's search domains: an intranet name.
   if (labels.length < 2 && host !== 'localhost') throw new DirectoryFetchError('refused-url', `host name ${host} has a single label`);
-  return { host, port, path };
+  return { https, host, port, path };
 }
 
 type NodeLookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 // Resolves and checks a name; never rejects, so a misbehaving injected lookup cannot hang the socket.
-async function checkedAddresses(hostname: string, policy: Policy): Promise<DirectoryFetchError | LookupAddress[]> {
+async function checkedAddresses(hostname: string, policy: Policy, https: boolean): Promise<DirectoryFetchError | LookupAddress[]> {
   let answer: unknown;
   try {
     answer = await policy.lookup(hostname);
@@ -185,7 +200,7 @@ async function checkedAddresses(hostname: string, policy: Policy): Promise<Direc
     const text = address as string;
     // One refused address refuses the name: a host that mixes public and internal answers is
     // a rebinding attempt, not a directory.
-    if (!isAllowedAddress(text, policy)) {
+    if (!isAllowedAddress(text, policy, https)) {
       return new DirectoryFetchError('refused-address', `${hostname} resolves to ${text}, a ${classifyAddress(text)} address`);
     }
     entries.push({ address: text, family });
@@ -195,9 +210,9 @@ async function checkedAddresses(hostname: string, policy: Policy): Promise<Direc
 
 // The lookup handed to the socket: the addresses it returns are the ones connected to, so
 // checking them here (not in an earlier, separate resolution) defeats DNS rebinding.
-function guardedLookup(policy: Policy): (hostname: string, options: LookupOptions, callback: NodeLookupCallback) => void {
+function guardedLookup(policy: Policy, https: boolean): (hostname: string, options: LookupOptions, callback: NodeLookupCallback) => void {
   return (hostname, options, callback) => {
-    void checkedAddresses(hostname, policy).then((result) => {
+    void checkedAddresses(hostname, policy, https).then((result) => {
       // Deliver outside the promise chain: a throwing callback must not look like a lookup failure.
       process.nextTick(() => {
         if (!Array.isArray(result)) return callback(result, '');
@@ -219,7 +234,13 @@ function toHeaders(raw: readonly string[]): Headers {
   return headers;
 }
 
-function fetchOnce(target: Target, signal: AbortSignal | undefined, policy: Policy): Promise<DirectoryResponse> {
+/** What one request sends beyond the policy's own headers: a webhook's POST body and headers. */
+interface Outgoing {
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: Uint8Array;
+}
+
+function fetchOnce(target: Target, signal: AbortSignal | undefined, policy: Policy, outgoing: Outgoing = {}): Promise<DirectoryResponse> {
   return new Promise<DirectoryResponse>((resolve, reject) => {
     let settled = false;
     const timers: ReturnType<typeof setTimeout>[] = [];
@@ -243,15 +264,15 @@ function fetchOnce(target: Target, signal: AbortSignal | undefined, policy: Poli
       resolve(response);
     };
 
-    const request = httpsRequest({
+    const request = (target.https ? httpsRequest : httpRequest)({
       host: target.host,
       port: target.port,
       path: target.path,
-      method: 'GET',
-      headers: policy.headers,
+      method: policy.mode === 'webhook' ? 'POST' : 'GET',
+      headers: { ...outgoing.headers, ...policy.headers },
       // A fresh connection per fetch: no pooled socket chosen by an earlier resolution.
       agent: false,
-      lookup: guardedLookup(policy),
+      lookup: guardedLookup(policy, target.https),
       rejectUnauthorized: true,
       ...(policy.ca === undefined ? {} : { ca: policy.ca }),
     });
@@ -269,9 +290,9 @@ function fetchOnce(target: Target, signal: AbortSignal | undefined, policy: Poli
       // Second line of defence: the peer actually connected to must pass the same check.
       socket.once('connect', () => {
         const remote = socket.remoteAddress;
-        if (remote === undefined || !isAllowedAddress(remote, policy)) {
+        if (remote === undefined || !isAllowedAddress(remote, policy, target.https)) {
           fail(new DirectoryFetchError('refused-address', `connected to ${String(remote)}, a ${classifyAddress(remote ?? '')} address`));
-        }
+        } else if (!target.https) clearTimeout(connectTimer);
       });
       socket.once('secureConnect', () => clearTimeout(connectTimer));
     });
@@ -279,10 +300,18 @@ function fetchOnce(target: Target, signal: AbortSignal | undefined, policy: Poli
       fail(error instanceof DirectoryFetchError ? error : new DirectoryFetchError('network', `request failed: ${errorCode(error)}`));
     });
     request.on('response', (response: IncomingMessage) => onResponse(response));
-    request.end();
+    request.end(outgoing.body);
 
     function onResponse(response: IncomingMessage): void {
       const status = response.statusCode ?? 0;
+      if (policy.mode === 'webhook') {
+        // A receiver's answer is its status; its body is not read (nothing to cap, nothing to parse).
+        const headers = toHeaders(response.rawHeaders);
+        response.destroy();
+        request.destroy();
+        if (status >= 300 && status < 400) return fail(new DirectoryFetchError('redirect', `answered ${status}, redirects are not followed`));
+        return succeed({ status, headers, body: new Uint8Array(0) });
+      }
       // Directory drafts: "MUST NOT automatically follow HTTP redirects". 304 is not a redirect
       // (and we send no conditional request), so it is a plain unexpected status.
       if (status >= 300 && status < 400 && status !== 304) {
@@ -343,4 +372,51 @@ export function createSafeDirectoryFetcher(options: SafeDirectoryFetcherOptions 
     if (signal?.aborted === true) throw new DirectoryFetchError('timeout', 'aborted by the caller');
     return fetchOnce(checkUrl(url, policy), signal, policy);
   };
+}
+
+/** Sends one webhook: POST of a body with headers; resolves to the receiver's status. */
+export type WebhookSender = (
+  url: string,
+  request: { readonly headers: Readonly<Record<string, string>>; readonly body: Uint8Array; readonly signal?: AbortSignal },
+) => Promise<{ readonly status: number; readonly retryAfterSeconds?: number }>;
+
+/** Options of createSafeWebhookSender: the fetcher's, but any port is allowed unless `ports` says otherwise. */
+export type SafeWebhookSenderOptions = SafeDirectoryFetcherOptions;
+
+/**
+ * Creates the webhook sender under the key-directory fetcher's SSRF rules: https to public
+ * addresses only (checked on the address connected to, so DNS rebinding cannot reach inside),
+ * no credentials in the URL, no redirects followed, connect and total deadlines. With
+ * `allowLoopback` (development, tests) loopback receivers are admitted too, over plain http as
+ * well; private, link-local, metadata and other special addresses never are. Failures throw
+ * DirectoryFetchError with a closed code; any status is an answer, not a failure.
+ * @throws {TypeError | RangeError} when an option has the wrong type or value.
+ * @example
+ * const send = createSafeWebhookSender({ timeoutMs: 10_000 });
+ * const { status } = await send('https://hooks.example.com/agentwarden', { headers, body });
+ */
+export function createSafeWebhookSender(options: SafeWebhookSenderOptions = {}): WebhookSender {
+  const policy = compilePolicy(options, 'webhook');
+  return async (url, request) => {
+    if (request.signal?.aborted === true) throw new DirectoryFetchError('timeout', 'aborted by the caller');
+    const { status, headers } = await fetchOnce(checkUrl(url, policy), request.signal, policy, { headers: request.headers, body: request.body });
+    // RFC 9110 §10.2.3: delay-seconds (an HTTP-date is rare from receivers and left out).
+    const retryAfter = headers.get('retry-after');
+    return retryAfter !== null && /^\d{1,9}$/.test(retryAfter.trim()) ? { status, retryAfterSeconds: Number(retryAfter.trim()) } : { status };
+  };
+}
+
+/**
+ * Checks a webhook URL against the sender's rules without sending anything: a problem to show
+ * the user, or undefined when the URL may be used (host names are checked again at each connect).
+ * @example
+ * webhookUrlProblem('http://10.0.0.5/hook', { allowLoopback: false }); // 'scheme http: is not https:'
+ */
+export function webhookUrlProblem(url: string, options: { readonly allowLoopback?: boolean } = {}): string | undefined {
+  try {
+    checkUrl(url, compilePolicy({ allowLoopback: options.allowLoopback ?? false }, 'webhook'));
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
 }

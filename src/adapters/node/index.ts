@@ -1,7 +1,7 @@
 // The node adapter's public API ("agentwarden/node"): platform pieces for Node.js servers.
 export type { Command, CommandIo } from './commands/command.js';
-export { createSafeDirectoryFetcher, DIRECTORY_ACCEPT } from './directory-fetcher.js';
-export type { DirectoryLookup, SafeDirectoryFetcherOptions } from './directory-fetcher.js';
+export { createSafeDirectoryFetcher, createSafeWebhookSender, DIRECTORY_ACCEPT, webhookUrlProblem } from './directory-fetcher.js';
+export type { DirectoryLookup, SafeDirectoryFetcherOptions, SafeWebhookSenderOptions, WebhookSender } from './directory-fetcher.js';
 export { nodeEd25519 } from './ed25519.js';
 export { classifyAddress } from './address-policy.js';
 export type { AddressClass } from './address-policy.js';
@@ -24,5 +24,11 @@ export type { AdminStore, AdminStoreOptions, LoginFailure, LoginResult, NewAdmin
 export { createAdminRoutes } from './admin-routes.js';
 export type { AdminProjectStore, AdminRoutesOptions } from './admin-routes.js';
 export { createWebRoutes, DASHBOARD_PATH, findWebDirectory } from './web-routes.js';
+export { DELIVERIES_KEPT, openWebhookStore } from './webhook-store.js';
+export type { WebhookStore, WebhookStoreOptions } from './webhook-store.js';
+export { createWebhookRoutes, MAX_WEBHOOKS_PER_PROJECT } from './webhook-routes.js';
+export { createNodeAlerts } from './node-alerts.js';
+export type { NodeAlertsOptions } from './node-alerts.js';
+export type { WebhookRoutesOptions } from './webhook-routes.js';
 export { flushOnExit } from './flush-on-exit.js';
 export type { Closable } from './flush-on-exit.js';

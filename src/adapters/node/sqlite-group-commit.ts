@@ -51,6 +51,8 @@ export interface GroupCommit {
   appendOnce(projectId: string, visits: readonly EnrichedVisit[], batch: IdempotentBatch): Promise<IdempotentAppendResult>;
   /** Transactions committed by appends so far. */
   commits(): number;
+  /** Commits what is queued now, in this turn (before a write that must come after it). */
+  flush(): void;
   /** Visits waiting for the next commit. */
   pending(): number;
   /** Commits what is queued (when the database is open); later appends are refused as unavailable. */
@@ -202,6 +204,11 @@ export function createGroupCommit(db: BetterSqlite3.Database, options: GroupComm
     },
     commits: () => commits,
     pending: () => queued,
+    flush() {
+      if (scheduled === undefined || closed) return;
+      clearImmediate(scheduled);
+      flush();
+    },
     close() {
       if (closed) return;
       if (scheduled !== undefined) {

@@ -37,6 +37,13 @@ export interface SqliteStore extends ProjectLookup, VisitStore, ProjectSettingsS
   issueToken(projectId: string, options?: { revokeOthers?: boolean }): { tokenId: string; token: string };
   /** Revokes a token by id or by its clear text; true when a live token was revoked. */
   revokeToken(which: { tokenId: string } | { token: string }): boolean;
+  /** Renames a project; false when there is no such project. */
+  renameProject(projectId: string, name: string): boolean;
+  /**
+   * Deletes a project with its tokens, settings, visits and their rollups (in one transaction for
+   * the project and one for its visits); false when there is no such project.
+   */
+  deleteProject(projectId: string): boolean;
   /** Visits of a project, oldest first. */
   listVisits(projectId: string, options?: { limit?: number }): StoredVisitRow[];
   countVisits(projectId?: string): number;
@@ -175,6 +182,10 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const projectById = db.prepare<[string], { id: string; name: string }>('SELECT id, name FROM projects WHERE id = ?');
   const allProjects = db.prepare<[], { id: string; name: string; created: string }>('SELECT id, name, created FROM projects ORDER BY created, id');
   const tokensOf = db.prepare<[string], TokenInfo>('SELECT id, prefix, created, revoked FROM tokens WHERE project_id = ? ORDER BY created, id');
+  const renameStatement = db.prepare('UPDATE projects SET name = ? WHERE id = ?');
+  const deleteSettings = db.prepare('DELETE FROM project_settings WHERE project_id = ?');
+  const deleteTokens = db.prepare('DELETE FROM tokens WHERE project_id = ?');
+  const deleteProjectRow = db.prepare('DELETE FROM projects WHERE id = ?');
   const settingsOf = db.prepare<[string], { settings: string }>('SELECT settings FROM project_settings WHERE project_id = ?');
   const upsertSettings = db.prepare(
     'INSERT INTO project_settings (project_id, settings, updated) VALUES (?, ?, ?) ON CONFLICT (project_id) DO UPDATE SET settings = excluded.settings, updated = excluded.updated',
@@ -231,6 +242,23 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
       tokensVersion++;
       const result = 'tokenId' in which ? revokeById.run(now(), which.tokenId) : revokeByHash.run(now(), hashTokenNode(which.token));
       return result.changes > 0;
+    },
+    renameProject(projectId, name) {
+      if (typeof name !== 'string' || name.trim() === '') throw new TypeError(`name must be a non-empty string, got ${JSON.stringify(name)}`);
+      // The API keeps token lookups (with the project's name) for a second: they are dropped.
+      tokensVersion++;
+      return renameStatement.run(name, projectId).changes > 0;
+    },
+    deleteProject(projectId) {
+      tokensVersion++;
+      const deleted = db.transaction(() => {
+        deleteSettings.run(projectId);
+        deleteTokens.run(projectId);
+        return deleteProjectRow.run(projectId).changes > 0;
+      }).immediate();
+      // Its tokens are gone, so no new visit can arrive for it; those queued are committed and deleted with the rest.
+      if (deleted) visitStore.deleteProject(projectId);
+      return deleted;
     },
     append: (projectId, batch) => visitStore.append(projectId, batch),
     appendOnce: (projectId, batch, once) => visitStore.appendOnce(projectId, batch, once),

@@ -56,6 +56,11 @@ export interface SqliteVisitStore extends VisitStore {
   /** Raw visits stored, of one project or of all. */
   count(projectId?: string): number;
   /**
+   * Deletes a project's visits, their rollups and idempotency keys in one transaction, after
+   * committing appends still queued (which may be the project's); returns the raw visits deleted.
+   */
+  deleteProject(projectId: string): number;
+  /**
    * Deletes raw visits (and rollup rows) past retention now, in small chunks between which
    * ingestion runs; folds new visits into the rollups first, and never deletes a visit they lack.
    */
@@ -128,6 +133,21 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
   // Reads of one query see one snapshot: rollups and watermark from the same moment.
   const inSnapshot = db.transaction((read: () => unknown) => read());
   const snapshot = <T>(read: () => T): T => inSnapshot.deferred(read) as T;
+  // Every visit table has a project_id column: found by name, so a table added later is covered.
+  const projectTables = () =>
+    db
+      .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND (name = 'visits' OR name LIKE 'visit\\_%' ESCAPE '\\')")
+      .all()
+      .map((row) => row.name)
+      .filter((name) => db.prepare<[], { name: string }>(`SELECT name FROM pragma_table_info('${name}')`).all().some((column) => column.name === 'project_id'));
+  const deleteProject = db.transaction((projectId: string): number => {
+    let removed = 0;
+    for (const table of projectTables()) {
+      const changes = db.prepare(`DELETE FROM "${table}" WHERE project_id = ?`).run(projectId).changes;
+      if (table === 'visits') removed = changes;
+    }
+    return removed;
+  });
   const applyRetention = createRetention(db, { retentionDays, aggregateRetentionDays, clock, rollUp: rollups.rollUp, closed: isClosed });
 
   // A failed pass (disk trouble, another writer) is retried at the next interval; ingestion is unaffected.
@@ -170,6 +190,10 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
       return queries.list(projectId, limit);
     },
     count: (projectId) => queries.count(projectId),
+    deleteProject(projectId) {
+      groupCommit.flush();
+      return deleteProject.immediate(projectId);
+    },
     applyRetention,
     rollUp: rollups.rollUp,
     commits: groupCommit.commits,

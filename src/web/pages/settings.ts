@@ -9,6 +9,7 @@ import { formatDateTime, formatDay } from '../format.js';
 import { revealOnce, takeRevealed } from '../reveal.js';
 import { toast } from '../toast.js';
 import { robotsRulesSection } from './robots-rules.js';
+import { alertsSection } from './settings-alerts.js';
 
 function errorText(error: unknown): string {
   if (!(error instanceof ApiError)) return String(error);
@@ -180,7 +181,7 @@ export const renderSettings: Page = async ({ main, project, refresh }) => {
   // --- Robots rules (robots-rules.ts) --------------------------------------------------------
   const robots = robotsRulesSection(p.id, saved.robots);
 
-  replace(main, h('h1', {}, `${p.name}: settings`), tokens, connect, test, robots.element, clientIp);
+  replace(main, h('h1', {}, `${p.name}: settings`), tokens, connect, test, robots.element, clientIp, alertsSection(p.id));
   robots.start();
   if (tokenCode !== undefined) tokenCode.scrollIntoView({ block: 'center' });
   return () => robots.stop();

@@ -268,6 +268,45 @@ describe.runIf(available)('ClickHouse visit store', () => {
     expect(listed.tokens.map((t) => t.revoked !== null)).toEqual([true, true]);
   });
 
+  it('renames and deletes a project for every server: its tokens stop at once, its visits, counts and settings go, other projects keep theirs', async () => {
+    const doomed = await store.createProject('doomed.example');
+    const kept = await store.createProject('kept.example');
+    const hash = (await import('node:crypto')).createHash('sha256').update(doomed.token).digest('hex');
+    for (const { id } of [doomed, kept]) {
+      await store.append(id, [visit({ request_path: '/a' }), visit({ request_path: '/b' })]);
+      await store.putProjectSettings(id, { robots: null, client_ip: {} });
+    }
+    expect(await store.renameProject(doomed.id, 'renamed.example')).toBe(true);
+    expect((await store.listProjects()).find((p) => p.id === doomed.id)?.name).toBe('renamed.example');
+    // The other server knew the old name for at most tokenCacheMs.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect(await other.findProject(doomed.id)).toEqual({ id: doomed.id, name: 'renamed.example' });
+    expect(await other.renameProject('prj_missing', 'x')).toBe(false);
+
+    expect(await other.findByTokenHash(hash)).toMatchObject({ project: { id: doomed.id } });
+    expect(await store.deleteProject(doomed.id)).toBe(true);
+    // Hidden and its token refused at once through this server, and through the other within its cache time.
+    expect(await store.findByTokenHash(hash)).toBeUndefined();
+    expect((await store.listProjects()).some((p) => p.id === doomed.id)).toBe(false);
+    expect(await store.findProject(doomed.id)).toBeUndefined();
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect(await other.findByTokenHash(hash)).toBeUndefined();
+    expect(await other.findProject(doomed.id)).toBeUndefined();
+    expect(await other.deleteProject(doomed.id)).toBe(false);
+    // The mutations finish in the background: every row of the project goes, in each table.
+    const left = async (projectId: string) => {
+      const counts: Record<string, number> = {};
+      for (const table of ['visits', '`.inner.visit_counts`', 'tokens', 'project_settings', 'project_renames']) {
+        counts[table] = Number((await server.query(`SELECT count() FROM aw_store.${table} WHERE project_id = ${sqlString(projectId)}`)).trim());
+      }
+      counts['projects'] = Number((await server.query(`SELECT count() FROM aw_store.projects WHERE id = ${sqlString(projectId)}`)).trim());
+      return counts;
+    };
+    await expect.poll(() => left(doomed.id), { timeout: 20_000, interval: 200 }).toEqual({ visits: 0, '`.inner.visit_counts`': 0, tokens: 0, project_settings: 0, project_renames: 0, projects: 0 });
+    expect(await left(kept.id)).toMatchObject({ visits: 2, tokens: 1, project_settings: 1, projects: 1 });
+    expect((await store.stats({ projectId: kept.id, from: T0 - 60_000, to: T0 + 60_000, interval: 'minute', by: 'agent' })).total).toBe(2);
+  });
+
   it('drops whole months of raw visits older than the retention period and keeps the counts', async () => {
     const id = nextProject();
     const old = Date.UTC(2024, 0, 15);

@@ -32,6 +32,8 @@ function asyncStore(store: SqliteStore): AdminProjectStore & ProjectLookup {
     listProjects: () => later(() => store.listProjects()),
     issueToken: (projectId, options) => later(() => store.issueToken(projectId, options)),
     revokeToken: (which) => later(() => store.revokeToken(which)),
+    renameProject: (projectId, name) => later(() => store.renameProject(projectId, name)),
+    deleteProject: (projectId) => later(() => store.deleteProject(projectId)),
   };
 }
 

@@ -3,14 +3,18 @@
 // node:http and shuts down gracefully.
 import { readFileSync } from 'node:fs';
 import { openClickHouseVisitStore, type ClickHouseVisitStore } from '../../clickhouse/index.js';
-import { createApiHandler, createClientIpRule, createEngine, DEFAULT_EVENT_STREAM_LIMITS, type AdminAuthenticator } from '../../../index.js';
+import { createApiHandler, createClientIpRule, createEngine, DEFAULT_EVENT_STREAM_LIMITS, type AdminAuthenticator, type Project } from '../../../index.js';
 import { createAdminRoutes } from '../admin-routes.js';
 import { openAdminStore, type AdminStore } from '../admin-store.js';
+import { webhookUrlProblem } from '../directory-fetcher.js';
 import { createJsonLog } from '../json-log.js';
 import { startNodeServer } from '../server.js';
 import { hashTokenNode, openSqliteStore } from '../sqlite-store.js';
 import { createNodeVerifiers, NODE_VERIFIER_METHODS, type NodeVerifierMethod } from '../verifiers.js';
 import { createWebRoutes, DASHBOARD_PATH, findWebDirectory } from '../web-routes.js';
+import { createWebhookRoutes } from '../webhook-routes.js';
+import { openWebhookStore } from '../webhook-store.js';
+import { createNodeAlerts } from '../node-alerts.js';
 import type { Command } from './command.js';
 import { readStoreChoice, STORE_FLAGS } from './store-flags.js';
 import { integerFlag, parseFlags, type FlagSpec } from './flags.js';
@@ -42,6 +46,7 @@ export const SERVE_FLAGS: Readonly<Record<string, FlagSpec>> = {
   'retention-days': { kind: 'string', env: 'AGENTWARDEN_RETENTION_DAYS' },
   ...STORE_FLAGS,
   'secure-cookies': { kind: 'boolean', env: 'AGENTWARDEN_SECURE_COOKIES' },
+  'webhooks-allow-loopback': { kind: 'boolean', env: 'AGENTWARDEN_WEBHOOKS_ALLOW_LOOPBACK' },
 };
 
 const USAGE = [
@@ -102,6 +107,9 @@ const USAGE = [
   '  --clickhouse-database NAME  AGENTWARDEN_CLICKHOUSE_DATABASE  database, created when missing (default agentwarden)',
   '  --secure-cookies       AGENTWARDEN_SECURE_COOKIES  always mark the admin session cookie Secure (behind a TLS',
   '                                                     proxy that sends no X-Forwarded-Proto)',
+  '  --webhooks-allow-loopback  AGENTWARDEN_WEBHOOKS_ALLOW_LOOPBACK  also let webhooks reach loopback receivers',
+  '                                                     (127.0.0.0/8, ::1, localhost), over http too: for development;',
+  '                                                     otherwise webhooks are https to public addresses only',
   '',
   'Dashboard: /ui/ (also reached from /). The admin login secret and sessions are kept in the data',
   'directory, so each server has its own: the secret is printed once when it is created, and',
@@ -201,13 +209,39 @@ export const serveCommand: Command = {
     }
     const store = openSqliteStore({ dataDir: v['data-dir'] ?? './data-dir', synchronous, retentionDays });
     const admin = openAdminStore({ dataDir: v['data-dir'] ?? './data-dir', findProject: (id) => store.listProjects().find((p) => p.id === id) });
+    // Webhooks live beside the admin sessions, in this server's data directory.
+    const webhooks = openWebhookStore({ dataDir: v['data-dir'] ?? './data-dir' });
+    const visitStore = clickhouse ?? store;
+    const findProject = async (id: string): Promise<Project | undefined> => (clickhouse !== undefined ? clickhouse.findProject(id) : store.listProjects().find((p) => p.id === id));
+    const allowLoopbackWebhooks = v['webhooks-allow-loopback'] === 'true';
+    const alerts = createNodeAlerts({
+      webhooks,
+      visits: visitStore,
+      settings: clickhouse ?? store,
+      catalog: engine.catalog,
+      findProject,
+      allowLoopback: allowLoopbackWebhooks,
+      onError: (error) => log?.({ time: new Date().toISOString(), level: 'error', msg: 'alerts failed', error: error instanceof Error ? error.stack : String(error) }),
+    });
     try {
+      await alerts.start();
       const adminSecret = await admin.ensureSecret();
       if (adminSecret !== undefined) io.stdout.write(`agentwarden admin login secret, shown only now: ${adminSecret}\n`);
       const webDir = findWebDirectory();
       if (webDir === undefined) io.stderr.write('agentwarden serve: the dashboard is not built (run "npm run build"); serving the API only\n');
       // Projects are administered where they live; the sessions stay in this server's data directory.
-      const adminRoutes = createAdminRoutes({ admin, projects: clickhouse ?? store, cookiePath: `${(v['base-path'] ?? '/').replace(/\/+$/, '')}/`, secureCookies: v['secure-cookies'] === 'true', clientIp: clientIpRule });
+      const adminRoutes = createAdminRoutes({
+        admin,
+        projects: clickhouse ?? store,
+        visits: visitStore,
+        onProjectDeleted: async (id) => {
+          webhooks.deleteProject(id);
+          await alerts.webhookRemoved(id);
+        },
+        cookiePath: `${(v['base-path'] ?? '/').replace(/\/+$/, '')}/`,
+        secureCookies: v['secure-cookies'] === 'true',
+        clientIp: clientIpRule,
+      });
       if (clickhouse !== undefined ? (await clickhouse.listProjects()).length === 0 : store.listProjects().length === 0) {
         const created = clickhouse !== undefined ? await clickhouse.createProject('default') : store.createProject('default');
         io.stdout.write(`agentwarden created project "${created.name}" (${created.id}); its access token, shown only now: ${created.token}\n`);
@@ -230,7 +264,11 @@ export const serveCommand: Command = {
           maxQueuedBytesTotal: streamQueueTotalBytes as number,
         },
         admin: adminAuthenticator(admin, clickhouse),
-        routes: [adminRoutes, ...(webDir === undefined ? [] : [createWebRoutes({ dir: webDir, basePath: v['base-path'] ?? '/' })])],
+        routes: [
+          adminRoutes,
+          createWebhookRoutes({ webhooks, alerts, findProject, urlProblem: (url) => webhookUrlProblem(url, { allowLoopback: allowLoopbackWebhooks }) }),
+          ...(webDir === undefined ? [] : [createWebRoutes({ dir: webDir, basePath: v['base-path'] ?? '/' })]),
+        ],
         onError(error, request) {
           // Internals go here, never into the response; the request is named by method and path only.
           io.stderr.write(
@@ -283,6 +321,8 @@ export const serveCommand: Command = {
       log?.({ time: new Date().toISOString(), level: 'info', msg: 'stopped' });
       return 0;
     } finally {
+      alerts.close();
+      webhooks.close();
       admin.close();
       store.close();
       await clickhouse?.close();
