@@ -2,9 +2,6 @@
 // robots.txt violations (each with CSV export) and "send a test visit", as one route table.
 import { TEST_AGENT_USER_AGENT } from '../catalog/test-agent.js';
 import type { Engine } from '../engine.js';
-import { compileRobotsAgentRules, type AgentRobotsRule, type RobotsAgentRules } from '../robots/agent-rules.js';
-import { compileRobotsRules, type RobotsMatcher } from '../robots/match.js';
-import { validateRobotsOptions } from '../robots/options.js';
 import { parseVisit, type Visit } from '../visits/visit.js';
 import { validateStatsQuery } from '../visits/stats.js';
 import { VisitQueryError, type EnrichedVisit, type PathCount, type StatsDimension, type StatsInterval, type StoredVisit, type VisitFilter, type VisitStore } from '../visits/visit-store.js';
@@ -12,7 +9,8 @@ import { csvResponse, toCsv, type CsvCell } from './csv.js';
 import { parseJsonBody } from './json-body.js';
 import { pointerTo } from '../field-error.js';
 import { problem } from './problem.js';
-import { DEFAULT_PROJECT_SETTINGS, type ProjectRobotsSettings, type ProjectSettingsStore } from './project-settings.js';
+import { DEFAULT_PROJECT_SETTINGS, type ProjectSettingsStore } from './project-settings.js';
+import { createSavedRobotsRules } from './saved-robots-rules.js';
 import { enumParam, integerParam, NONE, rangeParams, readRoute, visitFilterParams, wantsCsv } from './read-query.js';
 import { headerValue } from './request-headers.js';
 import type { RouteTable } from './route.js';
@@ -100,34 +98,7 @@ export function createVisitRoutes(options: VisitRoutesOptions): RouteTable {
 
   const pathRow = (row: PathCount) => ({ agent_id: row.agent_id, agent_name: agentName(row.agent_id), agent_type: row.agent_type, path: row.path, count: row.count, last: iso(row.last) });
 
-  // The per-agent rules of saved settings, as the renderer writes them (robots/agent-rules.ts), and
-  // one matcher per distinct rule. Both caches are bounded: settings change rarely.
-  const agentRulesCache = new Map<string, RobotsAgentRules | null>();
-  const agentRulesFor = (robots: ProjectRobotsSettings): RobotsAgentRules | null => {
-    const key = JSON.stringify(robots);
-    let rules = agentRulesCache.get(key);
-    if (rules === undefined) {
-      try {
-        rules = compileRobotsAgentRules(validateRobotsOptions(robots, catalog), catalog);
-      } catch {
-        // Saved rules were valid when saved; an agent since dropped from the catalog voids them
-        // rather than failing the page (the settings page shows the error when they are edited).
-        rules = null;
-      }
-      if (agentRulesCache.size >= 1000) agentRulesCache.clear();
-      agentRulesCache.set(key, rules);
-    }
-    return rules;
-  };
-  const robotsMatchers = new WeakMap<AgentRobotsRule, RobotsMatcher>();
-  const matcherFor = (rule: AgentRobotsRule): RobotsMatcher => {
-    let matcher = robotsMatchers.get(rule);
-    if (matcher === undefined) {
-      matcher = compileRobotsRules([...rule.disallow.map((pattern) => ({ allow: false, pattern })), ...rule.allow.map((pattern) => ({ allow: true, pattern }))]);
-      robotsMatchers.set(rule, matcher);
-    }
-    return matcher;
-  };
+  const savedRules = createSavedRobotsRules(catalog);
 
   return {
     '/visits': {
@@ -238,7 +209,7 @@ export function createVisitRoutes(options: VisitRoutesOptions): RouteTable {
         const agent = query.get('agent') || undefined;
         const robots = ((await settings.getProjectSettings(projectId)) ?? DEFAULT_PROJECT_SETTINGS).robots;
         const violations: (ReturnType<typeof pathRow> & { rule: string })[] = [];
-        const agentRules = robots === null ? null : agentRulesFor(robots);
+        const agentRules = robots === null ? null : savedRules.rulesFor(robots);
         // What the rules say about the one agent asked for: where its group comes from and its lines.
         const agentRule = agent === undefined || agentRules === null ? undefined : (agentRules.ruleFor(agent) ?? null);
         if (agentRules !== null) {
@@ -258,7 +229,7 @@ export function createVisitRoutes(options: VisitRoutesOptions): RouteTable {
             for (const row of rows) {
               const rule = row.agent_id === null ? undefined : agentRules.ruleFor(row.agent_id);
               if (rule === undefined || rule.disallow.length === 0) continue;
-              const decision = matcherFor(rule)(row.path);
+              const decision = savedRules.matcherFor(rule)(row.path);
               if (!decision.allowed) violations.push({ ...pathRow(row), rule: decision.rule!.pattern });
             }
           }

@@ -29,15 +29,16 @@ function monitorWith(options: { spoofedBefore?: number; robots?: Parameters<type
   const seen = new Set<string>();
   const settings = options.robots ?? createMemoryProjectSettingsStore();
   const baselineAsked: [number, number][] = [];
+  const catalog = createEngine().catalog;
   const monitor = createAlertMonitor({
-    catalog: createEngine().catalog,
+    catalog,
     clock: { now: () => now },
     markAgentSeen: (projectId, agentId) => !seen.has(`${projectId}/${agentId}`) && seen.add(`${projectId}/${agentId}`) !== undefined,
     spoofedCount: async (_projectId, from, to) => {
       baselineAsked.push([from, to]);
       return options.spoofedBefore ?? 0;
     },
-    robotsCheck: createRobotsCheck(settings),
+    robotsCheck: createRobotsCheck(settings, { catalog }),
   });
   return { monitor, at: () => now, advance: (ms: number) => (now += ms), baselineAsked };
 }
@@ -105,5 +106,15 @@ describe('robots.violation', () => {
     expect(events[0]!).toMatchObject({ type: 'robots.violation', data: { agent: { id: 'gptbot' }, path: '/private/report?x=1', rule: 'Disallow: /private/' } });
     advance(3_600_001);
     expect((await monitor.inspect(PROJECT, [visit({ request_path: '/private/again' })])).map((e) => e.type)).toEqual(['robots.violation']);
+  });
+
+  it('follows the per-agent rules: an agent allowed by name never fires, one disallowed by name does', async () => {
+    const settings = createMemoryProjectSettingsStore();
+    settings.putProjectSettings(PROJECT.id, { robots: { agent_types: ['AI Data Scraper'], disallow: ['/private/'], allow_agents: ['gptbot'], disallow_agents: ['googlebot'] }, client_ip: {} });
+    const { monitor } = monitorWith({ robots: settings });
+    await monitor.inspect(PROJECT, [visit({ request_path: '/warmup' }), visit({ agent_id: 'googlebot', agent_type: 'Search Engine Crawler', request_path: '/warmup' })]);
+    expect(await monitor.inspect(PROJECT, [visit({ request_path: '/private/a' })])).toEqual([]);
+    const events = await monitor.inspect(PROJECT, [visit({ agent_id: 'googlebot', agent_type: 'Search Engine Crawler', request_path: '/private/a' })]);
+    expect(events.map((e) => e.type)).toEqual(['robots.violation']);
   });
 });

@@ -53,7 +53,7 @@ export function createNodeAlerts(options: NodeAlertsOptions): AlertService {
       markAgentSeen: webhooks.markAgentSeen,
       // Whole minutes: the stores answer them from their pre-aggregated counts.
       spoofedCount: async (projectId, from, to) => (await visits.stats({ projectId, from: minute(from), to: minute(to), interval: 'hour', by: 'result', filter: { result: 'verification_failed' } })).total,
-      robotsCheck: createRobotsCheck(options.settings),
+      robotsCheck: createRobotsCheck(options.settings, { catalog: options.catalog }),
     }),
     onError: options.onError,
   });
