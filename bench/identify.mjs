@@ -20,6 +20,28 @@ const random = prng(42);
 const bots = shuffle([...botPool], random).slice(0, Math.round((browsers.length * 3) / 7));
 const corpus = shuffle([...browsers, ...bots], random);
 
+// The floor of any single-pass matcher: copy the header's bytes out of the string and read each
+// one once through a case-folding table, counting word ends so the loop cannot be optimised away.
+// A matcher cannot be faster than this; how close ours comes is printed beside it.
+const FOLD = new Uint8Array(256);
+for (let c = 0; c < 128; c++) if (/[A-Za-z0-9_.-]/.test(String.fromCharCode(c))) FOLD[c] = c >= 65 && c <= 90 ? c | 0x20 : c;
+const encoder = new TextEncoder();
+let scratch = new Uint8Array(1024);
+function byteScan(ua) {
+  if (ua.length * 3 > scratch.length) scratch = new Uint8Array(ua.length * 3);
+  const buf = scratch;
+  const fold = FOLD;
+  const length = encoder.encodeInto(ua, buf).written;
+  let words = 0;
+  let previous = 0;
+  for (let i = 0; i < length; i++) {
+    const folded = fold[buf[i]];
+    if (folded === 0 && previous !== 0) words++;
+    previous = folded;
+  }
+  return words + (previous !== 0 ? 1 : 0) > 1;
+}
+
 const uncached = createEngine({ cache: false });
 const cached = createEngine();
 const match = uncached.catalog.matchUserAgent;
@@ -48,6 +70,9 @@ export async function run() {
   const isbotRate = () => throughput((ua) => isbot(ua), corpus, opts);
   const matcher = await paired('matcher, uncached (agent record)', () => throughput((ua) => match(ua) !== undefined, corpus, opts), isbotRate);
   const browsersOnly = await paired('matcher, browser UAs only', () => throughput((ua) => match(ua) !== undefined, browsers, opts), () => throughput((ua) => isbot(ua), browsers, opts));
+  const identifySync = await paired('identifySync, uncached (full record)', () => throughput((item) => uncached.identifySync(item).result !== 'unknown_agent', items, opts), isbotRate);
+  const scanFloor = await paired('bare byte-scan loop (the floor)', () => throughput(byteScan, corpus, opts), isbotRate);
+  console.log(`  => identifySync ${identifySync.ratio.toFixed(1)}x isbot beside the byte-scan floor's ${scanFloor.ratio.toFixed(1)}x: identification at ${((100 * identifySync.ratio) / scanFloor.ratio).toFixed(0)}% of the floor's speed`);
   const engineUncached = await paired('engine.identify, uncached (full result)', () => throughputAsync(async (item) => (await uncached.identify(item)).result !== 'unknown_agent', items, opts), isbotRate);
   const batches = [];
   for (let i = 0; i < items.length; i += 100) batches.push(items.slice(i, i + 100));
@@ -56,7 +81,7 @@ export async function run() {
   const engineCached = await paired('engine.identify, cached', () => throughputAsync(async (item) => (await cached.identify(item)).result !== 'unknown_agent', items, opts), isbotRate);
   const found = corpus.filter((ua) => match(ua) !== undefined).length;
   console.log(`  identified ${found}/${corpus.length}; isbot flagged ${corpus.filter((ua) => isbot(ua)).length}/${corpus.length}`);
-  return { matcher, browsersOnly, engineUncached, batchUncached, engineCached };
+  return { matcher, browsersOnly, identifySync, scanFloor, engineUncached, batchUncached, engineCached };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await run();

@@ -1,9 +1,10 @@
 // createEngine: validates options once, compiles the catalog and wires identification,
 // the verifier chain and (as they land) the other jobs.
 import { createCatalog, type Catalog } from './catalog/catalog.js';
+import type { Agent } from './catalog/types.js';
 import { defaultCatalogDocument } from './catalog/default-catalog.js';
 import { createCandidateFinder, type CandidateCacheOptions } from './identify/candidate.js';
-import { normalizeHeaders, type HeadersInput } from './identify/headers.js';
+import { headerMapOf, type HeadersInput } from './identify/headers.js';
 import { identifiedAgent, unknownAgent, type Identification } from './identify/identification.js';
 import { createRobotsRenderer, type RenderedRobotsTxt, type RobotsRenderer } from './robots/render.js';
 import type { RobotsTxtOptions } from './robots/options.js';
@@ -70,6 +71,15 @@ export interface Engine {
   readonly catalog: Catalog;
   /** Identifies one request. Never throws on bad input: it becomes `unknown_agent`. */
   identify(item: IdentificationItem): Promise<Identification>;
+  /**
+   * Identifies one request synchronously, for engines whose verifiers answer synchronously: none,
+   * or IP ranges only. The result is the one `identify` gives. Bad input becomes `unknown_agent`.
+   * @throws {TypeError} when a verifier answers with a promise (reverse DNS, a Web Bot Auth key
+   * directory not yet cached): use `identify` with such verifiers.
+   * @example
+   * createEngine().identifySync({ request_headers: { 'user-agent': 'GPTBot/1.2' } }); // { result: 'not_verifiable', agent_id: 'gptbot', ... }
+   */
+  identifySync(item: IdentificationItem): Identification;
   /**
    * Identifies one request from headers already normalised as `normalizeHeaders` returns them
    * (lower-case names, repeated values joined), so a caller that reads the headers too (the
@@ -164,12 +174,15 @@ export function createEngine(options: EngineOptions = {}): Engine {
     readonly identification: Identification;
     readonly outcome?: ChainOutcome;
   }
+  const finishedRun = (agent: Agent, outcome: ChainOutcome, id: string | undefined): Run => ({ outcome, identification: identifiedAgent(agent, outcome.result, id) });
   // Synchronous unless a verifier applies: identification with no applicable verifier is the
   // hot path and should cost no promise round-trips.
+  // Headers are read in place when they already are lower-case strings (headerMapOf): a Map of
+  // every header would cost more than matching the User-Agent.
   const run = (item: VerificationItem): Run | Promise<Run> => {
     const sent = item?.client_ip;
     return runNormalized(
-      normalizeHeaders(item?.request_headers as HeadersInput),
+      headerMapOf(item?.request_headers as HeadersInput),
       typeof item?.id === 'string' ? item.id : undefined,
       typeof item?.request_method === 'string' ? item.request_method : undefined,
       typeof item?.request_path === 'string' ? item.request_path : undefined,
@@ -187,10 +200,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
   ): Run | Promise<Run> => {
     const agent = findCandidate(headers);
     if (agent === undefined) return { identification: unknownAgent(id) };
-    const request = new ChainRequest(headers, method, path, rule, receivedAt);
-    const chain = startVerifierChain(verifiers, agent, request, context);
-    const finish = (outcome: ChainOutcome): Run => ({ outcome, identification: identifiedAgent(agent, outcome.result, id) });
-    return chain instanceof Promise ? chain.then(finish) : finish(chain);
+    const chain = startVerifierChain(verifiers, agent, new ChainRequest(headers, method, path, rule, receivedAt), context);
+    // No closure for the synchronous answer: it is made per request on the hot path.
+    if (chain instanceof Promise) return chain.then((outcome) => finishedRun(agent, outcome, id));
+    return finishedRun(agent, chain, id);
   };
   const identification = (item: IdentificationItem): Promise<Identification> => {
     const ran = run(item);
@@ -208,6 +221,11 @@ export function createEngine(options: EngineOptions = {}): Engine {
   return {
     catalog,
     identify: identification,
+    identifySync(item) {
+      const ran = run(item);
+      if (ran instanceof Promise) throw new TypeError('identifySync: a verifier answered with a promise (reverse DNS, an uncached key directory); use identify with such verifiers');
+      return ran.identification;
+    },
     identifyNormalized(headers, id) {
       const ran = runNormalized(headers, typeof id === 'string' ? id : undefined, undefined, undefined);
       return ran instanceof Promise ? ran.then((r) => r.identification) : ran.identification;
