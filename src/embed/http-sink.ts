@@ -1,6 +1,7 @@
 // The HTTP visit sink: batches visits to any Known Agents-compatible `POST /visits` (an agentwarden
 // server or the hosted service), with a bounded queue, retries and an Idempotency-Key per batch.
 import { isSecretHeader } from '../visits/visit.js';
+import { jsonString } from '../json-string.js';
 import type { HeadersInput } from '../identify/headers.js';
 import { createDeliveryQueue, platformTimers, type Batch, type DeliveryResult, type DeliveryStats, type OverflowPolicy, type Timers } from './delivery-queue.js';
 import { checkOptions, integerOption } from './options.js';
@@ -72,14 +73,6 @@ function utf8Length(text: string): number {
     } else bytes += 3;
   }
   return bytes;
-}
-
-// A string JSON.stringify would write as it is, between quotes: no quote, backslash, control
-// character or surrogate (a lone one is escaped). Nearly every header name and value is one.
-const JSON_PLAIN = /^[^"\\\x00-\x1f\ud800-\udfff]*$/;
-
-function jsonString(text: string): string {
-  return JSON_PLAIN.test(text) ? `"${text}"` : JSON.stringify(text);
 }
 
 function jsonNumber(value: number): string {

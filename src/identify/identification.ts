@@ -1,6 +1,7 @@
 // The identification result shape, exactly as the REST contract returns it (DESIGN.md §3).
 import type { Agent } from '../catalog/types.js';
 import type { VerifiedResult } from '../verify/chain.js';
+import { jsonString } from '../json-string.js';
 
 /** The four results of the identification contract. */
 export type IdentificationResult = VerifiedResult | 'unknown_agent';
@@ -40,14 +41,6 @@ export function identifiedAgent(agent: Agent, result: VerifiedResult, id: string
 /** Builds the result for a request no catalog agent claims. */
 export function unknownAgent(id: string | undefined): UnknownAgent {
   return id === undefined ? { result: 'unknown_agent' } : { id, result: 'unknown_agent' };
-}
-
-// Characters JSON.stringify escapes in a string (RFC 8259 §7), JS line separators and surrogates.
-const NEEDS_ESCAPE = /["\\\u0000-\u001f\u2028\u2029\ud800-\udfff]/;
-
-/** A JSON string literal; skips JSON.stringify for the common plain case. */
-function jsonString(value: string): string {
-  return NEEDS_ESCAPE.test(value) ? JSON.stringify(value) : `"${value}"`;
 }
 
 /**

@@ -73,15 +73,6 @@ function positiveInteger(name: string, value: number | undefined, fallback: numb
   return value;
 }
 
-// Characters JSON.stringify escapes in a string (RFC 8259 §7), the JS line separators and
-// surrogates (a lone one is escaped by well-formed JSON.stringify).
-const NEEDS_ESCAPE = /["\\\u0000-\u001f\u2028\u2029\ud800-\udfff]/;
-
-/** A JSON string literal; skips JSON.stringify for the common plain case. */
-function jsonString(value: string): string {
-  return NEEDS_ESCAPE.test(value) ? JSON.stringify(value) : `"${value}"`;
-}
-
 let lastMs = 0;
 let lastIso = '';
 /** The current time in ISO 8601, formatted at most once per millisecond. */
@@ -227,8 +218,8 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
   // (clients may put anything in it) and so are all headers (tokens live there).
   const logAccess = (method: string, target: string, status: number, started: number, bytesIn: number, projectId: string | undefined) =>
     accessLog?.(
-      `{"time":"${isoNow()}","level":"info","msg":"request","method":${jsonString(method)},"path":${jsonString(logPath(target))},` +
-        `"status":${status},"duration_ms":${Math.round((performance.now() - started) * 100) / 100},"bytes_in":${bytesIn},"project":${projectId === undefined ? 'null' : jsonString(projectId)}}`,
+      `{"time":"${isoNow()}","level":"info","msg":"request","method":${JSON.stringify(method)},"path":${JSON.stringify(logPath(target))},` +
+        `"status":${status},"duration_ms":${Math.round((performance.now() - started) * 100) / 100},"bytes_in":${bytesIn},"project":${projectId === undefined ? 'null' : JSON.stringify(projectId)}}`,
     );
 
   /** One request from its head to its response's end. */
