@@ -1,4 +1,4 @@
-// The plain request and response the API handler speaks, so any transport (node:http, Workers,
+// The plain request and response the API handler speaks, so any transport (the Node adapter, Workers,
 // Deno, Bun, a test) can drive it without the core knowing which one it is.
 
 /** Request header values as transports deliver them: a string, repeated values, or absent. */

@@ -7,7 +7,7 @@ import { isNonPublicAddress } from './ip-ranges/public-address.js';
 import type { ReverseDnsReason, VerificationCheck, VerificationContext, Verifier } from './types.js';
 
 /**
- * The DNS lookups the verifier needs, injected (node: `createNodeResolver` from "agentwarden/node").
+ * The DNS lookups the verifier needs, injected (on Node, `createNodeResolver` from "agentwarden/node").
  * "No such name" and "no records" resolve to `[]`; every other failure (SERVFAIL, REFUSED,
  * timeout) rejects, with `code: 'ETIMEOUT'` on the error for a timeout.
  */

@@ -1,5 +1,5 @@
 // JSON Web Keys: RFC 7638 thumbprints (RFC 8037 App. A.3 for Ed25519) and Ed25519 public keys
-// read from JWKs, with WebCrypto SHA-256 (no node:crypto in the core).
+// read from JWKs, with WebCrypto SHA-256 (the same on every runtime).
 import { base64UrlDecode, base64UrlEncode } from './base64.js';
 
 /** An Ed25519 public key from a directory or the configuration, with its RFC 7638 thumbprint. */
