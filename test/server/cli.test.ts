@@ -166,6 +166,9 @@ describe('agentwarden project', () => {
     expect(after.headers.get('www-authenticate')).toMatch(/^Bearer/);
     expect((await runCli(['project', 'revoke-token', '--token-id', rotated.token_id, '--data-dir', dir])).code).toBe(1);
     expect((await runCli(['project', 'create', '--data-dir', dir])).code).toBe(2);
+    const controlName = await runCli(['project', 'create', '--name', 'blog\nforged line', '--data-dir', dir]);
+    expect(controlName.code).toBe(2);
+    expect(controlName.stderr).toMatch(/control characters/);
   });
 });
 

@@ -21,6 +21,7 @@ import {
   VisitStoreUnavailableError,
 } from '../../index.js';
 import { ADMIN_SESSION_COOKIE, type AdminStore } from './admin-store.js';
+import { hasControlCharacter } from './control-characters.js';
 
 /** A project as the admin routes list it: its tokens by id and prefix, never the tokens themselves. */
 export interface AdminProjectInfo extends Project {
@@ -199,13 +200,14 @@ function objectBody(request: ApiRequest): { ok: true; value: Record<string, unkn
   return { ok: true, value: value as Record<string, unknown> };
 }
 
-/** A required non-empty string field of at most `max` characters. */
+/** A required non-empty string field of at most `max` characters, without control characters. */
 function stringField(body: Record<string, unknown>, name: string, max: number): { ok: true; value: string } | { ok: false; response: ApiResponse } {
   const value = body[name];
   let error: FieldError | undefined;
   if (value === undefined) error = { pointer: `/${name}`, code: 'required', message: `${name} is required` };
   else if (typeof value !== 'string' || value.trim() === '') error = { pointer: `/${name}`, code: 'type', message: `${name} must be a non-empty string` };
   else if (value.length > max) error = { pointer: `/${name}`, code: 'max-length', message: `${name} must have at most ${max} characters` };
+  else if (hasControlCharacter(value)) error = { pointer: `/${name}`, code: 'control-character', message: `${name} must not contain control characters or line breaks` };
   if (error !== undefined) return { ok: false, response: problem('validation-failed', `The field "${name}" is invalid; see errors.`, { errors: [error] }) };
   return { ok: true, value: value as string };
 }

@@ -62,7 +62,7 @@ const visit = (ua: string, path: string, minutesAgo: number) => ({
 });
 
 describe('projects in the admin API', () => {
-  it('rename a project: listed and found under the new name, 404 for an unknown one, 400 for an empty name', async () => {
+  it('rename a project: listed and found under the new name, 404 for an unknown one, 400 for an empty name or one with control characters', async () => {
     const headers = await session();
     const project = store.createProject('old.example');
     const renamed = await call('PATCH', `/admin/projects/${project.id}`, { body: { name: ' new.example ' }, headers });
@@ -73,6 +73,15 @@ describe('projects in the admin API', () => {
     const empty = await call('PATCH', `/admin/projects/${project.id}`, { body: { name: '' }, headers });
     expect(empty.status).toBe(400);
     expect(empty.json.errors[0].pointer).toBe('/name');
+    // A name shows in lists, CSV files and webhook payloads: control characters and line breaks are refused.
+    for (const name of ['a\u0000b', 'line\nbreak', 'tab\tname', 'esc\u001b[31m', 'sep\u2028x', 'c1\u0085']) {
+      const refused = await call('PATCH', `/admin/projects/${project.id}`, { body: { name }, headers });
+      expect(refused.status, JSON.stringify(name)).toBe(400);
+      expect(refused.json.errors[0]).toMatchObject({ pointer: '/name', code: 'control-character' });
+    }
+    const created = await call('POST', '/admin/projects', { body: { name: 'new\r\nproject' }, headers });
+    expect(created.status).toBe(400);
+    expect(store.listProjects().find((p) => p.id === project.id)!.name).toBe('new.example');
     // State-changing: without the CSRF token it is refused.
     expect((await call('PATCH', `/admin/projects/${project.id}`, { body: { name: 'y' }, headers: { cookie: headers.cookie } })).status).toBe(403);
   });

@@ -6,6 +6,7 @@ import { openSqliteStore } from '../sqlite-store.js';
 import type { Command } from './command.js';
 import { readStoreChoice, STORE_FLAGS } from './store-flags.js';
 import { parseFlags, type FlagSpec } from './flags.js';
+import { hasControlCharacter } from '../control-characters.js';
 
 const FLAGS: Record<string, FlagSpec> = {
   name: { kind: 'string' },
@@ -57,6 +58,7 @@ export const projectCommand: Command = {
     switch (sub) {
       case 'create': {
         if (v['name'] === undefined || v['name'].trim() === '') return fail('create needs --name NAME');
+        if (hasControlCharacter(v['name'])) return fail('--name must not contain control characters or line breaks');
         const store = await open();
         try {
           print(await store.createProject(v['name']));
