@@ -30,6 +30,8 @@ if (!isCurrent()) {
     console.error('dist/ is missing or out of date and tsup is not installed: run `npm ci` first.');
     process.exit(1);
   }
+  // A first build takes a while on a small machine: say what is happening rather than stay silent.
+  console.log('agentwarden: building dist/ (only when the sources changed) ...');
   const result = spawnSync(tsup, ['--silent'], { cwd: ROOT, stdio: 'inherit' });
   process.exit(result.status ?? 1);
 }
