@@ -1,5 +1,6 @@
 // Compiles every agent's User-Agent tokens into one matcher that makes a single pass over the
-// header's bytes, looking product tokens up word by word (data/README.md "Matching rules").
+// header's bytes, walking each word through a trie of the tokens' leading words as it goes
+// (data/README.md "Matching rules").
 import type { Agent, AgentLayer } from './types.js';
 
 /** A function from a User-Agent header value to the agent it names, if any. */
@@ -9,7 +10,7 @@ export type UserAgentMatcher = (userAgent: string) => Agent | undefined;
 // everything else (space, "/", ";", "(", "+", ",", ":", and every byte of a non-ASCII character).
 // So "GPTBot/1.0" and "(compatible; GPTBot" both yield the word "gptbot". Folded letters are
 // 97..122 and every other word byte ("-" 45, "." 46, digits 48..57, "_" 95) is below 97, which
-// is what lets the scan test for a family boundary with one comparison.
+// is what lets the scan tell a letter from a possible family boundary with one comparison.
 const FOLD = new Uint8Array(256);
 for (let c = 0; c < 128; c++) {
   if (/[A-Za-z0-9_.-]/.test(String.fromCharCode(c))) FOLD[c] = c >= 65 && c <= 90 ? c | 0x20 : c;
@@ -25,29 +26,20 @@ const isAlphanumeric = (folded: number): boolean => isLetter(folded) || isDigit(
 // URL beats a product token it borrows ("Googlebot/2.1 ... +https://deepcrawl.com/bot" is
 // DeepCrawl); any bot beats the library it is built with, which beats the platform it runs on.
 const RANK_URL = 4;
-// Scan states for URLs in the header.
-const OUTSIDE = 0;
-const HOST = 1;
-const PATH = 2;
 const RANK_BOT = 3;
 const LAYER_RANK: Readonly<Record<AgentLayer, number>> = { library: 2, platform: 1 };
 
-/**
- * A word's lookup key: its length and first three and last folded bytes (the third is 0 in a
- * shorter word). Cheap to form at the word's end (four loads), so the scan does no per-byte
- * hashing; keys may collide (they cost a byte compare), but a common browser word rarely shares
- * one with a token ("mobile" and "mollie" differ in the third byte). Never 0: a word has a length.
- */
-function wordKey(length: number, first: number, second: number, third: number, last: number): number {
-  return (((length & 0x7ff) << 21) | (first << 14) | (second << 7) | last) ^ (third << 3);
-}
-
-/** The key of the word [start, end) of buf. */
-function keyOfWord(buf: Uint8Array, start: number, end: number): number {
-  const fold = FOLD;
-  const length = end - start;
-  return wordKey(length, fold[buf[start]!]!, fold[buf[start + 1]!]!, length > 2 ? fold[buf[start + 2]!]! : 0, fold[buf[end - 1]!]!);
-}
+// The scan's input classes: 0 for a separator, then one class per folded word byte.
+const CLASS = new Uint8Array(256);
+const CLASS_OF_FOLDED = new Uint8Array(128);
+let classCount = 1;
+for (let folded = 0; folded < 128; folded++) if (FOLD[folded] === folded && folded !== 0) CLASS_OF_FOLDED[folded] = classCount++;
+for (let byte = 0; byte < 256; byte++) CLASS[byte] = CLASS_OF_FOLDED[FOLD[byte]!]!;
+const CLASSES = classCount;
+const W = CLASS_OF_FOLDED[119]!;
+const DOT_CLASS = CLASS_OF_FOLDED[DOT]!;
+// Letters have the highest classes, as they have the highest folded bytes.
+const FIRST_LETTER_CLASS = CLASS_OF_FOLDED[97]!;
 
 /** One compiled token: the leading word is looked up, the rest compared in place. */
 interface Entry {
@@ -122,56 +114,46 @@ export function compileUserAgentMatcher(agents: readonly Agent[]): UserAgentMatc
     }
   }
 
-  // Open-addressed table of word keys in typed arrays: `keyAt` holds a key per slot (0 = empty;
-  // a key is never 0, its length is), `headAt` the first entry with that key (index + 1), and
-  // `chain` links the entries sharing a key. A browser's word costs one Int32Array load that
-  // finds an empty slot or another key, and no call; only a word whose key a token has is probed.
-  let bits = 8;
-  while (1 << bits < entries.length * 8) bits++;
-  const shift = 32 - bits;
-  const mask = (1 << bits) - 1;
-  const keyAt = new Int32Array(1 << bits);
-  const headAt = new Int32Array(1 << bits);
-  const chain = new Int32Array(entries.length + 1);
-  // Entries are chained in reverse, so walk them back in catalog order.
-  for (let index = entries.length - 1; index >= 0; index--) {
-    const { word } = entries[index]!;
-    const key = wordKey(word.length, word[0]!, word[1] ?? 0, word[2] ?? 0, word[word.length - 1]!);
-    let slot = Math.imul(key, 0x9e3779b1) >>> shift;
-    while (keyAt[slot] !== 0 && keyAt[slot] !== key) slot = (slot + 1) & mask;
-    keyAt[slot] = key;
-    chain[index + 1] = headAt[slot]!;
-    headAt[slot] = index + 1;
-  }
-
+  const { table, firstTerminal, depthOf, entriesFrom, byWord } = compileAutomaton(entries);
   const mayMatchPattern = compilePatternPrefilter(patterns.map(({ regex }) => regex.source));
 
-  // The best match so far, shared by the helpers below (matching is synchronous).
+  // The best match so far, shared with matchAt (matching is synchronous).
   let best: Entry | undefined;
   let bestRank = 0;
   let bestStart = -1;
 
   /**
-   * Checks the entries from `head` (those whose key is the key of the word [start, end) of buf),
-   * `end` being the word's end or a family boundary inside it (then `wordEnd` is where the whole
-   * word ends); records a better match. `inUrl` says the word is a URL's host; `origin` is where
-   * the header's first word starts.
+   * Checks the tokens whose leading word is the word of terminal state `state` (a row offset),
+   * that word ending at `end` of buf: the header's end or a separator (a whole word), or a
+   * family boundary; records a better match.
    */
-  const probe = (head: number, buf: Uint8Array, length: number, start: number, end: number, wordEnd: number, inUrl: boolean, origin: number): void => {
-    const fold = FOLD;
-    for (let index = head; index !== 0; index = chain[index]!) {
-      const entry = entries[index - 1]!;
-      const { word, rest } = entry;
-      let i = 0;
-      while (i < word.length && fold[buf[start + i]!] === word[i]) i++;
-      if (i !== word.length) continue;
-      if (entry.atStart && start !== origin) continue;
+  const matchAt = (state: number, buf: Uint8Array, length: number, end: number): void => {
+    const index = (state / CLASSES) | 0;
+    const start = end - depthOf[index]!;
+    const folded = FOLD[buf[end]!]!;
+    let wordEnd = end;
+    if (folded !== 0) {
+      // A family boundary: inside a word that starts with a letter, past its first two bytes;
+      // "-", "." or "_" after a letter or digit, or a digit after a letter.
+      if (end - start < 2 || !isLetter(FOLD[buf[start]!]!)) return;
+      const before = FOLD[buf[end - 1]!]!;
+      if (isDigit(folded) ? !isLetter(before) : !isAlphanumeric(before)) return;
+      // "www." starting a word before a word byte is skipped, never read as the word "www".
+      if (end - start === 3 && folded === DOT && FOLD[buf[end + 1]!] !== 0 && startsWithWww(buf, start) && (start === 0 || FOLD[buf[start - 1]!] === 0)) return;
+      wordEnd = end + 1;
+      while (FOLD[buf[wordEnd]!] !== 0) wordEnd++;
+    }
+    let inUrl: boolean | undefined;
+    for (let k = entriesFrom[index]!; k < entriesFrom[index + 1]!; k++) {
+      const entry = byWord[k]!;
+      const { rest } = entry;
+      if (entry.atStart && start !== (startsWithWww(buf, 0) && FOLD[buf[4]!] !== 0 ? 4 : 0)) continue;
       let stop = end;
       if (end < wordEnd) {
         // A family member: no rest may follow, and a digit boundary only before a version
         // (as any boundary of an exact token: `Applebot_2` but not `Applebot-like`).
         if (rest.length > 0) continue;
-        const digit = isDigit(fold[buf[end]!]!);
+        const digit = isDigit(folded);
         if ((digit || entry.exact) && !onlyVersion(buf, digit ? end : end + 1, wordEnd)) continue;
         stop = wordEnd;
       } else if (rest.length > 0) {
@@ -187,7 +169,8 @@ export function compileUserAgentMatcher(agents: readonly Agent[]): UserAgentMatc
       if (entry.atEnd && stop !== length) continue;
       // A URL outranks only a token borrowed from another operator: an operator's product
       // token and its own site in one header are read left to right as usual.
-      let rank = inUrl && entry.rank === RANK_BOT ? RANK_URL : entry.rank;
+      let rank = entry.rank;
+      if (rank === RANK_BOT && (inUrl ??= isUrlHost(buf, start))) rank = RANK_URL;
       if (rank === RANK_URL && best !== undefined && best.agent.operator === entry.agent.operator) rank = RANK_BOT;
       // Within one word a later match is a longer one; across words only a higher rank wins.
       if (start === bestStart || rank > bestRank) {
@@ -199,94 +182,32 @@ export function compileUserAgentMatcher(agents: readonly Agent[]): UserAgentMatc
   };
 
   return (ua: string): Agent | undefined => {
-    // UTF-8 needs at most 3 bytes per UTF-16 code unit, plus two sentinels.
-    if (ua.length * 3 + 2 > scratch.length) scratch = new Uint8Array(ua.length * 3 + 2);
+    // UTF-8 needs at most 3 bytes per UTF-16 code unit, plus a sentinel.
+    if (ua.length * 3 + 1 > scratch.length) scratch = new Uint8Array(ua.length * 3 + 1);
     const buf = scratch;
     const length = encoder.encodeInto(ua, buf).written;
-    // Sentinels: a separator ends the last word, then a word byte stops the separator loop.
+    // Sentinel: a separator ends the last word.
     buf[length] = 0;
-    buf[length + 1] = 97;
     best = undefined;
     bestRank = 0;
     bestStart = -1;
-    // Hot loop: tables in locals. Module-level and closure bindings compile to context loads
-    // that V8 repeats on every byte.
-    const fold = FOLD;
-    const keys = keyAt;
-    const keyShift = shift;
-    const slotMask = mask;
-    // Where the scan is in a URL: outside, at its host (just after "://"), or in its path.
-    let url = OUTSIDE;
-    // `^token` must start the header, or follow a leading "www." the scan skips.
-    let origin = 0;
-    let i = 0;
-    for (;;) {
-      // Separators. "://" opens a URL; "/" goes on with it, any other run closes it.
-      const separatorStart = i;
-      while (fold[buf[i]!] === 0) i++;
-      if (i > length) break;
-      const run = i - separatorStart;
-      if (url !== OUTSIDE || run === 3) {
-        if (run === 3 && buf[separatorStart] === 58 && buf[separatorStart + 1] === 47 && buf[separatorStart + 2] === 47) url = HOST;
-        else if (run > 1 || buf[separatorStart] !== 47) url = OUTSIDE;
+    // Hot loop: one table load per byte, tables in locals (module-level and closure bindings
+    // compile to context loads that V8 repeats on every byte). Only in a terminal state, before
+    // a byte that is no letter (a separator or a possible family boundary), is a word looked at.
+    const classOf = CLASS;
+    const next = table;
+    const terminal = firstTerminal;
+    let state = 0;
+    for (let i = 0; i <= length; i++) {
+      const byteClass = classOf[buf[i]!]!;
+      if (state >= terminal && byteClass < FIRST_LETTER_CLASS) {
+        matchAt(state, buf, length, i);
+        // A URL's host outranks everything after its word.
+        if (bestRank === RANK_URL && byteClass === 0) break;
       }
-      // "www." is no part of a host's name ("https://www.deepcrawl.com/bot", "www.uptimedoctor.com").
-      if (fold[buf[i]!] === 119 && fold[buf[i + 1]!] === 119 && fold[buf[i + 2]!] === 119 && buf[i + 3] === DOT && fold[buf[i + 4]!] !== 0) {
-        if (i === 0) origin = 4;
-        i += 4;
-      }
-      const start = i;
-      // Only a URL's host speaks for the sender; a word of its path is read as any other word
-      // ("WPScan (https://wpscan.com/wordpress-security-scanner)" is WPScan, leftmost).
-      const inUrl = url === HOST;
-      if (inUrl) url = PATH;
-      if (isLetter(fold[buf[i]!]!)) {
-        // A word that starts with a letter: probe at each family boundary too, a digit, "-",
-        // "." or "_" after a letter, or "-", "." or "_" after a digit.
-        i++;
-        for (;;) {
-          while (fold[buf[i]!]! >= 97) i++;
-          let folded = fold[buf[i]!]!;
-          if (folded === 0) break;
-          for (;;) {
-            if (i - start >= 2) {
-              const key = keyOfWord(buf, start, i);
-              let slot = Math.imul(key, 0x9e3779b1) >>> keyShift;
-              let found = keys[slot]!;
-              while (found !== key && found !== 0) found = keys[(slot = (slot + 1) & slotMask)]!;
-              if (found !== 0) probe(headAt[slot]!, buf, length, start, i, wordEnd(buf, i), inUrl, origin);
-            }
-            // Past the boundary: digits (a boundary again at a "-", "." or "_" after them), then
-            // separators, until a letter or the word's end.
-            if (isDigit(folded)) {
-              do folded = fold[buf[++i]!]!;
-              while (isDigit(folded));
-              if (folded === 0 || isLetter(folded)) break;
-              continue;
-            }
-            do folded = fold[buf[++i]!]!;
-            while (folded !== 0 && !isLetter(folded) && !isDigit(folded));
-            if (folded === 0 || isLetter(folded)) break;
-            // A digit after a separator is no boundary: skip it and its run.
-            do folded = fold[buf[++i]!]!;
-            while (isDigit(folded));
-            if (folded === 0 || isLetter(folded)) break;
-          }
-          if (folded === 0) break;
-        }
-      } else {
-        while (fold[buf[i]!] !== 0) i++;
-      }
-      const key = keyOfWord(buf, start, i);
-      let slot = Math.imul(key, 0x9e3779b1) >>> keyShift;
-      let found = keys[slot]!;
-      while (found !== key && found !== 0) found = keys[(slot = (slot + 1) & slotMask)]!;
-      if (found !== 0) {
-        probe(headAt[slot]!, buf, length, start, i, i, inUrl, origin);
-        if (bestRank === RANK_URL) break;
-      }
+      state = next[state + byteClass]!;
     }
-    // (`best` is set by probe; TypeScript cannot see that through the closure.)
+    // (`best` is set by matchAt; TypeScript cannot see that through the closure.)
     const found = best as Entry | undefined;
     if (found !== undefined) return found.agent;
     if (!mayMatchPattern(ua)) return undefined;
@@ -297,16 +218,123 @@ export function compileUserAgentMatcher(agents: readonly Agent[]): UserAgentMatc
   };
 }
 
+/** The scan's automaton: a transition table over byte classes and what its terminal states mean. */
+interface Automaton {
+  /** Row offsets (state × CLASSES): `table[state + class]` is the next state. */
+  readonly table: Int32Array;
+  /** The row offset of the first terminal state; every later state is terminal. */
+  readonly firstTerminal: number;
+  /** Per state index: the length of its word (bytes since the word's start, after a skipped "www."). */
+  readonly depthOf: Int32Array;
+  /** Per state index: where its tokens start in `byWord` (they end where the next state's start). */
+  readonly entriesFrom: Int32Array;
+  /** The entries grouped by leading word, each group in catalog order. */
+  readonly byWord: readonly Entry[];
+}
+
+/**
+ * Builds the automaton the scan runs: its states are "between words" (0), "in a word no token
+ * starts" (1), a node of the trie of the tokens' leading words, and the four steps of a word
+ * starting "www." (skipped when a word byte follows, so the word restarts there). States whose
+ * word is some token's leading word are numbered last.
+ */
+function compileAutomaton(entries: readonly Entry[]): Automaton {
+  // The trie: node 0 is the root; children by class.
+  const children: Map<number, number>[] = [new Map()];
+  const depth = [0];
+  const tokensAt: number[][] = [[]];
+  entries.forEach((entry, index) => {
+    let node = 0;
+    for (const byte of entry.word) {
+      const byteClass = CLASS[byte]!;
+      let child = children[node]!.get(byteClass);
+      if (child === undefined) {
+        child = children.length;
+        children.push(new Map());
+        depth.push(depth[node]! + 1);
+        tokensAt.push([]);
+        children[node]!.set(byteClass, child);
+      }
+      node = child;
+    }
+    tokensAt[node]!.push(index);
+  });
+  const pathOf = (bytes: readonly number[]): number => {
+    let node = 0;
+    for (const byte of bytes) node = node < 0 ? -1 : (children[node]!.get(CLASS[byte]!) ?? -1);
+    return node;
+  };
+  // The "www." steps: the trie node each prefix reaches (-1 for none).
+  const www = [1, 2, 3, 4].map((steps) => pathOf([119, 119, 119, DOT].slice(0, steps)));
+
+  // Abstract states: ['between'], ['dead'], ['node', n], ['www', step 1..4].
+  type State = { kind: 'between' } | { kind: 'dead' } | { kind: 'node'; node: number } | { kind: 'www'; step: number };
+  const nodeOf = (state: State): number => (state.kind === 'node' ? state.node : state.kind === 'www' ? www[state.step - 1]! : -1);
+  const isTerminal = (state: State): boolean => nodeOf(state) >= 0 && tokensAt[nodeOf(state)]!.length > 0;
+  const abstract: State[] = [{ kind: 'between' }, { kind: 'dead' }];
+  for (let node = 1; node < children.length; node++) abstract.push({ kind: 'node', node });
+  for (let step = 1; step <= 4; step++) abstract.push({ kind: 'www', step });
+  const ordered = [...abstract.filter((state) => !isTerminal(state)), ...abstract.filter(isTerminal)];
+  const indexOfNode = new Int32Array(children.length).fill(1);
+  const indexOfWww = [0, 0, 0, 0, 0];
+  ordered.forEach((state, index) => {
+    if (state.kind === 'node') indexOfNode[state.node] = index;
+    if (state.kind === 'www') indexOfWww[state.step] = index;
+  });
+  // A child's state index, or "dead" (1) when the trie has no such word.
+  const childIndex = (node: number, byteClass: number): number => {
+    const child = node < 0 ? undefined : children[node]!.get(byteClass);
+    return child === undefined ? 1 : indexOfNode[child]!;
+  };
+
+  const table = new Int32Array(ordered.length * CLASSES);
+  const depthOf = new Int32Array(ordered.length);
+  const entriesFrom = new Int32Array(ordered.length + 1);
+  const byWord: Entry[] = [];
+  ordered.forEach((state, index) => {
+    const row = index * CLASSES;
+    // Class 0 (a separator) leads back between words: table[row] is already 0.
+    for (let byteClass = 1; byteClass < CLASSES; byteClass++) {
+      let target: number;
+      if (state.kind === 'between') target = byteClass === W ? indexOfWww[1]! : childIndex(0, byteClass);
+      else if (state.kind === 'dead') target = 1;
+      else if (state.kind === 'node') target = childIndex(state.node, byteClass);
+      else if (state.step < 3 && byteClass === W) target = indexOfWww[state.step + 1]!;
+      else if (state.step === 3 && byteClass === DOT_CLASS) target = indexOfWww[4]!;
+      // A word byte after "www.": the word starts here.
+      else if (state.step === 4) target = childIndex(0, byteClass);
+      else target = childIndex(www[state.step - 1]!, byteClass);
+      table[row + byteClass] = target * CLASSES;
+    }
+    const node = nodeOf(state);
+    depthOf[index] = state.kind === 'www' ? state.step : node >= 0 ? depth[node]! : 0;
+    entriesFrom[index] = byWord.length;
+    if (isTerminal(state)) for (const entry of tokensAt[node]!) byWord.push(entries[entry]!);
+  });
+  entriesFrom[ordered.length] = byWord.length;
+  const firstTerminal = ordered.findIndex(isTerminal);
+  return { table, firstTerminal: (firstTerminal < 0 ? ordered.length : firstTerminal) * CLASSES, depthOf, entriesFrom, byWord };
+}
+
+/** Whether buf holds "www." (any case) from `start`. */
+function startsWithWww(buf: Uint8Array, start: number): boolean {
+  return FOLD[buf[start]!] === 119 && FOLD[buf[start + 1]!] === 119 && FOLD[buf[start + 2]!] === 119 && buf[start + 3] === DOT;
+}
+
+/**
+ * Whether the word starting at `start` (after any skipped "www.") is a URL's host: it follows a
+ * separator run that is exactly "://". Only a URL's host speaks for the sender; a word of its
+ * path is read as any other word ("WPScan (https://wpscan.com/wordpress-security-scanner)").
+ */
+function isUrlHost(buf: Uint8Array, start: number): boolean {
+  let from = start;
+  if (from >= 4 && startsWithWww(buf, from - 4) && (from === 4 || FOLD[buf[from - 5]!] === 0)) from -= 4;
+  return from >= 3 && buf[from - 3] === 58 && buf[from - 2] === 47 && buf[from - 1] === 47 && (from === 3 || FOLD[buf[from - 4]!] !== 0);
+}
+
 /** ASCII lower-casing of one byte. */
 function lower(byte: number): number {
   return byte >= 65 && byte <= 90 ? byte | 0x20 : byte;
-}
-
-/** Where the word containing position `from` ends. */
-function wordEnd(buf: Uint8Array, from: number): number {
-  let i = from;
-  while (FOLD[buf[i]!] !== 0) i++;
-  return i;
 }
 
 /** Whether [from, to) is a version: digits, dots, underscores and hyphens only ("0.5.0", "2024"). */

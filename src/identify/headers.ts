@@ -4,6 +4,27 @@
 /** Headers as accepted from callers: names in any case, values string or string[]. */
 export type HeadersInput = Readonly<Record<string, string | readonly string[] | undefined>>;
 
+// The Fetch `Headers` class, looked up once: in Node the global is an accessor that costs more
+// than reading a header record's few names.
+let headersClass: typeof Headers | null | undefined;
+function isFetchHeaders(input: object): input is Headers {
+  // A plain record (the common input) is no Headers, without asking the class.
+  const prototype: unknown = Object.getPrototypeOf(input);
+  if (prototype === Object.prototype || prototype === null) return false;
+  if (headersClass === undefined) headersClass = typeof Headers === 'undefined' ? null : Headers;
+  return headersClass !== null && input instanceof headersClass;
+}
+
+/** Whether `toLowerCase` leaves a name as it is (a check, no new string, for ASCII names). */
+function isLowerCase(name: string): boolean {
+  for (let i = 0; i < name.length; i++) {
+    const code = name.charCodeAt(i);
+    if (code >= 65 && code <= 90) return false;
+    if (code >= 128) return name.toLowerCase() === name;
+  }
+  return true;
+}
+
 /**
  * Lower-cases names and joins repeated values with ", " (RFC 9110 §5.3 field combination).
  * Non-string values are ignored, so hostile input can never throw here.
@@ -11,7 +32,7 @@ export type HeadersInput = Readonly<Record<string, string | readonly string[] | 
 export function normalizeHeaders(input: HeadersInput | Headers | undefined | null): Map<string, string> {
   const headers = new Map<string, string>();
   if (input === undefined || input === null || typeof input !== 'object') return headers;
-  if (typeof Headers !== 'undefined' && input instanceof Headers) {
+  if (isFetchHeaders(input)) {
     input.forEach((value, name) => add(headers, name.toLowerCase(), value));
     return headers;
   }
@@ -86,7 +107,9 @@ class HeaderRecordMap extends LazyHeaderMap {
     super();
   }
   get(name: string): string | undefined {
-    return Object.hasOwn(this.record, name) ? this.record[name] : undefined;
+    // Most names asked for are absent: one load answers those.
+    const value = this.record[name];
+    return value !== undefined && Object.hasOwn(this.record, name) ? value : undefined;
   }
   has(name: string): boolean {
     return Object.hasOwn(this.record, name);
@@ -104,11 +127,11 @@ class HeaderRecordMap extends LazyHeaderMap {
  * headerMapOf({ 'user-agent': 'GPTBot/1.2' }).get('user-agent'); // 'GPTBot/1.2'
  */
 export function headerMapOf(input: HeadersInput | undefined | null): ReadonlyMap<string, string> {
-  if (input === undefined || input === null || typeof input !== 'object' || (typeof Headers !== 'undefined' && input instanceof Headers)) return normalizeHeaders(input);
+  if (input === undefined || input === null || typeof input !== 'object' || isFetchHeaders(input)) return normalizeHeaders(input);
   // for-in (cheaper than Object.keys here) also visits inherited names: those only send a
   // record to the slow path, and the view reads own properties alone, as normalizeHeaders does.
   for (const name in input) {
-    if (typeof input[name] !== 'string' || name.toLowerCase() !== name) return normalizeHeaders(input);
+    if (typeof input[name] !== 'string' || !isLowerCase(name)) return normalizeHeaders(input);
   }
   return new HeaderRecordMap(input as Readonly<Record<string, string>>);
 }
