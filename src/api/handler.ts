@@ -87,6 +87,13 @@ function parseQuery(path: string, queryAt: number): URLSearchParams {
 
 const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
 
+/** A token found valid: its project and hash (the rate-limit key), until when it is believed without asking the store. */
+interface CachedToken {
+  readonly project: Project;
+  readonly key: string;
+  readonly until: number;
+}
+
 const TOKEN_CACHE_MS = 1000;
 const TOKEN_CACHE_MAX = 10_000;
 
@@ -102,6 +109,8 @@ function json(status: number, value: unknown, projectId?: string): ApiResponse {
 /** Whether a Content-Type names JSON (RFC 8259 §11 `application/json`, or a `+json` suffix, RFC 6839 §3.1). */
 function isJsonMediaType(value: string | undefined): boolean {
   if (value === undefined) return false;
+  // What nearly every client sends, answered without slicing and lower-casing.
+  if (value === 'application/json') return true;
   const semicolon = value.indexOf(';');
   const type = (semicolon === -1 ? value : value.slice(0, semicolon)).trim().toLowerCase();
   return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
@@ -310,7 +319,7 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
   // Tokens found valid in the last second, by their text: the hot path then neither hashes nor
   // asks the store. Only hits are kept (a flood of wrong tokens cannot fill it), it is bounded,
   // and it is dropped whenever the store reports a token change (rotation, revocation).
-  const tokenCache = new Map<string, { readonly project: Project; readonly key: string; readonly until: number }>();
+  const tokenCache = new Map<string, CachedToken>();
   let cachedVersion = projects.tokensVersion?.();
   const now = options.clock === undefined ? () => Date.now() : () => options.clock!.now();
 
@@ -332,7 +341,7 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
   };
 
   /** The cached answer for a token seen valid within the last second, without a promise; undefined to ask the store. */
-  const cachedToken = (request: ApiRequest): { ok: true; project: Project; key: string } | undefined => {
+  const cachedToken = (request: ApiRequest): CachedToken | undefined => {
     const version = projects.tokensVersion?.();
     if (version !== cachedVersion) {
       tokenCache.clear();
@@ -342,7 +351,7 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
     const token = bearerToken(request.headers);
     if (token === undefined) return undefined;
     const cached = tokenCache.get(token);
-    return cached !== undefined && cached.until > now() ? { ok: true, project: cached.project, key: cached.key } : undefined;
+    return cached !== undefined && cached.until > now() ? cached : undefined;
   };
 
   const authenticate = async (request: ApiRequest): Promise<{ ok: true; project: Project; key: string } | { ok: false; response: ApiResponse }> => {

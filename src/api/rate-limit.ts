@@ -13,6 +13,9 @@ export interface RateLimitOptions {
 /** Whether a request may proceed, and if not, after how many whole seconds it may. */
 export type RateLimitDecision = { readonly ok: true } | { readonly ok: false; readonly retryAfterSeconds: number };
 
+// One shared answer for the common case: take() runs on every token request.
+const ALLOWED: RateLimitDecision = Object.freeze({ ok: true });
+
 /** A rate limiter: `take(key)` spends one request of that key's bucket. */
 export interface RateLimiter {
   take(key: string): RateLimitDecision;
@@ -49,7 +52,7 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
       }
       if (bucket.tokens >= 1) {
         bucket.tokens -= 1;
-        return { ok: true };
+        return ALLOWED;
       }
       // RFC 9110 §10.2.3: Retry-After in whole seconds, at least 1.
       return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / ratePerSecond)) };

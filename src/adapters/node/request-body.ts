@@ -121,15 +121,16 @@ export function readRequestBody(req: IncomingMessage, maxBodyBytes: number, budg
         chunk.copy(gathered, size);
         size = total;
       };
+      // on, not once: each fires at most once for a request, and both check `settled`.
       req.on('data', onData);
-      req.once('end', () => {
+      req.on('end', () => {
         if (settled) return;
         settled = true;
         ended = true;
         resolve({ ok: true, body: size === 0 ? undefined : (gathered?.subarray(0, size) ?? first) });
       });
       // A client that leaves mid-body gets no answer (its connection is gone); nothing reaches a route.
-      req.once('close', () => {
+      req.on('close', () => {
         if (!settled) refuse(cutOff());
       });
     }),
