@@ -27,7 +27,8 @@ const SECONDS = Number(process.env.BENCH_MIDDLEWARE_SECONDS ?? 4);
 const CONNECTIONS = 16;
 const GOAL = 0.9;
 // BENCH_MIDDLEWARE_FRAMEWORKS=express,hono measures only those; BENCH_MIDDLEWARE_PROFILE=<dir>
-// writes a CPU profile of each app with the middleware there (node --cpu-prof) when it stops.
+// writes a CPU profile of each app there, with and without the middleware (node --cpu-prof:
+// <framework>-ours.cpuprofile, <framework>-bare.cpuprofile), when it stops.
 const FRAMEWORKS = process.env.BENCH_MIDDLEWARE_FRAMEWORKS?.split(',');
 const PROFILE_DIR = process.env.BENCH_MIDDLEWARE_PROFILE;
 
@@ -139,9 +140,9 @@ async function discardingReceiver() {
   return { url: `http://127.0.0.1:${server.address().port}`, batches: () => batches, close: () => new Promise((resolve) => (server.closeAllConnections(), server.close(resolve))) };
 }
 
-async function startApp(source, env, logFile, profile = false) {
+async function startApp(source, env, logFile, profileName) {
   const fd = openSync(logFile, 'w');
-  const flags = profile && PROFILE_DIR !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+  const flags = PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${profileName}.cpuprofile`];
   const child = spawn(process.execPath, [...flags, '--input-type=module', '-e', source], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', fd, fd] });
   closeSync(fd);
   for (let waited = 0; waited < 15_000; waited += 20) {
@@ -169,8 +170,8 @@ async function overhead(dir) {
   const ratios = {};
   try {
     for (const [name, source] of Object.entries(APPS).filter(([name]) => FRAMEWORKS === undefined || FRAMEWORKS.includes(name))) {
-      const bare = await startApp(source, { WITH_MIDDLEWARE: '0', SINK_URL: receiver.url }, join(dir, `${name}-bare.log`));
-      const ours = await startApp(source, { WITH_MIDDLEWARE: '1', SINK_URL: receiver.url }, join(dir, `${name}-ours.log`), true);
+      const bare = await startApp(source, { WITH_MIDDLEWARE: '0', SINK_URL: receiver.url }, join(dir, `${name}-bare.log`), `${name}-bare`);
+      const ours = await startApp(source, { WITH_MIDDLEWARE: '1', SINK_URL: receiver.url }, join(dir, `${name}-ours.log`), `${name}-ours`);
       await pinToCpu(bare.child.pid, 1);
       await pinToCpu(ours.child.pid, 1);
       try {

@@ -55,7 +55,10 @@ export interface CheckRequest {
   readonly headers: ReadonlyMap<string, string>;
   /** The headers as sent with the visit (any case; secrets are stripped by the sinks). */
   readonly headerRecord: HeadersInput;
-  /** The address of the socket or platform (`req.socket.remoteAddress`, `server.requestIP(req)`). */
+  /**
+   * The address of the socket or platform (`req.socket.remoteAddress`, `server.requestIP(req)`);
+   * read only when the `clientIp` rule's trusted headers give none, so it may be a getter.
+   */
   readonly clientIp?: string | undefined;
 }
 
@@ -190,8 +193,13 @@ export function createAgentwarden(options: AgentwardenOptions = {}): Agentwarden
       const started = clock.now();
       if (skip !== undefined && skip(request)) return new Check(SKIPPED_IDENTIFICATION, undefined, undefined, false, undefined, undefined);
       // A trusted header first (the proxy's view), else the socket: a client cannot forge that one.
-      const socketIp = request.clientIp === undefined ? undefined : parseClientAddress(request.clientIp);
-      const clientIp = (rule === undefined ? undefined : rule(request.headers)) ?? socketIp;
+      // The socket's address is read only when no trusted header gives one (behind a proxy it is
+      // the proxy's, and an adapter may find it at a cost: Express's req.ip).
+      let clientIp = rule === undefined ? undefined : (rule(request.headers) ?? undefined);
+      if (clientIp === undefined) {
+        const socketIp = request.clientIp;
+        clientIp = socketIp === undefined ? undefined : parseClientAddress(socketIp);
+      }
       const verdict = engine.verifyNormalized(request.headers, { method: request.method, path: request.path, clientIp: () => clientIp });
       return verdict instanceof Promise ? verdict.then((v) => finish(request, v, clientIp, started)) : finish(request, verdict, clientIp, started);
     },

@@ -10,7 +10,7 @@ import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AgentwardenOptions, SinkVisit, VisitSink } from '../../src/index.js';
+import { createClientIpRule, type AgentwardenOptions, type SinkVisit, type VisitSink } from '../../src/index.js';
 import { agentwarden as expressAgentwarden } from '../../src/adapters/express/index.js';
 import { agentwarden as fastifyAgentwarden } from '../../src/adapters/fastify/index.js';
 import { agentwarden as honoAgentwarden, type AgentwardenVariables } from '../../src/adapters/hono/index.js';
@@ -207,6 +207,50 @@ describe('express specifics', () => {
       expect(JSON.stringify(body)).not.toContain('secret');
     } finally {
       await running.close();
+    }
+  });
+});
+
+describe('express with a trusted proxy header', () => {
+  it('takes the address from the header, and from req.ip when the header is absent', async () => {
+    const sink = collectingSink();
+    const app = express();
+    app.use(expressAgentwarden({ engine: embedEngine(), sink, clientIp: createClientIpRule({ headers: ['x-forwarded-for'] }) }));
+    app.get('/', (req, res) => void res.json({ clientIp: req.agentwarden?.clientIp, result: req.agentwarden?.result }));
+    const running = await listen(createServer(app));
+    try {
+      expect(await (await get(`${running.url}/`, GOOGLEBOT_UA, { 'x-forwarded-for': '192.0.2.1' })).json()).toEqual({ clientIp: '192.0.2.1', result: 'verification_failed' });
+      expect(await (await get(`${running.url}/`, GOOGLEBOT_UA)).json()).toEqual({ clientIp: '127.0.0.1', result: 'verified' });
+      await sink.until(2);
+      expect(sink.visits.map((visit) => visit.client_ip)).toEqual(['192.0.2.1', '127.0.0.1']);
+    } finally {
+      await running.close();
+    }
+  });
+});
+
+describe('hono specifics', () => {
+  it('records the response headers Node sent, a repeated one as a list', async () => {
+    const sink = collectingSink();
+    const app = new Hono();
+    app.use(honoAgentwarden({ engine: embedEngine(), sink }));
+    app.get('/cookies', (c) => {
+      c.header('set-cookie', 'a=1; Path=/', { append: true });
+      c.header('set-cookie', 'b=2; Path=/', { append: true });
+      c.header('x-padded', '  kept inside  ');
+      return c.text('ok');
+    });
+    const server = await new Promise<Server>((resolve) => {
+      const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s as Server));
+    });
+    try {
+      const response = await get(`http://127.0.0.1:${(server.address() as AddressInfo).port}/cookies`, BROWSER_UA);
+      expect(await response.text()).toBe('ok');
+      await sink.until(1);
+      expect(sink.visits[0]!.response_headers).toMatchObject({ 'set-cookie': ['a=1; Path=/', 'b=2; Path=/'], 'x-padded': 'kept inside', 'content-type': 'text/plain; charset=UTF-8' });
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });

@@ -1,7 +1,7 @@
 // agentwarden/express: the middleware for Express 5, Connect and plain node:http servers, over the
 // core's createAgentwarden (identify + verify once, the policy, the visit after the response).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createAgentwarden, isAgentwarden, lowerCaseHeaderMap, type Agentwarden, type AgentwardenOptions, type AgentwardenResult, type RequestCheck } from '../../index.js';
+import { createAgentwarden, isAgentwarden, lowerCaseHeaderMap, type Agentwarden, type AgentwardenOptions, type AgentwardenResult, type CheckRequest, type RequestCheck } from '../../index.js';
 
 declare global {
   // Express's own request type gains the result (typed on `req.agentwarden`).
@@ -15,6 +15,25 @@ declare global {
 
 /** A Connect-style middleware, as Express, Connect and node:http (`middleware(req, res, next)`) call it. */
 export type NodeMiddleware = ((req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void) & { readonly agentwarden: Agentwarden };
+
+/** A request as the core checks it, its client address read only if the core asks (Express's req.ip parses X-Forwarded-For per the app's trust proxy setting). */
+class NodeCheckRequest implements CheckRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly headers: ReadonlyMap<string, string>;
+  readonly headerRecord: IncomingMessage['headers'];
+  constructor(private readonly req: IncomingMessage) {
+    this.method = req.method ?? 'GET';
+    // Express rewrites req.url below a mount point; originalUrl is the path the client asked for.
+    this.path = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '/';
+    this.headers = lowerCaseHeaderMap(req.headers);
+    this.headerRecord = req.headers;
+  }
+  get clientIp(): string | undefined {
+    const ip = (this.req as { ip?: unknown }).ip;
+    return typeof ip === 'string' ? ip : this.req.socket.remoteAddress;
+  }
+}
 
 /**
  * The agentwarden middleware. The client address is Express's `req.ip` (which honours the app's
@@ -34,8 +53,9 @@ export function agentwarden(options: AgentwardenOptions | Agentwarden = {}): Nod
   const core = isAgentwarden(options) ? options : createAgentwarden(options);
   const respond = (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void, check: RequestCheck) => {
     (req as IncomingMessage & { agentwarden?: AgentwardenResult }).agentwarden = check;
-    // 'close' follows 'finish' on every response (and comes alone when the client went away): one listener.
-    res.once('close', () => core.record(check, { status: res.statusCode, headers: res.getHeaders() }));
+    // 'close' follows 'finish' on every response (and comes alone when the client went away): one
+    // listener, and 'on' rather than 'once' since a response closes once (record ignores repeats).
+    res.on('close', () => core.record(check, { status: res.statusCode, headers: res.getHeaders() }));
     const answer = check.response;
     if (answer === undefined) return next();
     res.statusCode = answer.status;
@@ -43,16 +63,7 @@ export function agentwarden(options: AgentwardenOptions | Agentwarden = {}): Nod
     res.end(answer.body);
   };
   const middleware = (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => {
-    // Express rewrites req.url below a mount point; originalUrl is the path the client asked for.
-    const path = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '/';
-    const ip = (req as { ip?: unknown }).ip;
-    const checked = core.check({
-      method: req.method ?? 'GET',
-      path,
-      headers: lowerCaseHeaderMap(req.headers),
-      headerRecord: req.headers,
-      clientIp: typeof ip === 'string' ? ip : req.socket.remoteAddress,
-    });
+    const checked = core.check(new NodeCheckRequest(req));
     if (checked instanceof Promise) checked.then((check) => respond(req, res, next, check), next);
     else respond(req, res, next, checked);
   };

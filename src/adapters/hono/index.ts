@@ -38,7 +38,7 @@ interface NodeBindings {
   readonly outgoing: {
     readonly statusCode: number;
     getHeaders(): Record<string, string | number | string[] | undefined>;
-    once(event: 'close', listener: () => void): unknown;
+    on(event: 'close', listener: () => void): unknown;
     /** The response head as written (Node's, long-standing though underscored). */
     readonly _header?: unknown;
   };
@@ -51,18 +51,43 @@ interface NodeBindings {
 function sentHeaders(outgoing: NodeBindings['outgoing']): Record<string, string | number | string[] | undefined> {
   const kept = outgoing.getHeaders();
   const head = outgoing._header;
-  if (typeof head !== 'string' || Object.keys(kept).length > 0) return kept;
+  if (typeof head !== 'string' || hasKeys(kept)) return kept;
+  return parseHead(head);
+}
+
+function hasKeys(record: object): boolean {
+  for (const _name in record) return true;
+  return false;
+}
+
+/** Whether a character code is whitespace String#trim removes that a header value may hold (tab, space, obs-text's no-break space). */
+const isBlank = (code: number) => code === 32 || code === 9 || code === 160;
+
+/**
+ * The "name: value" lines of a response head after its status line (names lower-cased, values
+ * trimmed, repeated names as arrays), read in place: this runs once per response.
+ */
+function parseHead(head: string): Record<string, string | string[]> {
   const headers: Record<string, string | string[]> = {};
-  // After the status line, "name: value" lines up to the blank line.
-  for (const line of head.split('\r\n').slice(1)) {
-    const colon = line.indexOf(':');
-    if (colon <= 0) continue;
-    const name = line.slice(0, colon).toLowerCase();
-    const value = line.slice(colon + 1).trim();
-    const previous = headers[name];
-    headers[name] = previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
+  let start = head.indexOf('\r\n') + 2;
+  if (start === 1) return headers;
+  for (;;) {
+    let end = head.indexOf('\r\n', start);
+    if (end === -1) end = head.length;
+    const colon = head.indexOf(':', start);
+    if (colon > start && colon < end) {
+      let from = colon + 1;
+      let to = end;
+      while (from < to && isBlank(head.charCodeAt(from))) from++;
+      while (to > from && isBlank(head.charCodeAt(to - 1))) to--;
+      const name = head.slice(start, colon).toLowerCase();
+      const value = head.slice(from, to);
+      const previous = headers[name];
+      headers[name] = previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
+    }
+    if (end === head.length) return headers;
+    start = end + 2;
   }
-  return headers;
 }
 
 function nodeBindings(env: unknown): NodeBindings | undefined {
@@ -111,7 +136,8 @@ export function agentwarden(options: AgentwardenOptions | Agentwarden = {}): Age
     const checked = core.check({ method: incoming.method ?? c.req.method, path: incoming.url ?? '/', headers: lowerCaseHeaderMap(incoming.headers), headerRecord: incoming.headers, clientIp: incoming.socket?.remoteAddress });
     const check: RequestCheck = checked instanceof Promise ? await checked : checked;
     c.set('agentwarden', check);
-    outgoing.once('close', () => core.record(check, { status: outgoing.statusCode, headers: sentHeaders(outgoing) }));
+    // 'on', not 'once': a response closes once, and record ignores a repeat.
+    outgoing.on('close', () => core.record(check, { status: outgoing.statusCode, headers: sentHeaders(outgoing) }));
     if (check.response !== undefined) return policyResponse(check.response);
     await next();
     return undefined;
