@@ -85,16 +85,16 @@ export function validateRequestItem(value: unknown, pointer: string, limits: Api
     const v = value[field];
     if (v !== undefined && v !== null && typeof v !== 'string') errors.push({ pointer: pointerTo(pointer, field), code: 'type', message: 'must be a string' });
   }
-  const headersPointer = pointerTo(pointer, 'request_headers');
+  // Pointers are built only for errors: valid items (nearly all) need none.
   const headers = value['request_headers'];
-  if (headers === undefined) errors.push({ pointer: headersPointer, code: 'required', message: 'request_headers is required' });
-  else if (!isPlainObject(headers)) errors.push({ pointer: headersPointer, code: 'type', message: 'must be an object of header names to string or string[] values' });
+  if (headers === undefined) errors.push({ pointer: pointerTo(pointer, 'request_headers'), code: 'required', message: 'request_headers is required' });
+  else if (!isPlainObject(headers)) errors.push({ pointer: pointerTo(pointer, 'request_headers'), code: 'type', message: 'must be an object of header names to string or string[] values' });
   else {
     checkHeaderLimits(headers, pointer, 'request_headers', limits, tooLarge);
     for (const name of Object.keys(headers)) {
       const v = headers[name];
       if (!(typeof v === 'string' || (Array.isArray(v) && v.every((part) => typeof part === 'string')))) {
-        errors.push({ pointer: pointerTo(headersPointer, name), code: 'type', message: 'must be a string or an array of strings' });
+        errors.push({ pointer: pointerTo(pointerTo(pointer, 'request_headers'), name), code: 'type', message: 'must be a string or an array of strings' });
       }
     }
   }
