@@ -136,16 +136,3 @@ export function headerMapOf(input: HeadersInput | undefined | null): ReadonlyMap
   return new HeaderRecordMap(input as Readonly<Record<string, string>>);
 }
 
-/**
- * Whether `name.toLowerCase() === name`, without building the lower-cased copy: an ASCII name
- * (every header name a client sends) is lower-case when it has no A-Z; any other character
- * leaves the answer to toLowerCase.
- */
-function isLowerCase(name: string): boolean {
-  for (let i = 0; i < name.length; i++) {
-    const c = name.charCodeAt(i);
-    if (c >= 0x41 && c <= 0x5a) return false;
-    if (c > 0x7f) return name.toLowerCase() === name;
-  }
-  return true;
-}
