@@ -8,7 +8,7 @@ import { headerMapOf, type HeadersInput } from './identify/headers.js';
 import { identifiedAgent, unknownAgent, type Identification } from './identify/identification.js';
 import { createRobotsRenderer, type RenderedRobotsTxt, type RobotsRenderer } from './robots/render.js';
 import type { RobotsTxtOptions } from './robots/options.js';
-import { startVerifierChain, type ChainOutcome } from './verify/chain.js';
+import { NOTHING_APPLIED, startVerifierChain, type ChainOutcome } from './verify/chain.js';
 import { createClientIpRule } from './verify/client-ip.js';
 import type { VerificationCheck, VerificationContext, VerificationMethod, VerificationRequest, Verifier } from './verify/types.js';
 
@@ -200,7 +200,8 @@ export function createEngine(options: EngineOptions = {}): Engine {
   ): Run | Promise<Run> => {
     const agent = findCandidate(headers);
     if (agent === undefined) return { identification: unknownAgent(id) };
-    const chain = startVerifierChain(verifiers, agent, new ChainRequest(headers, method, path, rule, receivedAt), context);
+    // With no verifiers (identification only) there is no chain to make a request for.
+    const chain = verifiers.length === 0 ? NOTHING_APPLIED : startVerifierChain(verifiers, agent, new ChainRequest(headers, method, path, rule, receivedAt), context);
     // No closure for the synchronous answer: it is made per request on the hot path.
     if (chain instanceof Promise) return chain.then((outcome) => finishedRun(agent, outcome, id));
     return finishedRun(agent, chain, id);

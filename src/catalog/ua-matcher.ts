@@ -271,81 +271,89 @@ interface Automaton {
  * word is some token's leading word are numbered last.
  */
 function compileAutomaton(entries: readonly Entry[]): Automaton {
-  // The trie: node 0 is the root; children by class.
-  const children: Map<number, number>[] = [new Map()];
-  const depth = [0];
-  const tokensAt: number[][] = [[]];
+  // The trie: node 0 is the root; `child` maps node * CLASSES + class to a child's number.
+  let capacity = 1;
+  for (const entry of entries) capacity += entry.word.length;
+  const child = new Map<number, number>();
+  const depth = new Int32Array(capacity);
+  const parent = new Int32Array(capacity);
+  const classInParent = new Uint8Array(capacity);
+  const tokensAt = new Map<number, number[]>();
+  let nodes = 1;
   entries.forEach((entry, index) => {
     let node = 0;
     for (const byte of entry.word) {
-      const byteClass = CLASS[byte]!;
-      let child = children[node]!.get(byteClass);
-      if (child === undefined) {
-        child = children.length;
-        children.push(new Map());
-        depth.push(depth[node]! + 1);
-        tokensAt.push([]);
-        children[node]!.set(byteClass, child);
+      const key = node * CLASSES + CLASS[byte]!;
+      let next = child.get(key);
+      if (next === undefined) {
+        next = nodes++;
+        child.set(key, next);
+        depth[next] = depth[node]! + 1;
+        parent[next] = node;
+        classInParent[next] = CLASS[byte]!;
       }
-      node = child;
+      node = next;
     }
-    tokensAt[node]!.push(index);
+    const tokens = tokensAt.get(node);
+    if (tokens === undefined) tokensAt.set(node, [index]);
+    else tokens.push(index);
   });
-  const pathOf = (bytes: readonly number[]): number => {
-    let node = 0;
-    for (const byte of bytes) node = node < 0 ? -1 : (children[node]!.get(CLASS[byte]!) ?? -1);
-    return node;
-  };
-  // The "www." steps: the trie node each prefix reaches (-1 for none).
-  const www = [1, 2, 3, 4].map((steps) => pathOf([119, 119, 119, DOT].slice(0, steps)));
+  // The "www." steps 1..4: the trie node each prefix reaches (-1 for none).
+  const www = [-1];
+  for (let step = 1, node = 0; step <= 4; step++) {
+    node = node < 0 ? -1 : (child.get(node * CLASSES + CLASS[[119, 119, 119, DOT][step - 1]!]!) ?? -1);
+    www.push(node);
+  }
 
-  // Abstract states: ['between'], ['dead'], ['node', n], ['www', step 1..4].
-  type State = { kind: 'between' } | { kind: 'dead' } | { kind: 'node'; node: number } | { kind: 'www'; step: number };
-  const nodeOf = (state: State): number => (state.kind === 'node' ? state.node : state.kind === 'www' ? www[state.step - 1]! : -1);
-  const isTerminal = (state: State): boolean => nodeOf(state) >= 0 && tokensAt[nodeOf(state)]!.length > 0;
-  const abstract: State[] = [{ kind: 'between' }, { kind: 'dead' }];
-  for (let node = 1; node < children.length; node++) abstract.push({ kind: 'node', node });
-  for (let step = 1; step <= 4; step++) abstract.push({ kind: 'www', step });
-  const ordered = [...abstract.filter((state) => !isTerminal(state)), ...abstract.filter(isTerminal)];
-  const indexOfNode = new Int32Array(children.length).fill(1);
-  const indexOfWww = [0, 0, 0, 0, 0];
-  ordered.forEach((state, index) => {
-    if (state.kind === 'node') indexOfNode[state.node] = index;
-    if (state.kind === 'www') indexOfWww[state.step] = index;
-  });
-  // A child's state index, or "dead" (1) when the trie has no such word.
-  const childIndex = (node: number, byteClass: number): number => {
-    const child = node < 0 ? undefined : children[node]!.get(byteClass);
-    return child === undefined ? 1 : indexOfNode[child]!;
-  };
+  // State indices: 0 between words, 1 dead, then trie nodes and "www." steps, terminal ones
+  // (a node some token's word ends at) last.
+  const stateOfNode = new Int32Array(nodes).fill(1);
+  const stateOfWww = [0, 0, 0, 0, 0];
+  const terminalNodes: number[] = [];
+  let states = 2;
+  for (let node = 1; node < nodes; node++) {
+    if (tokensAt.has(node)) terminalNodes.push(node);
+    else stateOfNode[node] = states++;
+  }
+  for (let step = 1; step <= 4; step++) if (!tokensAt.has(www[step]!)) stateOfWww[step] = states++;
+  const firstTerminal = states;
+  const nodeOfState = new Int32Array(firstTerminal + terminalNodes.length + 4).fill(-1);
+  for (const node of terminalNodes) nodeOfState[(stateOfNode[node] = states++)] = node;
+  for (let step = 1; step <= 4; step++) if (tokensAt.has(www[step]!)) nodeOfState[(stateOfWww[step] = states++)] = www[step]!;
 
-  const table = new Int32Array(ordered.length * CLASSES);
-  const depthOf = new Int32Array(ordered.length);
-  const entriesFrom = new Int32Array(ordered.length + 1);
+  // Every word byte leads to "dead" (1) and a separator back between words (0), except along
+  // the trie's edges: from a node's state, the between-words state (the root's children) and
+  // the "www." steps (the children of the node each has reached; after "www." the root's).
+  const table = new Int32Array(states * CLASSES).fill(CLASSES);
+  for (let row = 0; row < table.length; row += CLASSES) table[row] = 0;
+  for (let node = 1; node < nodes; node++) {
+    const from = parent[node]!;
+    const target = stateOfNode[node]! * CLASSES;
+    const byteClass = classInParent[node]!;
+    if (from === 0) {
+      table[byteClass] = target;
+      table[stateOfWww[4]! * CLASSES + byteClass] = target;
+    } else {
+      table[stateOfNode[from]! * CLASSES + byteClass] = target;
+    }
+    for (let step = 1; step <= 3; step++) if (from === www[step]) table[stateOfWww[step]! * CLASSES + byteClass] = target;
+  }
+  table[W] = stateOfWww[1]! * CLASSES;
+  table[stateOfWww[1]! * CLASSES + W] = stateOfWww[2]! * CLASSES;
+  table[stateOfWww[2]! * CLASSES + W] = stateOfWww[3]! * CLASSES;
+  table[stateOfWww[3]! * CLASSES + DOT_CLASS] = stateOfWww[4]! * CLASSES;
+
+  const depthOf = new Int32Array(states);
+  const entriesFrom = new Int32Array(states + 1);
   const byWord: Entry[] = [];
-  ordered.forEach((state, index) => {
-    const row = index * CLASSES;
-    // Class 0 (a separator) leads back between words: table[row] is already 0.
-    for (let byteClass = 1; byteClass < CLASSES; byteClass++) {
-      let target: number;
-      if (state.kind === 'between') target = byteClass === W ? indexOfWww[1]! : childIndex(0, byteClass);
-      else if (state.kind === 'dead') target = 1;
-      else if (state.kind === 'node') target = childIndex(state.node, byteClass);
-      else if (state.step < 3 && byteClass === W) target = indexOfWww[state.step + 1]!;
-      else if (state.step === 3 && byteClass === DOT_CLASS) target = indexOfWww[4]!;
-      // A word byte after "www.": the word starts here.
-      else if (state.step === 4) target = childIndex(0, byteClass);
-      else target = childIndex(www[state.step - 1]!, byteClass);
-      table[row + byteClass] = target * CLASSES;
-    }
-    const node = nodeOf(state);
-    depthOf[index] = state.kind === 'www' ? state.step : node >= 0 ? depth[node]! : 0;
-    entriesFrom[index] = byWord.length;
-    if (isTerminal(state)) for (const entry of tokensAt[node]!) byWord.push(entries[entry]!);
-  });
-  entriesFrom[ordered.length] = byWord.length;
-  const firstTerminal = ordered.findIndex(isTerminal);
-  return { table, firstTerminal: (firstTerminal < 0 ? ordered.length : firstTerminal) * CLASSES, depthOf, entriesFrom, byWord };
+  for (let node = 1; node < nodes; node++) depthOf[stateOfNode[node]!] = depth[node]!;
+  for (let step = 1; step <= 4; step++) depthOf[stateOfWww[step]!] = step;
+  for (let state = 0; state < states; state++) {
+    entriesFrom[state] = byWord.length;
+    if (state >= firstTerminal) for (const entry of tokensAt.get(nodeOfState[state]!)!) byWord.push(entries[entry]!);
+  }
+  entriesFrom[states] = byWord.length;
+  return { table, firstTerminal: firstTerminal * CLASSES, depthOf, entriesFrom, byWord };
 }
 
 /** The first separator at or after `from` (the header's sentinel at the latest). */

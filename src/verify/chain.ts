@@ -13,7 +13,8 @@ export interface ChainOutcome {
   readonly checks: readonly VerificationCheck[];
 }
 
-const NOTHING_APPLIED: ChainOutcome = Object.freeze({ result: 'not_verifiable', method: null, checks: Object.freeze([]) as readonly VerificationCheck[] });
+/** The outcome when no verifier applies to the agent. */
+export const NOTHING_APPLIED: ChainOutcome = Object.freeze({ result: 'not_verifiable', method: null, checks: Object.freeze([]) as readonly VerificationCheck[] });
 
 /**
  * Asks each applicable verifier in order and stops at the first `pass` (verified) or `fail`
