@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Catalog } from '../../src/catalog/catalog.js';
 import { createCandidateFinder } from '../../src/identify/candidate.js';
-import { createCatalog, createEngine, type Agent, type Verifier } from '../../src/index.js';
+import { createCatalog, createEngine, defaultCatalogDocument, type Agent, type Verifier } from '../../src/index.js';
 
 const agents: Agent[] = [
   { id: 'gptbot', name: 'GPTBot', type: 'AI Data Scraper', operator: 'OpenAI', url: 'https://platform.openai.com/docs/bots', match: { tokens: ['GPTBot'] }, robots_tokens: ['GPTBot'] },
@@ -220,5 +220,17 @@ describe('identify: verifier chain', () => {
 
   it('rejects a malformed verifier at creation', () => {
     expect(() => createEngine({ catalog, verifiers: [{ name: 'x' } as unknown as Verifier] })).toThrow(/verifiers\[0\]/);
+  });
+});
+
+describe('createEngine: the bundled catalog', () => {
+  it('is compiled once and shared by every engine built on it; a custom document gets its own', () => {
+    const first = createEngine();
+    expect(createEngine().catalog).toBe(first.catalog);
+    expect(createEngine({ catalog: defaultCatalogDocument }).catalog).toBe(first.catalog);
+    const custom = createEngine({ catalog: { version: 1, agents } });
+    expect(custom.catalog).not.toBe(first.catalog);
+    expect(custom.catalog.getAgent('gptbot')).toBeDefined();
+    expect(first.catalog.agents.length).toBeGreaterThan(custom.catalog.agents.length);
   });
 });
