@@ -2,7 +2,7 @@
 // appended batch into events (alert-monitor.ts) and hands them to the dispatcher for each webhook
 // subscribed to them; sends test events on demand.
 import type { Project } from '../api/projects.js';
-import { INTERVAL_MS, MAX_STATS_BUCKETS, MAX_STATS_KEYS } from '../visits/stats.js';
+import { bucketStart, INTERVAL_MS, MAX_STATS_BUCKETS, MAX_STATS_KEYS } from '../visits/stats.js';
 import type { StoredVisit, VisitStore } from '../visits/visit-store.js';
 import { TEST_EVENT_TYPE, type AlertEventType, type AlertMonitor } from './alert-monitor.js';
 import type { WebhookDelivery, WebhookDispatcher, WebhookTarget } from './webhook-delivery.js';
@@ -120,7 +120,7 @@ export function createAlertService(options: AlertServiceOptions): AlertService {
     },
     async webhookAdded(projectId) {
       const now = clock.now();
-      const to = Math.floor(now / 60_000) * 60_000 + 60_000;
+      const to = bucketStart(now, 'minute') + 60_000;
       // Every agent of the history the day counts keep (up to the stats limits), as known.
       const stats = await visits.stats({ projectId, from: to - (MAX_STATS_BUCKETS - 1) * INTERVAL_MS.day, to, interval: 'day', by: 'agent', limit: MAX_STATS_KEYS });
       for (const series of stats.series) if (series.key !== null) await options.markAgentSeen(projectId, series.key, now);

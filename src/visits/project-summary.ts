@@ -1,7 +1,7 @@
 // A project's visit count and last visit for the projects list, read through any VisitStore's own
 // stats and timeline (so every store answers alike), with test visits counted apart.
 import { TEST_AGENT_ID } from '../catalog/test-agent.js';
-import { INTERVAL_MS, MAX_STATS_BUCKETS } from './stats.js';
+import { bucketStart, INTERVAL_MS, MAX_STATS_BUCKETS } from './stats.js';
 import type { VisitStore } from './visit-store.js';
 
 /** Visits of one project, of any time the day counts reach. */
@@ -36,8 +36,8 @@ const LAST_VISIT_SCAN = 1000;
 export async function summarizeProjectVisits(store: VisitStore, projectId: string, options: ProjectVisitSummaryOptions): Promise<ProjectVisitSummary> {
   const day = INTERVAL_MS.day;
   // Whole minutes: stores answer such ranges from their pre-aggregated counts.
-  const to = Math.floor(options.now / 60_000) * 60_000 + 60_000;
-  const from = Math.floor((to - (MAX_STATS_BUCKETS - 1) * day) / day) * day;
+  const to = bucketStart(options.now, 'minute') + 60_000;
+  const from = bucketStart(to - (MAX_STATS_BUCKETS - 1) * day, 'day');
   const range = { projectId, from, to, interval: 'day' as const, by: 'result' as const };
   const [all, test] = await Promise.all([store.stats(range), store.stats({ ...range, filter: { agent_id: TEST_AGENT_ID } })]);
   const visits = options.excludeTestVisits ? all.total - test.total : all.total;

@@ -2,6 +2,7 @@
 // the alert monitor over the visit store and the project's robots rules, and the service that
 // watches projects with webhooks. One factory for `agentwarden serve` and anyone embedding it.
 import {
+  bucketStart,
   createAlertMonitor,
   createAlertService,
   createRobotsCheck,
@@ -41,7 +42,6 @@ export function createNodeAlerts(options: NodeAlertsOptions): AlertService {
     log: webhooks,
     target: (id) => webhooks.target(id),
   });
-  const minute = (ms: number) => Math.floor(ms / 60_000) * 60_000;
   const alerts = createAlertService({
     visits,
     findProject: options.findProject,
@@ -52,7 +52,7 @@ export function createNodeAlerts(options: NodeAlertsOptions): AlertService {
       catalog: options.catalog,
       markAgentSeen: webhooks.markAgentSeen,
       // Whole minutes: the stores answer them from their pre-aggregated counts.
-      spoofedCount: async (projectId, from, to) => (await visits.stats({ projectId, from: minute(from), to: minute(to), interval: 'hour', by: 'result', filter: { result: 'verification_failed' } })).total,
+      spoofedCount: async (projectId, from, to) => (await visits.stats({ projectId, from: bucketStart(from, 'minute'), to: bucketStart(to, 'minute'), interval: 'hour', by: 'result', filter: { result: 'verification_failed' } })).total,
       robotsCheck: createRobotsCheck(options.settings, { catalog: options.catalog }),
     }),
     onError: options.onError,
