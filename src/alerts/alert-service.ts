@@ -149,7 +149,8 @@ export function createAlertService(options: AlertServiceOptions): AlertService {
       for (;;) {
         const pending = [...chains.values()];
         await Promise.all(pending);
-        if (pending.every((chain, i) => [...chains.values()][i] === chain) && pending.length === chains.size) return;
+        const current = [...chains.values()];
+        if (current.length === pending.length && pending.every((chain, i) => current[i] === chain)) return;
       }
     },
     close() {
