@@ -117,4 +117,14 @@ describe('robots.violation', () => {
     const events = await monitor.inspect(PROJECT, [visit({ agent_id: 'googlebot', agent_type: 'Search Engine Crawler', request_path: '/private/a' })]);
     expect(events.map((e) => e.type)).toEqual(['robots.violation']);
   });
+
+  it('never counts fetching /robots.txt itself, even where the rules disallow everything', async () => {
+    const settings = createMemoryProjectSettingsStore();
+    settings.putProjectSettings(PROJECT.id, { robots: { agent_types: ['AI Data Scraper'], disallow: ['/'] }, client_ip: {} });
+    const { monitor } = monitorWith({ robots: settings });
+    // (Any other path would fire here and start the agent's hour of quiet.)
+    expect((await monitor.inspect(PROJECT, [visit({ request_path: '/robots.txt' })])).map((e) => e.type)).not.toContain('robots.violation');
+    expect(await monitor.inspect(PROJECT, [visit({ request_path: '/robots.txt' })])).toEqual([]);
+    expect((await monitor.inspect(PROJECT, [visit({ request_path: '/anything' })])).map((e) => e.type)).toEqual(['robots.violation']);
+  });
 });
