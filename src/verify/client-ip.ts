@@ -1,6 +1,6 @@
 // The client-IP rule: which request header holds the visitor's address, and which hop of a
 // forwarding chain (X-Forwarded-For, RFC 7239 Forwarded) to believe.
-import { formatIpAddress, parseIpAddress, type IpAddress } from './ip-ranges/ip-address.js';
+import { formatIpAddress, normalizeIpAddress, parseIpAddress, type IpAddress } from './ip-ranges/ip-address.js';
 import { compilePrefixSet, parseCidr, type CidrPrefix } from './ip-ranges/prefix-set.js';
 import { isNonPublicAddress } from './ip-ranges/public-address.js';
 
@@ -116,8 +116,7 @@ function parseHop(value: string): IpAddress | undefined {
 export function parseIpLiteral(value: string): string | undefined {
   if (typeof value !== 'string' || value.length > 64) return undefined;
   const zone = value.indexOf('%');
-  const address = parseIpAddress(zone >= 0 && value.includes(':') ? value.slice(0, zone) : value);
-  return address === undefined ? undefined : formatIpAddress(address);
+  return normalizeIpAddress(zone >= 0 && value.includes(':') ? value.slice(0, zone) : value);
 }
 
 /**
