@@ -1,5 +1,6 @@
 // The compiled catalog: validated once, then lookup maps and the UA matcher built up front.
 import { compileUserAgentMatcher } from './ua-matcher.js';
+import { unlistedAgentById } from './unlisted-agent.js';
 import { canonicalOrigin, validateCatalog } from './validate.js';
 import { AGENT_TYPES, AGENT_TYPE_ALIASES, type Agent, type AgentType, type CatalogDocument } from './types.js';
 
@@ -7,14 +8,24 @@ import { AGENT_TYPES, AGENT_TYPE_ALIASES, type Agent, type AgentType, type Catal
 export interface Catalog {
   readonly version: number;
   readonly agents: readonly Agent[];
-  /** The agent with this id, if any. */
+  /** The agent with this id, if any: a listed one, or an unlisted one (`unlisted:DCPbot`) when the catalog names those. */
   getAgent(id: string): Agent | undefined;
   /** Agents of one type, in catalog order. */
   agentsOfType(type: AgentType): readonly Agent[];
-  /** The agent a User-Agent header names, if any. */
+  /** The agent a User-Agent header names, if any (an unlisted one when nothing listed is and the catalog names those). */
   matchUserAgent(userAgent: string): Agent | undefined;
   /** The agent whose Web Bot Auth origin this is (any URL on that origin), if any. */
   matchSignatureAgent(url: string): Agent | undefined;
+}
+
+/** How a catalog is compiled. */
+export interface CatalogOptions {
+  /**
+   * Name bots the document does not list but whose User-Agent says what they are ("DCPbot/1.0")
+   * as unlisted agents (type Uncategorized unless their word says more; ids `unlisted:<token>`).
+   * Default true; false leaves such headers unknown.
+   */
+  readonly unlistedAgents?: boolean;
 }
 
 /**
@@ -24,8 +35,10 @@ export interface Catalog {
  * const catalog = createCatalog(JSON.parse(readFileSync('my-agents.json', 'utf8')));
  * catalog.matchUserAgent('Mozilla/5.0 (compatible; GPTBot/1.2)')?.id; // "gptbot"
  */
-export function createCatalog(document: unknown): Catalog {
+export function createCatalog(document: unknown, options: CatalogOptions = {}): Catalog {
   const doc: CatalogDocument = validateCatalog(document);
+  const unlisted = options.unlistedAgents ?? true;
+  if (typeof unlisted !== 'boolean') throw new TypeError(`unlistedAgents must be a boolean, got ${JSON.stringify(unlisted)}`);
   const byId = new Map<string, Agent>();
   const byType = new Map<AgentType, Agent[]>(AGENT_TYPES.map((type) => [type, []]));
   const byOrigin = new Map<string, Agent>();
@@ -34,11 +47,11 @@ export function createCatalog(document: unknown): Catalog {
     byType.get(agent.type)!.push(agent);
     for (const origin of agent.signature_agents ?? []) byOrigin.set(origin, agent);
   }
-  const matchUserAgent = compileUserAgentMatcher(doc.agents);
+  const matchUserAgent = compileUserAgentMatcher(doc.agents, { unlisted });
   return {
     version: doc.version,
     agents: doc.agents,
-    getAgent: (id) => byId.get(id),
+    getAgent: (id) => byId.get(id) ?? (unlisted ? unlistedAgentById(id) : undefined),
     agentsOfType: (type) => byType.get(type) ?? [],
     matchUserAgent,
     matchSignatureAgent(url) {

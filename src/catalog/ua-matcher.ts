@@ -2,6 +2,7 @@
 // header's bytes, walking each word through a trie of the tokens' leading words as it goes
 // (data/README.md "Matching rules").
 import type { Agent, AgentLayer } from './types.js';
+import { selfDeclaration, unlistedAgent } from './unlisted-agent.js';
 
 /** A function from a User-Agent header value to the agent it names, if any. */
 export type UserAgentMatcher = (userAgent: string) => Agent | undefined;
@@ -96,10 +97,11 @@ function compileToken(agent: Agent, token: string, rank: number, exact: boolean)
  * `larbin` and `trendictionbot`); within a word the longest token wins (`Googlebot-Image` over
  * `Googlebot`). Across words the higher rank wins (a token inside a URL, a bot, a library, a
  * platform), then the leftmost. Regular-expression patterns are tried, in catalog order, only
- * when no token matched.
+ * when no token matched. With `unlisted`, a bot the header names but the agents do not
+ * (unlisted-agent.ts) is returned when nothing matched, and over a matched library or platform.
  * @throws {RangeError} when a token is malformed or a pattern does not compile.
  */
-export function compileUserAgentMatcher(agents: readonly Agent[]): UserAgentMatcher {
+export function compileUserAgentMatcher(agents: readonly Agent[], { unlisted = false }: { readonly unlisted?: boolean } = {}): UserAgentMatcher {
   const entries: Entry[] = [];
   const patterns: { regex: RegExp; agent: Agent }[] = [];
   for (const agent of agents) {
@@ -241,12 +243,20 @@ export function compileUserAgentMatcher(agents: readonly Agent[]): UserAgentMatc
     for (let j = half; j < secondNoted; j++) matchAt(from[j]!, buf, length, at[j]!);
     // (`best` is set by matchAt; TypeScript cannot see that through the closure.)
     const found = best as Entry | undefined;
-    if (found !== undefined) return found.agent;
-    if (!mayMatchPattern(ua)) return undefined;
-    for (const { regex, agent } of patterns) {
-      if (regex.test(ua)) return agent;
+    if (found !== undefined) {
+      // A bot that names itself beats the listed library or platform it runs on.
+      if (!unlisted || bestRank >= RANK_BOT) return found.agent;
+      const declared = selfDeclaration(buf, length, bestStart, false);
+      return declared === undefined ? found.agent : unlistedAgent(declared);
     }
-    return undefined;
+    if (mayMatchPattern(ua)) {
+      for (const { regex, agent } of patterns) {
+        if (regex.test(ua)) return agent;
+      }
+    }
+    if (!unlisted) return undefined;
+    const declared = selfDeclaration(buf, length);
+    return declared === undefined ? undefined : unlistedAgent(declared);
   };
 }
 

@@ -83,7 +83,8 @@ describe('identify: headers', () => {
   it('matches product tokens on word boundaries, case-insensitively', async () => {
     expect(await agentOf({ 'user-agent': 'Mozilla/5.0 (compatible; googlebot/2.1; +http://www.google.com/bot.html)' })).toBe('googlebot');
     expect(await agentOf({ 'user-agent': 'Mozilla/5.0 (compatible; Googlebot-Image/1.0)' })).toBe('googlebot-image');
-    expect(await agentOf({ 'user-agent': 'NotGooglebot/1.0' })).toBeUndefined();
+    // Not Googlebot: a bot of its own that the catalog does not list.
+    expect(await agentOf({ 'user-agent': 'NotGooglebot/1.0' })).toBe('unlisted:NotGooglebot');
     expect(await agentOf({ 'user-agent': 'Googlebotx/1.0' })).toBeUndefined();
     expect(await agentOf({ 'user-agent': 'Mozilla/5.0 (compatible; Nmap Scripting Engine; https://nmap.org/book/nse.html)' })).toBe('nmap');
     expect(await agentOf({ 'user-agent': 'Nmap Scripting Enginex' })).toBeUndefined();

@@ -1,0 +1,230 @@
+// Bots the catalog does not list but that say what they are: a product word ending in "bot",
+// "crawler", "spider", "checker" and the like ("DCPbot/1.0", "Seznam-Zbozi-robot/3.0"), or a
+// header that speaks of one only in a URL or gives a contact address, named then by the product
+// it starts with ("CopperEgg/RevealUptime"). Such a bot is an *unlisted agent*: named by the token
+// it sends, of type Uncategorized unless its word says more, never verifiable, and its id is
+// `unlisted:<token>` so that stored visits name it again (data/README.md "Unlisted agents").
+import { robotsTokenProblem } from './robots-token-rules.js';
+import type { Agent, AgentType } from './types.js';
+
+/** The prefix of every unlisted agent's id; catalog ids are lower-case slugs, so never clash. */
+export const UNLISTED_ID_PREFIX = 'unlisted:';
+
+/** Words a bot ends its name with, and the type each says. "robot" ends in "bot". */
+const SUFFIXES: ReadonlyArray<readonly [suffix: string, type: AgentType]> = [
+  ['bot', 'Uncategorized'],
+  ['crawler', 'Uncategorized'],
+  ['spider', 'Uncategorized'],
+  ['scraper', 'Scraper'],
+  ['fetcher', 'Fetcher'],
+  ['archiver', 'Archiver'],
+  ['checker', 'Developer Helper'],
+  ['validator', 'Developer Helper'],
+  ['monitor', 'Developer Helper'],
+  ['uptime', 'Developer Helper'],
+];
+const SUFFIX_BYTES = SUFFIXES.map(([suffix]) => Uint8Array.from(suffix, (ch) => ch.charCodeAt(0)));
+
+/** Words that end like a bot's name but name no one on their own. */
+const GENERIC_WORDS = new Set(['robot', 'webbot', 'webcrawler', 'webspider']);
+
+/** CUBOT is a phone maker: its models' headers say "CUBOT" ("CUBOT_NOTE_7"), nothing about a bot. */
+const PHONE_MAKER = 'cubot';
+
+/** Products a header starts with that are browsers or runtimes, never a bot's name. */
+const NOT_LEADING_NAMES = new Set(['mozilla', 'opera', 'dalvik', 'msie']);
+
+// Word bytes as the matcher reads them: A-Z a-z 0-9 "_" "." "-", folded to lower case; 0 otherwise.
+const FOLD = new Uint8Array(256);
+for (let c = 0; c < 128; c++) {
+  if (/[A-Za-z0-9_.-]/.test(String.fromCharCode(c))) FOLD[c] = c >= 65 && c <= 90 ? c | 0x20 : c;
+}
+const AT = 64;
+const SLASH = 47;
+const COLON = 58;
+const SPACE = 32;
+const DOT = 46;
+const SEMICOLON = 59;
+const CLOSING = 41;
+/** The longest name an unlisted agent may have (its id carries it). */
+const MAX_NAME = 64;
+
+/** What a header says of an unlisted bot: its name and the type its word says. */
+export interface SelfDeclaration {
+  readonly name: string;
+  readonly type: AgentType;
+}
+
+// Suffixes by their last two bytes: the scan tests those two first, which rules out nearly
+// every word of a browser's header at once ("Chrome", "Safari", "AppleWebKit", "Browser").
+const ENDING_IN = (a: string, b: string): number[] => SUFFIXES.flatMap(([suffix], index) => (suffix.endsWith(a + b) ? [index] : []));
+const ENDING_OT = ENDING_IN('o', 't');
+const ENDING_ER = ENDING_IN('e', 'r');
+const ENDING_OR = ENDING_IN('o', 'r');
+const ENDING_ME = ENDING_IN('m', 'e');
+const T = 116;
+const R = 114;
+const E = 101;
+const O = 111;
+const M = 109;
+
+/** The index in SUFFIXES of the suffix word [start, end) ends with, or -1. */
+function suffixOf(buf: Uint8Array, start: number, end: number): number {
+  if (end - start < 3) return -1;
+  const last = FOLD[buf[end - 1]!];
+  const before = FOLD[buf[end - 2]!];
+  const candidates =
+    last === T ? (before === O ? ENDING_OT : undefined) : last === R ? (before === E ? ENDING_ER : before === O ? ENDING_OR : undefined) : last === E && before === M ? ENDING_ME : undefined;
+  if (candidates === undefined) return -1;
+  for (const s of candidates) {
+    const suffix = SUFFIX_BYTES[s]!;
+    const from = end - suffix.length;
+    if (from < start) continue;
+    let j = 0;
+    while (j < suffix.length - 2 && FOLD[buf[from + j]!] === suffix[j]) j++;
+    if (j === suffix.length - 2) return s;
+  }
+  return -1;
+}
+
+/** Whether the word [start, end) is a page named for a bot word: "bot.html", "crawler.php". */
+function pageNamedForBot(buf: Uint8Array, start: number, end: number): boolean {
+  let dot = start;
+  while (dot < end && buf[dot] !== DOT) dot++;
+  return dot < end && suffixOf(buf, start, dot) >= 0;
+}
+
+/** Whether a name is only a bot word ("Bot", "crawler", "robot"): it names no one. */
+function isBotWordOnly(lower: string): boolean {
+  return GENERIC_WORDS.has(lower) || SUFFIXES.some(([suffix]) => suffix === lower);
+}
+
+/** The ASCII text of buf[start, end) (word bytes are ASCII). */
+function text(buf: Uint8Array, start: number, end: number): string {
+  return String.fromCharCode(...buf.subarray(start, end));
+}
+
+/**
+ * The bot a User-Agent's bytes declare, if any: the first word that ends in a bot word and is a
+ * name of its own (not a bare "bot", not part of a URL or an e-mail address, a valid robots
+ * token), else, when the header speaks of a bot only in such places or gives a contact address,
+ * the product it starts with (unless `byLeadingProduct` is false). `skipFrom` excludes the word
+ * starting there (a listed library's own). `buf` holds `length` bytes and a separator (0) at `length`.
+ */
+export function selfDeclaration(buf: Uint8Array, length: number, skipFrom = -1, byLeadingProduct = true): SelfDeclaration | undefined {
+  let evidence = false;
+  let start = -1;
+  for (let i = 0; i <= length; i++) {
+    const byte = buf[i]!;
+    if (FOLD[byte] !== 0) {
+      if (start < 0) start = i;
+      continue;
+    }
+    // A contact address: word@host.
+    if (byte === AT && start >= 0 && FOLD[buf[i + 1]!] !== 0) evidence = true;
+    if (start < 0) continue;
+    const wordStart = start;
+    start = -1;
+    // A URL's page named for its bot ("/bot.html", "/crawler.php") is evidence.
+    if (!evidence && wordStart > 0 && buf[wordStart - 1] === SLASH && FOLD[buf[wordStart]!]! >= 97) evidence = pageNamedForBot(buf, wordStart, i);
+    const suffix = suffixOf(buf, wordStart, i);
+    if (suffix < 0 || wordStart === skipFrom) continue;
+    if (i - wordStart > MAX_NAME) continue;
+    const name = text(buf, wordStart, i);
+    const lower = name.toLowerCase();
+    if (lower === PHONE_MAKER) continue;
+    evidence = true;
+    // A bot word inside a URL or an e-mail address is evidence, not a name.
+    const before = wordStart > 0 ? buf[wordStart - 1] : SPACE;
+    if (before === SLASH || before === COLON || before === AT || byte === AT) continue;
+    if (GENERIC_WORDS.has(lower)) continue;
+    if (isBotWordOnly(lower)) {
+      // A bare "Bot" or "Crawler" after a capitalised name is part of it ("Pandeo Bot").
+      const named = nameBefore(buf, wordStart);
+      const phrase = `${named} ${name}`;
+      if (named !== undefined && phrase.length <= MAX_NAME && robotsTokenProblem(phrase) === undefined) return { name: phrase, type: SUFFIXES[suffix]![1] };
+      continue;
+    }
+    if (robotsTokenProblem(name) === undefined) return { name, type: SUFFIXES[suffix]![1] };
+  }
+  return evidence && byLeadingProduct ? (leadingProduct(buf, length) ?? compatibleProduct(buf, length)) : undefined;
+}
+
+/** The capitalised word that a single space separates from the word at `wordStart`, if any. */
+function nameBefore(buf: Uint8Array, wordStart: number): string | undefined {
+  const end = wordStart - 1;
+  if (end < 1 || buf[end] !== SPACE) return undefined;
+  let start = end;
+  while (start > 0 && FOLD[buf[start - 1]!] !== 0) start--;
+  const first = buf[start]!;
+  if (start === end || first < 65 || first > 90) return undefined;
+  return text(buf, start, end);
+}
+
+/** The product a header starts with ("CopperEgg" of "CopperEgg/RevealUptime/..."), when it can name a bot. */
+function leadingProduct(buf: Uint8Array, length: number): SelfDeclaration | undefined {
+  let end = 0;
+  while (end < length && FOLD[buf[end]!] !== 0 && buf[end] !== DOT) end++;
+  // "Name/1.2", "Name" alone, or a capitalised "Name " before more words (not "see https://...").
+  const first = buf[0]!;
+  if (end === 0 || (end < length && buf[end] !== SLASH && (buf[end] !== SPACE || first < 65 || first > 90))) return undefined;
+  if (end > MAX_NAME) return undefined;
+  const name = text(buf, 0, end);
+  if (NOT_LEADING_NAMES.has(name.toLowerCase()) || isBotWordOnly(name.toLowerCase()) || robotsTokenProblem(name) !== undefined) return undefined;
+  return { name, type: 'Uncategorized' };
+}
+
+const COMPATIBLE = Uint8Array.from('(compatible;', (ch) => ch.charCodeAt(0));
+
+/** Where "(compatible;" (any case) ends in buf, or -1. */
+function afterCompatible(buf: Uint8Array, length: number): number {
+  for (let i = 0; i + COMPATIBLE.length <= length; i++) {
+    let j = 0;
+    while (j < COMPATIBLE.length && (FOLD[buf[i + j]!] || buf[i + j]) === COMPATIBLE[j]) j++;
+    if (j === COMPATIBLE.length) return i + j;
+  }
+  return -1;
+}
+
+/**
+ * The product a browser-like header names in its "(compatible; Name/1.0; +URL)" comment, the way
+ * crawlers introduce themselves ("Mozilla/5.0 (compatible; Siteliner/1.0; +http://www.siteliner.com/bot)").
+ */
+function compatibleProduct(buf: Uint8Array, length: number): SelfDeclaration | undefined {
+  let at = afterCompatible(buf, length);
+  if (at < 0) return undefined;
+  while (buf[at] === SPACE) at++;
+  let end = at;
+  while (end < length && FOLD[buf[end]!] !== 0 && buf[end] !== DOT) end++;
+  const stop = buf[end];
+  // "Name/1.0", "Name;" or "Name)": a product token, not the first word of a phrase.
+  if (end === at || (stop !== SLASH && stop !== SEMICOLON && stop !== CLOSING)) return undefined;
+  if (end - at > MAX_NAME) return undefined;
+  const name = text(buf, at, end);
+  if (NOT_LEADING_NAMES.has(name.toLowerCase()) || isBotWordOnly(name.toLowerCase()) || robotsTokenProblem(name) !== undefined) return undefined;
+  return { name, type: 'Uncategorized' };
+}
+
+/** The agent record of an unlisted bot. */
+export function unlistedAgent({ name, type }: SelfDeclaration): Agent {
+  return {
+    id: `${UNLISTED_ID_PREFIX}${name}`,
+    name,
+    type,
+    operator: 'Unknown',
+    url: '',
+    match: { tokens: [name] },
+    robots_tokens: [name],
+    description: 'Not in the catalog: a bot named by the product token it sends.',
+  };
+}
+
+/** The unlisted agent an id names (`unlisted:DCPbot`), if the id is one an unlisted agent can have. */
+export function unlistedAgentById(id: string): Agent | undefined {
+  if (!id.startsWith(UNLISTED_ID_PREFIX)) return undefined;
+  const name = id.slice(UNLISTED_ID_PREFIX.length);
+  if (name.length > MAX_NAME || !/^[A-Za-z0-9_-]+(?: [A-Za-z0-9_-]+)?$/.test(name) || robotsTokenProblem(name) !== undefined) return undefined;
+  const lower = name.toLowerCase();
+  const suffix = SUFFIXES.find(([word]) => lower.endsWith(word) && lower.length > word.length);
+  return unlistedAgent({ name, type: suffix?.[1] ?? 'Uncategorized' });
+}

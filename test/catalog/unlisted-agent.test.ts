@@ -1,0 +1,93 @@
+// Unlisted agents: bots the catalog does not list but whose User-Agent says what they are are
+// named by the token they send (data/README.md "Unlisted agents"); browsers never are.
+import { describe, expect, it } from 'vitest';
+import { createCatalog, createEngine, defaultCatalogDocument } from '../../src/index.js';
+
+const catalog = createCatalog(defaultCatalogDocument);
+const idOf = (ua: string) => catalog.matchUserAgent(ua)?.id;
+
+describe('unlisted agents', () => {
+  it('names a bot by the product word it calls itself, typed by that word', () => {
+    const cases: [string, string, string][] = [
+      ['AcmeBot/2.1 (+https://acme.example/about)', 'AcmeBot', 'Uncategorized'],
+      ['Mozilla/5.0 (compatible; Fjordcrawler/0.3; +https://fjord.example/)', 'Fjordcrawler', 'Uncategorized'],
+      ['Mozilla/5.0 (compatible; heron-spider/1.0)', 'heron-spider', 'Uncategorized'],
+      ['Shelf-Scraper/4.2', 'Shelf-Scraper', 'Scraper'],
+      ['PodFetcher/1.0 (podcast feeds)', 'PodFetcher', 'Fetcher'],
+      ['Mozilla/5.0 (compatible; SiteArchiver/3)', 'SiteArchiver', 'Archiver'],
+      ['LinkyChecker/1.0', 'LinkyChecker', 'Developer Helper'],
+      ['QuuxValidator/2.0', 'QuuxValidator', 'Developer Helper'],
+      ['Mozilla/5.0 (X11; Linux x86_64) AcmeMonitor/5.1', 'AcmeMonitor', 'Developer Helper'],
+      ['Ping-Uptime/1.0', 'Ping-Uptime', 'Developer Helper'],
+      ['Mozilla/5.0 (compatible; Zebra Crawler 1.2; +https://zebra.example)', 'Zebra Crawler', 'Uncategorized'],
+    ];
+    for (const [ua, name, type] of cases) {
+      const agent = catalog.matchUserAgent(ua);
+      expect({ ua, id: agent?.id, name: agent?.name, type: agent?.type, tokens: agent?.robots_tokens }).toEqual({ ua, id: `unlisted:${name}`, name, type, tokens: [name] });
+      expect(agent?.operator).toBe('Unknown');
+    }
+  });
+
+  it('names the product a header starts with, or its compatible comment, when a bot word is only in a URL or a contact address', () => {
+    expect(idOf('Wombat/3.2 (+https://wombat.example/crawler.html)')).toBe('unlisted:Wombat');
+    expect(idOf('Numbat/0.9 (ops@numbat.example)')).toBe('unlisted:Numbat');
+    expect(idOf('Mozilla/5.0 (compatible; Quokka/1.0; +https://quokka.example/bot.html)')).toBe('unlisted:Quokka');
+    // Without such a sign, a product is not a bot.
+    expect(idOf('Wombat/3.2 (+https://wombat.example/)')).toBeUndefined();
+    // A browser's own product never names one.
+    expect(idOf('Mozilla/5.0 (+https://example.com/bot.html)')).toBeUndefined();
+  });
+
+  it('never names a browser, a phone called CUBOT, a bare bot word, a URL, a version or an overlong word', () => {
+    for (const ua of [
+      'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
+      'Mozilla/5.0 (Linux; Android 10; CUBOT) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36',
+      'Mozilla/5.0 (compatible; bot)',
+      'Mozilla/5.0 (compatible; robot; crawler)',
+      'see https://example.com/bot',
+      'Mozilla/5.0 (compatible; the crawler)',
+      `Mozilla/5.0 (compatible; ${'A'.repeat(70)}Bot/1.0)`,
+      'Mozilla/5.0 (compatible; www.acme.example/Bot)',
+      'Mozilla/5.0 (compatible; Acme.Bot/1.0)',
+    ]) {
+      expect({ ua, id: idOf(ua) }).toEqual({ ua, id: undefined });
+    }
+  });
+
+  it('yields to a listed agent, and wins over a listed library or platform it runs on', () => {
+    expect(idOf('Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot) AcmeBot/1.0')).toBe('gptbot');
+    expect(idOf('python-requests/2.31.0 AcmeBot/1.0')).toBe('unlisted:AcmeBot');
+    expect(idOf('Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/120.0.0.0 Safari/537.36 AcmeChecker/2')).toBe('unlisted:AcmeChecker');
+    // A library's own product, with a bot word only in a URL, stays the library.
+    expect(idOf('python-requests/2.31.0 (+https://acme.example/bot)')).toBe('python-requests');
+  });
+
+  it('its id names it again: getAgent gives back the same record, and refuses ids no unlisted agent can have', () => {
+    for (const ua of ['AcmeBot/2.1', 'Shelf-Scraper/4.2', 'Mozilla/5.0 (compatible; Zebra Crawler 1.2)', 'Numbat/0.9 (ops@numbat.example)']) {
+      const agent = catalog.matchUserAgent(ua)!;
+      expect(catalog.getAgent(agent.id)).toEqual(agent);
+    }
+    for (const id of ['unlisted:', 'unlisted:a b c', 'unlisted:www.acme.example', 'unlisted:AcmeBot/1.0', 'unlisted:Acme:Bot', `unlisted:${'A'.repeat(65)}`, 'unlisted:AcmeBot-2.1', 'Unlisted:AcmeBot']) {
+      expect({ id, agent: catalog.getAgent(id) }).toEqual({ id, agent: undefined });
+    }
+  });
+
+  it('is identified as not verifiable, with the Known Agents fields, and can be turned off', async () => {
+    const engine = createEngine();
+    await expect(engine.identify({ id: 'r1', request_headers: { 'user-agent': 'AcmeBot/2.1' } })).resolves.toEqual({
+      id: 'r1',
+      result: 'not_verifiable',
+      agent_id: 'unlisted:AcmeBot',
+      agent_token: 'AcmeBot',
+      agent_url: '',
+      agent_type_name: 'Uncategorized',
+      operator_name: 'Unknown',
+    });
+    const strict = createCatalog(defaultCatalogDocument, { unlistedAgents: false });
+    expect(strict.matchUserAgent('AcmeBot/2.1')).toBeUndefined();
+    expect(strict.getAgent('unlisted:AcmeBot')).toBeUndefined();
+    expect(strict.matchUserAgent('Mozilla/5.0 (compatible; GPTBot/1.2)')?.id).toBe('gptbot');
+    await expect(createEngine({ catalog: strict }).identify({ request_headers: { 'user-agent': 'AcmeBot/2.1' } })).resolves.toEqual({ result: 'unknown_agent' });
+    expect(() => createCatalog(defaultCatalogDocument, { unlistedAgents: 'yes' as never })).toThrow(/unlistedAgents must be a boolean/);
+  });
+});
