@@ -422,7 +422,8 @@ function hostName(host: string): string {
 /**
  * The robots.txt token a product name or match token gives (data/README.md "Robots tokens"): no
  * anchor or context, no version, a host's registrable name, a top-level domain dropped from a
- * name built on one ("Kukei.eu-Bot" → "Kukei-Bot"), anything after a remaining dot cut.
+ * name built on one ("Kukei.eu-Bot" → "Kukei-Bot"), a Perl module's "::" turned into "-" ("HTTP::Lite" →
+ * "HTTP-Lite"), anything after a remaining dot cut.
  * Undefined when nothing usable is left.
  * @example
  * robotsTokenOf('iaskspider/2.0'); // 'iaskspider'
@@ -433,6 +434,8 @@ export function robotsTokenOf(token: string): string | undefined {
   let text = token.replace(/^\^/, '').replace(/\$$/, '');
   // An e-mail address names its operator's host ("collection@infegy.com").
   text = text.replace(/^[A-Za-z0-9_.-]*@(?=[A-Za-z0-9-]+\.)/, '');
+  // A Perl module is named by its CPAN distribution ("HTTP::Lite" → "HTTP-Lite"), not cut at its "::".
+  text = text.replace(/(?<=[A-Za-z0-9])::(?=[A-Za-z])/g, '-');
   text = text.split(/[/;(),:"]/, 1)[0]!.trim();
   const words = text.split(' ');
   const first = words[0]!;

@@ -121,6 +121,15 @@ describe('the committed catalog', () => {
     expect(catalog.agents.filter((a) => /^www\.|[A-Za-z0-9-]\.(com|org|net|io|ru|de)\b|\\|\^/.test(a.name)).map((a) => `${a.id}: ${a.name}`)).toEqual([]);
   });
 
+  it('derives robots tokens from product names: no anchor, version or host; a Perl module by its distribution name', () => {
+    expect(robotsTokenOf('iaskspider/2.0')).toBe('iaskspider');
+    expect(robotsTokenOf('^RED/')).toBe('RED');
+    expect(robotsTokenOf('www.pinterest.com')).toBe('pinterest');
+    // Cut at its "::", "HTTP::Lite" would be "HTTP", the name of no product.
+    expect(robotsTokenOf('HTTP::Lite')).toBe('HTTP-Lite');
+    expect(robotsTokenOf('Mail::STS')).toBe('Mail-STS');
+  });
+
   it('keeps every reviewed robots-token exception explained', () => {
     for (const [token, reason] of Object.entries(ROBOTS_TOKEN_EXCEPTIONS)) {
       expect(reason.length, token).toBeGreaterThan(40);
