@@ -2,20 +2,12 @@
 // header's bytes, walking each word through a trie of the tokens' leading words as it goes
 // (data/README.md "Matching rules").
 import type { Agent, AgentLayer } from './types.js';
-import { selfDeclaration, unlistedAgent } from './unlisted-agent.js';
+import { BOT_WORDS, declaredBot, unlistedAgent } from './unlisted-agent.js';
+import { FOLD } from './word-bytes.js';
 
 /** A function from a User-Agent header value to the agent it names, if any. */
 export type UserAgentMatcher = (userAgent: string) => Agent | undefined;
 
-// Bytes that may appear inside a product-token word, mapped to their ASCII lower case; 0 for
-// everything else (space, "/", ";", "(", "+", ",", ":", and every byte of a non-ASCII character).
-// So "GPTBot/1.0" and "(compatible; GPTBot" both yield the word "gptbot". Folded letters are
-// 97..122 and every other word byte ("-" 45, "." 46, digits 48..57, "_" 95) is below 97, which
-// is what lets the scan tell a letter from a possible family boundary with one comparison.
-const FOLD = new Uint8Array(256);
-for (let c = 0; c < 128; c++) {
-  if (/[A-Za-z0-9_.-]/.test(String.fromCharCode(c))) FOLD[c] = c >= 65 && c <= 90 ? c | 0x20 : c;
-}
 const HYPHEN = 45;
 const DOT = 46;
 const UNDERSCORE = 95;
@@ -37,6 +29,8 @@ let classCount = 1;
 for (let folded = 0; folded < 128; folded++) if (FOLD[folded] === folded && folded !== 0) CLASS_OF_FOLDED[folded] = classCount++;
 for (let byte = 0; byte < 256; byte++) CLASS[byte] = CLASS_OF_FOLDED[FOLD[byte]!]!;
 const CLASSES = classCount;
+const FOLDED_OF_CLASS = new Uint8Array(CLASSES);
+for (let folded = 0; folded < 128; folded++) if (CLASS_OF_FOLDED[folded] !== 0) FOLDED_OF_CLASS[CLASS_OF_FOLDED[folded]!] = folded;
 const W = CLASS_OF_FOLDED[119]!;
 const DOT_CLASS = CLASS_OF_FOLDED[DOT]!;
 // Letters have the highest classes, as they have the highest folded bytes.
@@ -66,6 +60,9 @@ let scratch = new Uint8Array(1024);
 // Where the scan met a word worth checking, and the state it was in there (see the matcher).
 let candidateAt = new Int32Array(scratch.length);
 let candidateState = new Int32Array(scratch.length);
+// Where words ending in a bot word end, in header order, and how many (unlisted agents).
+let botWordEnds = new Int32Array(scratch.length);
+let botWordCount = 0;
 
 // A token: optional "^", a first byte that starts a word, printable ASCII, optional "$".
 const TOKEN_SYNTAX = /^\^?[A-Za-z0-9_.-][\x20-\x7e]*$/;
@@ -119,7 +116,7 @@ export function compileUserAgentMatcher(agents: readonly Agent[], { unlisted = f
     }
   }
 
-  const { table, firstTerminal, depthOf, entriesFrom, byWord } = compileAutomaton(entries);
+  const { table, firstTerminal, depthOf, entriesFrom, byWord, endsInBotWord } = compileAutomaton(entries, unlisted ? BOT_WORDS : []);
   const mayMatchPattern = compilePatternPrefilter(patterns.map(({ regex }) => regex.source));
 
   // The best match so far, shared with matchAt (matching is synchronous).
@@ -134,8 +131,11 @@ export function compileUserAgentMatcher(agents: readonly Agent[], { unlisted = f
    */
   const matchAt = (state: number, buf: Uint8Array, length: number, end: number): void => {
     const index = (state / CLASSES) | 0;
-    const start = end - depthOf[index]!;
     const folded = FOLD[buf[end]!]!;
+    // A word ending in a bot word, or a URL's page named for one ("bot.html"), for unlisted agents.
+    if (endsInBotWord[index] === 1 && (folded === 0 || folded === DOT)) botWordEnds[botWordCount++] = end;
+    if (entriesFrom[index] === entriesFrom[index + 1]) return;
+    const start = end - depthOf[index]!;
     let wordEnd = end;
     if (folded !== 0) {
       // A family boundary: inside a word that starts with a letter, past its first two bytes;
@@ -192,6 +192,7 @@ export function compileUserAgentMatcher(agents: readonly Agent[], { unlisted = f
       scratch = new Uint8Array(ua.length * 3 + 1);
       candidateAt = new Int32Array(scratch.length);
       candidateState = new Int32Array(scratch.length);
+      botWordEnds = new Int32Array(scratch.length);
     }
     const buf = scratch;
     const length = encoder.encodeInto(ua, buf).written;
@@ -200,6 +201,7 @@ export function compileUserAgentMatcher(agents: readonly Agent[], { unlisted = f
     best = undefined;
     bestRank = 0;
     bestStart = -1;
+    botWordCount = 0;
     // Two walks over the header's halves, interleaved: each table load depends on the one
     // before it in its walk, so one walk waits on every load while two overlap theirs (more
     // walks measured no faster: their registers spill). The second starts at a separator, where
@@ -246,7 +248,7 @@ export function compileUserAgentMatcher(agents: readonly Agent[], { unlisted = f
     if (found !== undefined) {
       // A bot that names itself beats the listed library or platform it runs on.
       if (!unlisted || bestRank >= RANK_BOT) return found.agent;
-      const declared = selfDeclaration(buf, length, bestStart, false);
+      const declared = botWordCount === 0 ? undefined : declaredBot(ua, buf, length, botWordEnds, botWordCount, bestStart, false);
       return declared === undefined ? found.agent : unlistedAgent(declared);
     }
     if (mayMatchPattern(ua)) {
@@ -255,7 +257,7 @@ export function compileUserAgentMatcher(agents: readonly Agent[], { unlisted = f
       }
     }
     if (!unlisted) return undefined;
-    const declared = selfDeclaration(buf, length);
+    const declared = declaredBot(ua, buf, length, botWordEnds, botWordCount, -1, true);
     return declared === undefined ? undefined : unlistedAgent(declared);
   };
 }
@@ -272,15 +274,68 @@ interface Automaton {
   readonly entriesFrom: Int32Array;
   /** The entries grouped by leading word, each group in catalog order. */
   readonly byWord: readonly Entry[];
+  /** Per state index: 1 when the bytes read so far end in a bot word (unlisted agents), else 0. */
+  readonly endsInBotWord: Uint8Array;
+}
+
+/**
+ * The Aho-Corasick automaton of the bot words, over folded letters: `next[state * 26 + letter]`,
+ * and whether the bytes read end in one of the words. Any other word byte goes back to state 0.
+ */
+function compileBotWordAutomaton(words: readonly string[]): { next: Int32Array; accepts: Uint8Array; count: number } {
+  const children: Map<number, number>[] = [new Map()];
+  const accepts: number[] = [0];
+  for (const word of words) {
+    let state = 0;
+    for (const ch of word) {
+      const letter = ch.charCodeAt(0) - 97;
+      let child = children[state]!.get(letter);
+      if (child === undefined) {
+        child = children.length;
+        children.push(new Map());
+        accepts.push(0);
+        children[state]!.set(letter, child);
+      }
+      state = child;
+    }
+    accepts[state] = 1;
+  }
+  const count = children.length;
+  const next = new Int32Array(count * 26);
+  const fail = new Int32Array(count);
+  // Breadth first, so a state's failure state is complete before its children need it.
+  const queue: number[] = [];
+  for (let letter = 0; letter < 26; letter++) {
+    const child = children[0]!.get(letter);
+    if (child !== undefined) queue.push(child);
+    next[letter] = child ?? 0;
+  }
+  for (let head = 0; head < queue.length; head++) {
+    const state = queue[head]!;
+    accepts[state] ||= accepts[fail[state]!]!;
+    for (let letter = 0; letter < 26; letter++) {
+      const child = children[state]!.get(letter);
+      if (child === undefined) next[state * 26 + letter] = next[fail[state]! * 26 + letter]!;
+      else {
+        fail[child] = next[fail[state]! * 26 + letter]!;
+        next[state * 26 + letter] = child;
+        queue.push(child);
+      }
+    }
+  }
+  return { next, accepts: Uint8Array.from(accepts), count };
 }
 
 /**
  * Builds the automaton the scan runs: its states are "between words" (0), "in a word no token
- * starts" (1), a node of the trie of the tokens' leading words, and the four steps of a word
- * starting "www." (skipped when a word byte follows, so the word restarts there). States whose
- * word is some token's leading word are numbered last.
+ * starts" (1, and with bot words one such state per position in them), a node of the trie of the
+ * tokens' leading words, and the four steps of a word starting "www." (skipped when a word byte
+ * follows, so the word restarts there). Every state also knows how much of a bot word the bytes
+ * read end in, so a word ending in one ("AcmeBot") reaches a terminal state and is noted like a
+ * token's word, at no cost to the scan. Terminal states (some token's leading word, or a bot
+ * word's end) are numbered last.
  */
-function compileAutomaton(entries: readonly Entry[]): Automaton {
+function compileAutomaton(entries: readonly Entry[], botWords: readonly string[]): Automaton {
   // The trie: node 0 is the root; `child` maps node * CLASSES + class to a child's number.
   let capacity = 1;
   for (const entry of entries) capacity += entry.word.length;
@@ -315,27 +370,49 @@ function compileAutomaton(entries: readonly Entry[]): Automaton {
     www.push(node);
   }
 
-  // State indices: 0 between words, 1 dead, then trie nodes and "www." steps, terminal ones
-  // (a node some token's word ends at) last.
-  const stateOfNode = new Int32Array(nodes).fill(1);
-  const stateOfWww = [0, 0, 0, 0, 0];
-  const terminalNodes: number[] = [];
-  let states = 2;
-  for (let node = 1; node < nodes; node++) {
-    if (tokensAt.has(node)) terminalNodes.push(node);
-    else stateOfNode[node] = states++;
-  }
-  for (let step = 1; step <= 4; step++) if (!tokensAt.has(www[step]!)) stateOfWww[step] = states++;
-  const firstTerminal = states;
-  const nodeOfState = new Int32Array(firstTerminal + terminalNodes.length + 4).fill(-1);
-  for (const node of terminalNodes) nodeOfState[(stateOfNode[node] = states++)] = node;
-  for (let step = 1; step <= 4; step++) if (tokensAt.has(www[step]!)) nodeOfState[(stateOfWww[step] = states++)] = www[step]!;
+  // How much of a bot word each trie node's and "www." step's bytes end in.
+  const bots = compileBotWordAutomaton(botWords);
+  const botStep = (at: number, byteClass: number): number => {
+    const folded = FOLDED_OF_CLASS[byteClass]!;
+    return folded >= 97 ? bots.next[at * 26 + folded - 97]! : 0;
+  };
+  const botOfNode = new Int32Array(nodes);
+  // A child is numbered after its parent, so one pass in order sees every parent first.
+  for (let node = 1; node < nodes; node++) botOfNode[node] = botStep(botOfNode[parent[node]!]!, classInParent[node]!);
+  const botOfWww = [0];
+  for (let step = 1; step <= 4; step++) botOfWww.push(botStep(botOfWww[step - 1]!, CLASS[[119, 119, 119, DOT][step - 1]!]!));
 
-  // Every word byte leads to "dead" (1) and a separator back between words (0), except along
-  // the trie's edges: from a node's state, the between-words state (the root's children) and
-  // the "www." steps (the children of the node each has reached; after "www." the root's).
-  const table = new Int32Array(states * CLASSES).fill(CLASSES);
-  for (let row = 0; row < table.length; row += CLASSES) table[row] = 0;
+  // State indices: 0 between words, 1 dead (a word no token starts, ending in no part of a bot
+  // word), then the other dead states (one per bot-word position), trie nodes and "www." steps;
+  // terminal ones (a node some token's word ends at, or bytes ending in a bot word) last.
+  const stateOfNode = new Int32Array(nodes);
+  const stateOfWww = [0, 0, 0, 0, 0];
+  const stateOfDead = new Int32Array(bots.count);
+  stateOfDead[0] = 1;
+  const nodeIsTerminal = (node: number) => tokensAt.has(node) || bots.accepts[botOfNode[node]!] === 1;
+  const wwwIsTerminal = (step: number) => tokensAt.has(www[step]!) || bots.accepts[botOfWww[step]!] === 1;
+  let states = 2;
+  for (let node = 1; node < nodes; node++) if (!nodeIsTerminal(node)) stateOfNode[node] = states++;
+  for (let step = 1; step <= 4; step++) if (!wwwIsTerminal(step)) stateOfWww[step] = states++;
+  for (let at = 1; at < bots.count; at++) if (bots.accepts[at] === 0) stateOfDead[at] = states++;
+  const firstTerminal = states;
+  const nodeOfState: number[] = [];
+  for (let node = 1; node < nodes; node++) if (nodeIsTerminal(node)) nodeOfState[(stateOfNode[node] = states++)] = node;
+  for (let step = 1; step <= 4; step++) if (wwwIsTerminal(step)) nodeOfState[(stateOfWww[step] = states++)] = www[step]!;
+  for (let at = 1; at < bots.count; at++) if (bots.accepts[at] === 1) stateOfDead[at] = states++;
+
+  // Every word byte leads to the dead state of the bot-word position it reaches and a separator
+  // back between words (0), except along the trie's edges: from a node's state, the between-words
+  // state (the root's children) and the "www." steps (the children of the node each has reached;
+  // after "www." the root's).
+  const table = new Int32Array(states * CLASSES);
+  const botOfState = new Int32Array(states);
+  for (let node = 1; node < nodes; node++) botOfState[stateOfNode[node]!] = botOfNode[node]!;
+  for (let step = 1; step <= 4; step++) botOfState[stateOfWww[step]!] = botOfWww[step]!;
+  for (let at = 1; at < bots.count; at++) botOfState[stateOfDead[at]!] = at;
+  for (let state = 0; state < states; state++) {
+    for (let byteClass = 1; byteClass < CLASSES; byteClass++) table[state * CLASSES + byteClass] = stateOfDead[botStep(botOfState[state]!, byteClass)]! * CLASSES;
+  }
   for (let node = 1; node < nodes; node++) {
     const from = parent[node]!;
     const target = stateOfNode[node]! * CLASSES;
@@ -355,15 +432,17 @@ function compileAutomaton(entries: readonly Entry[]): Automaton {
 
   const depthOf = new Int32Array(states);
   const entriesFrom = new Int32Array(states + 1);
+  const endsInBotWord = new Uint8Array(states);
   const byWord: Entry[] = [];
   for (let node = 1; node < nodes; node++) depthOf[stateOfNode[node]!] = depth[node]!;
   for (let step = 1; step <= 4; step++) depthOf[stateOfWww[step]!] = step;
   for (let state = 0; state < states; state++) {
+    endsInBotWord[state] = bots.accepts[botOfState[state]!]!;
     entriesFrom[state] = byWord.length;
-    if (state >= firstTerminal) for (const entry of tokensAt.get(nodeOfState[state]!)!) byWord.push(entries[entry]!);
+    if (state >= firstTerminal) for (const entry of tokensAt.get(nodeOfState[state] ?? -1) ?? []) byWord.push(entries[entry]!);
   }
   entriesFrom[states] = byWord.length;
-  return { table, firstTerminal: firstTerminal * CLASSES, depthOf, entriesFrom, byWord };
+  return { table, firstTerminal: firstTerminal * CLASSES, depthOf, entriesFrom, byWord, endsInBotWord };
 }
 
 /** The first separator at or after `from` (the header's sentinel at the latest). */

@@ -6,6 +6,7 @@
 // `unlisted:<token>` so that stored visits name it again (data/README.md "Unlisted agents").
 import { robotsTokenProblem } from './robots-token-rules.js';
 import type { Agent, AgentType } from './types.js';
+import { FOLD } from './word-bytes.js';
 
 /** The prefix of every unlisted agent's id; catalog ids are lower-case slugs, so never clash. */
 export const UNLISTED_ID_PREFIX = 'unlisted:';
@@ -25,6 +26,9 @@ const SUFFIXES: ReadonlyArray<readonly [suffix: string, type: AgentType]> = [
 ];
 const SUFFIX_BYTES = SUFFIXES.map(([suffix]) => Uint8Array.from(suffix, (ch) => ch.charCodeAt(0)));
 
+/** The bot words, for the matcher's scan to find at word ends. */
+export const BOT_WORDS: readonly string[] = SUFFIXES.map(([suffix]) => suffix);
+
 /** Words that end like a bot's name but name no one on their own. */
 const GENERIC_WORDS = new Set(['robot', 'webbot', 'webcrawler', 'webspider']);
 
@@ -34,11 +38,6 @@ const PHONE_MAKER = 'cubot';
 /** Products a header starts with that are browsers or runtimes, never a bot's name. */
 const NOT_LEADING_NAMES = new Set(['mozilla', 'opera', 'dalvik', 'msie']);
 
-// Word bytes as the matcher reads them: A-Z a-z 0-9 "_" "." "-", folded to lower case; 0 otherwise.
-const FOLD = new Uint8Array(256);
-for (let c = 0; c < 128; c++) {
-  if (/[A-Za-z0-9_.-]/.test(String.fromCharCode(c))) FOLD[c] = c >= 65 && c <= 90 ? c | 0x20 : c;
-}
 const AT = 64;
 const SLASH = 47;
 const COLON = 58;
@@ -87,13 +86,6 @@ function suffixOf(buf: Uint8Array, start: number, end: number): number {
   return -1;
 }
 
-/** Whether the word [start, end) is a page named for a bot word: "bot.html", "crawler.php". */
-function pageNamedForBot(buf: Uint8Array, start: number, end: number): boolean {
-  let dot = start;
-  while (dot < end && buf[dot] !== DOT) dot++;
-  return dot < end && suffixOf(buf, start, dot) >= 0;
-}
-
 /** Whether a name is only a bot word ("Bot", "crawler", "robot"): it names no one. */
 function isBotWordOnly(lower: string): boolean {
   return GENERIC_WORDS.has(lower) || SUFFIXES.some(([suffix]) => suffix === lower);
@@ -105,49 +97,51 @@ function text(buf: Uint8Array, start: number, end: number): string {
 }
 
 /**
- * The bot a User-Agent's bytes declare, if any: the first word that ends in a bot word and is a
- * name of its own (not a bare "bot", not part of a URL or an e-mail address, a valid robots
- * token), else, when the header speaks of a bot only in such places or gives a contact address,
- * the product it starts with (unless `byLeadingProduct` is false). `skipFrom` excludes the word
- * starting there (a listed library's own). `buf` holds `length` bytes and a separator (0) at `length`.
+ * The bot a User-Agent's bytes declare, if any, from the places the matcher's scan noted
+ * (`ends[0..count)`, left to right): each the end of a word that ends in a bot word, at a
+ * separator or, for a URL's page named for its bot ("/bot.html"), at its ".". The first such word
+ * that is a name of its own (not a bare "Bot", not part of a URL or an e-mail address, a valid
+ * robots token) names it; else, when the header speaks of a bot only in such places or gives a
+ * contact address, the product it starts with or names in its "(compatible; ...)" comment
+ * (unless `byLeadingProduct` is false). `skipFrom` excludes the word starting there (a listed
+ * library's own). `buf` holds the header's `length` bytes and a separator (0) at `length`.
  */
-export function selfDeclaration(buf: Uint8Array, length: number, skipFrom = -1, byLeadingProduct = true): SelfDeclaration | undefined {
+export function declaredBot(userAgent: string, buf: Uint8Array, length: number, ends: Int32Array, count: number, skipFrom: number, byLeadingProduct: boolean): SelfDeclaration | undefined {
   let evidence = false;
-  let start = -1;
-  for (let i = 0; i <= length; i++) {
-    const byte = buf[i]!;
-    if (FOLD[byte] !== 0) {
-      if (start < 0) start = i;
+  for (let k = 0; k < count; k++) {
+    const end = ends[k]!;
+    let start = end;
+    while (start > 0 && FOLD[buf[start - 1]!] !== 0) start--;
+    const before = start > 0 ? buf[start - 1] : SPACE;
+    const after = buf[end];
+    if (after === DOT) {
+      if (before === SLASH) evidence = true;
       continue;
     }
-    // A contact address: word@host.
-    if (byte === AT && start >= 0 && FOLD[buf[i + 1]!] !== 0) evidence = true;
-    if (start < 0) continue;
-    const wordStart = start;
-    start = -1;
-    // A URL's page named for its bot ("/bot.html", "/crawler.php") is evidence.
-    if (!evidence && wordStart > 0 && buf[wordStart - 1] === SLASH && FOLD[buf[wordStart]!]! >= 97) evidence = pageNamedForBot(buf, wordStart, i);
-    const suffix = suffixOf(buf, wordStart, i);
-    if (suffix < 0 || wordStart === skipFrom) continue;
-    if (i - wordStart > MAX_NAME) continue;
-    const name = text(buf, wordStart, i);
+    const suffix = suffixOf(buf, start, end);
+    if (suffix < 0 || start === skipFrom || end - start > MAX_NAME) continue;
+    const name = text(buf, start, end);
     const lower = name.toLowerCase();
     if (lower === PHONE_MAKER) continue;
     evidence = true;
     // A bot word inside a URL or an e-mail address is evidence, not a name.
-    const before = wordStart > 0 ? buf[wordStart - 1] : SPACE;
-    if (before === SLASH || before === COLON || before === AT || byte === AT) continue;
-    if (GENERIC_WORDS.has(lower)) continue;
+    if (before === SLASH || before === COLON || before === AT || after === AT || GENERIC_WORDS.has(lower)) continue;
     if (isBotWordOnly(lower)) {
       // A bare "Bot" or "Crawler" after a capitalised name is part of it ("Pandeo Bot").
-      const named = nameBefore(buf, wordStart);
+      const named = nameBefore(buf, start);
       const phrase = `${named} ${name}`;
       if (named !== undefined && phrase.length <= MAX_NAME && robotsTokenProblem(phrase) === undefined) return { name: phrase, type: SUFFIXES[suffix]![1] };
       continue;
     }
     if (robotsTokenProblem(name) === undefined) return { name, type: SUFFIXES[suffix]![1] };
   }
-  return evidence && byLeadingProduct ? (leadingProduct(buf, length) ?? compatibleProduct(buf, length)) : undefined;
+  if (!byLeadingProduct) return undefined;
+  // A contact address (word@host) is evidence too; the string's own search finds it fastest.
+  if (!evidence) {
+    const at = userAgent.indexOf('@');
+    evidence = at > 0 && FOLD[userAgent.charCodeAt(at - 1)]! !== 0 && FOLD[userAgent.charCodeAt(at + 1)]! !== 0;
+  }
+  return evidence ? (leadingProduct(buf, length) ?? compatibleProduct(buf, length)) : undefined;
 }
 
 /** The capitalised word that a single space separates from the word at `wordStart`, if any. */
@@ -205,9 +199,16 @@ function compatibleProduct(buf: Uint8Array, length: number): SelfDeclaration | u
   return { name, type: 'Uncategorized' };
 }
 
+// Records made so far, so that a bot seen again costs no new object (bounded: names come from traffic).
+const made = new Map<string, Agent>();
+
 /** The agent record of an unlisted bot. */
 export function unlistedAgent({ name, type }: SelfDeclaration): Agent {
-  return {
+  const key = `${type}\n${name}`;
+  const known = made.get(key);
+  if (known !== undefined) return known;
+  if (made.size >= 1_000) made.clear();
+  const agent: Agent = {
     id: `${UNLISTED_ID_PREFIX}${name}`,
     name,
     type,
@@ -217,6 +218,8 @@ export function unlistedAgent({ name, type }: SelfDeclaration): Agent {
     robots_tokens: [name],
     description: 'Not in the catalog: a bot named by the product token it sends.',
   };
+  made.set(key, agent);
+  return agent;
 }
 
 /** The unlisted agent an id names (`unlisted:DCPbot`), if the id is one an unlisted agent can have. */
