@@ -6,7 +6,7 @@
 // browser false positive. test/catalog/held-out-eval.test.ts runs the same evaluation.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { AGENT_TYPES, createCatalog, defaultCatalogDocument, type Agent, type AgentType, type Catalog } from '../src/index.js';
+import { AGENT_TYPES, createCatalog, defaultCatalogDocument, UNLISTED_ID_PREFIX, type Agent, type AgentType, type Catalog } from '../src/index.js';
 
 const HELD_OUT = new URL('../test/fixtures/held-out/', import.meta.url);
 const SOURCES = new URL('../data/sources/', import.meta.url);
@@ -179,6 +179,8 @@ export interface CrawlerSetResult {
   readonly name: string;
   readonly total: number;
   readonly identified: number;
+  /** Of the identified, how many as an unlisted agent (named by their own token, not the catalog). */
+  readonly unlisted: number;
   readonly novelTotal: number;
   readonly novelIdentified: number;
   /** Identified UAs by the type of the agent named. */
@@ -239,6 +241,7 @@ export function evaluateHeldOut(catalog: Catalog = createCatalog(defaultCatalogD
       continue;
     }
     let identified = 0;
+    let unlisted = 0;
     let novelTotal = 0;
     let novelIdentified = 0;
     const byType: Partial<Record<AgentType, number>> = {};
@@ -258,6 +261,7 @@ export function evaluateHeldOut(catalog: Catalog = createCatalog(defaultCatalogD
       if (novel) novelTotal++;
       if (agent !== undefined) {
         identified++;
+        if (agent.id.startsWith(UNLISTED_ID_PREFIX)) unlisted++;
         if (novel) novelIdentified++;
         byType[agent.type] = (byType[agent.type] ?? 0) + 1;
       } else {
@@ -266,7 +270,7 @@ export function evaluateHeldOut(catalog: Catalog = createCatalog(defaultCatalogD
         misses.set(family, [...(misses.get(family) ?? []), ua]);
       }
     }
-    crawlers.push({ name: set.name, total: set.entries.length, identified, novelTotal, novelIdentified, byType, byCategory, misses });
+    crawlers.push({ name: set.name, total: set.entries.length, identified, unlisted, novelTotal, novelIdentified, byType, byCategory, misses });
   }
   const browserKinds = Object.fromEntries(Object.entries(BROWSER_KINDS).map(([kind, marker]) => [kind, [...browsers].filter((ua) => marker.test(ua)).length]));
   return { sets, crawlers, browserTotal: browsers.size, browserKinds, falsePositives };
@@ -279,11 +283,14 @@ export function formatReport(report: HeldOutReport, { misses = false } = {}): st
   const out: string[] = ['Held-out evaluation (test/fixtures/held-out/README.md)', ''];
   out.push('Crawler sets: recall (identified / labelled crawler UAs), and among UAs no source dataset lists');
   for (const set of report.crawlers) {
-    out.push(`  ${set.name.padEnd(24)} ${percent(set.identified, set.total).padStart(6)}  (${set.identified}/${set.total});  not in our sources: ${percent(set.novelIdentified, set.novelTotal)} (${set.novelIdentified}/${set.novelTotal})`);
+    out.push(
+      `  ${set.name.padEnd(24)} ${percent(set.identified, set.total).padStart(6)}  (${set.identified}/${set.total}; ${set.unlisted} as unlisted agents);  not in our sources: ${percent(set.novelIdentified, set.novelTotal)} (${set.novelIdentified}/${set.novelTotal})`,
+    );
   }
   const total = report.crawlers.reduce((n, s) => n + s.total, 0);
   const identified = report.crawlers.reduce((n, s) => n + s.identified, 0);
-  out.push(`  ${'all crawler sets'.padEnd(24)} ${percent(identified, total).padStart(6)}  (${identified}/${total})`, '');
+  const unlisted = report.crawlers.reduce((n, s) => n + s.unlisted, 0);
+  out.push(`  ${'all crawler sets'.padEnd(24)} ${percent(identified, total).padStart(6)}  (${identified}/${total}): catalog agents ${percent(identified - unlisted, total)}, unlisted agents ${percent(unlisted, total)}`, '');
   for (const set of report.crawlers.filter((s) => s.byCategory.size > 0)) {
     out.push(`Recall per category (${set.name}), and how many were named as an agent of the category's type`);
     for (const [category, counts] of set.byCategory) {

@@ -372,9 +372,9 @@ export function createOpenApiDocument(options: {
           properties: {
             id: { type: 'string' },
             result: { type: 'string', enum: ['verified', 'verification_failed', 'not_verifiable'] },
-            agent_id: { type: 'string' },
+            agent_id: { type: 'string', description: 'A catalog id, or `unlisted:<token>` for a bot the catalog does not list but whose User-Agent names it (always not_verifiable, operator "Unknown", agent_url empty).' },
             agent_token: { type: 'string' },
-            agent_url: { type: 'string' },
+            agent_url: { type: 'string', description: "The operator's documentation; empty for an unlisted agent." },
             agent_type_name: { type: 'string', enum: [...AGENT_TYPES] },
             operator_name: { type: 'string' },
           },

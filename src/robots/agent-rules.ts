@@ -3,6 +3,7 @@
 // the violations report matches visits against them, so both always mean the same thing.
 import type { Catalog } from '../catalog/catalog.js';
 import type { AgentType } from '../catalog/types.js';
+import { UNLISTED_ID_PREFIX } from '../catalog/unlisted-agent.js';
 import type { ValidatedAgentRule, ValidatedRobotsOptions } from './options.js';
 
 /** Where an agent's rule comes from: its type, or its name in one of the two agent lists. */
@@ -75,8 +76,9 @@ export function compileRobotsAgentRules(options: ValidatedRobotsOptions, catalog
     ruleFor(agentId) {
       const rule = named.get(agentId);
       if (rule !== undefined) return rule;
+      // robots.txt names a chosen type's catalog agents only: an unlisted one was never addressed.
       const agent = catalog.getAgent(agentId);
-      return agent !== undefined && chosen.has(agent.type) ? typeRule : undefined;
+      return agent !== undefined && !agentId.startsWith(UNLISTED_ID_PREFIX) && chosen.has(agent.type) ? typeRule : undefined;
     },
   };
 }

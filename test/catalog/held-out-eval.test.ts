@@ -9,9 +9,9 @@ const report = evaluateHeldOut();
 // Recall today (percent, rounded down): a floor so a change cannot lower it unnoticed. Raise it
 // when coverage grows; the goal (issue 14) is 90.
 const RECALL_FLOORS: Readonly<Record<string, number>> = {
-  'isbot crawlers': 69,
-  'CrawlerDetect crawlers': 69,
-  'CrawlerDetect categories': 84,
+  'isbot crawlers': 75,
+  'CrawlerDetect crawlers': 86,
+  'CrawlerDetect categories': 90,
 };
 
 describe('held-out evaluation', () => {

@@ -59,6 +59,15 @@ describe('robots options: disallow_agents and allow_agents', () => {
     expect((error as RobotsOptionsError).message).toContain('"NoSuchBot" is neither an agent id nor a robots token');
   });
 
+  it('an unlisted agent cannot be named, and a chosen type never applies to one: robots.txt never addressed it', () => {
+    expect(issues({ agent_types: [], disallow_agents: ['unlisted:AcmeBot'] })).toEqual([['/disallow_agents/0', 'unknown-agent']]);
+    const unlisted = catalog.matchUserAgent('AcmeBot/2.1')!;
+    expect(unlisted).toMatchObject({ id: 'unlisted:AcmeBot', type: 'Uncategorized' });
+    const rules = compileRobotsAgentRules(validateRobotsOptions({ agent_types: ['Uncategorized', 'AI Data Scraper'] }, catalog), catalog);
+    expect(rules.ruleFor('gptbot')?.source).toBe('agent_types');
+    expect(rules.ruleFor(unlisted.id)).toBeUndefined();
+  });
+
   it('rejects an agent named in both lists, or twice with different paths, at the later entry', () => {
     expect(issues({ agent_types: [], disallow_agents: ['GPTBot'], allow_agents: ['gptbot'] })).toEqual([['/allow_agents/0', 'conflicting-agent']]);
     expect(issues({ agent_types: [], disallow_agents: ['GPTBot', { agent: 'gptbot', disallow: '/a' }] })).toEqual([['/disallow_agents/1/agent', 'conflicting-agent']]);
