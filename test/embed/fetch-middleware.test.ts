@@ -135,6 +135,22 @@ describe('access policy in the middleware', () => {
     expect(sink.visits.map((v) => v.decision?.rule)).toEqual(['deny-agent', 'allow-verified', 'deny-agent-type']);
   });
 
+  it('denies an unlisted bot by its id or by type Uncategorized; robots.txt names only catalog agents', async () => {
+    const byId = middleware({ denyAgents: ['unlisted:AcmeBot', 'googlebot'], robotsTxt: true });
+    expect((await byId.run(get('/', 'AcmeBot/2.1 (+https://acme.example/bot)'), app, LOOPBACK)).status).toBe(403);
+    expect((await byId.run(get('/', 'OtherBot/1.0'), app, LOOPBACK)).status).toBe(200);
+    expect(await (await byId.run(get('/robots.txt', BROWSER_UA), app, LOOPBACK)).text()).toBe('User-agent: Googlebot\nDisallow: /\n');
+    expect(byId.sink.visits.map((v) => [v.request_headers['user-agent'], v.decision?.rule])).toEqual([
+      ['AcmeBot/2.1 (+https://acme.example/bot)', 'deny-agent'],
+      ['OtherBot/1.0', undefined],
+      [BROWSER_UA, undefined],
+    ]);
+    const byType = middleware({ denyAgentTypes: ['Uncategorized'] });
+    expect((await byType.run(get('/', 'OtherBot/1.0'), app, LOOPBACK)).status).toBe(403);
+    expect((await byType.run(get('/', BROWSER_UA), app, LOOPBACK)).status).toBe(200);
+    expect(() => middleware({ denyAgents: ['unlisted:AcmeBot'], robotsTxt: true })).toThrow(/catalog agents of denyAgents, which are empty/);
+  });
+
   it('in report-only mode records the decision and lets the request through', async () => {
     const { run, sink } = middleware({ denyVerificationFailed: true, reportOnly: true });
     let result: ReturnType<typeof agentwardenResult>;
