@@ -54,34 +54,15 @@ export interface SelfDeclaration {
   readonly type: AgentType;
 }
 
-// Suffixes by their last two bytes: the scan tests those two first, which rules out nearly
-// every word of a browser's header at once ("Chrome", "Safari", "AppleWebKit", "Browser").
-const ENDING_IN = (a: string, b: string): number[] => SUFFIXES.flatMap(([suffix], index) => (suffix.endsWith(a + b) ? [index] : []));
-const ENDING_OT = ENDING_IN('o', 't');
-const ENDING_ER = ENDING_IN('e', 'r');
-const ENDING_OR = ENDING_IN('o', 'r');
-const ENDING_ME = ENDING_IN('m', 'e');
-const T = 116;
-const R = 114;
-const E = 101;
-const O = 111;
-const M = 109;
-
-/** The index in SUFFIXES of the suffix word [start, end) ends with, or -1. */
+/** The index in SUFFIXES of the bot word that the word [start, end) ends with, or -1. */
 function suffixOf(buf: Uint8Array, start: number, end: number): number {
-  if (end - start < 3) return -1;
-  const last = FOLD[buf[end - 1]!];
-  const before = FOLD[buf[end - 2]!];
-  const candidates =
-    last === T ? (before === O ? ENDING_OT : undefined) : last === R ? (before === E ? ENDING_ER : before === O ? ENDING_OR : undefined) : last === E && before === M ? ENDING_ME : undefined;
-  if (candidates === undefined) return -1;
-  for (const s of candidates) {
+  for (let s = 0; s < SUFFIX_BYTES.length; s++) {
     const suffix = SUFFIX_BYTES[s]!;
     const from = end - suffix.length;
     if (from < start) continue;
     let j = 0;
-    while (j < suffix.length - 2 && FOLD[buf[from + j]!] === suffix[j]) j++;
-    if (j === suffix.length - 2) return s;
+    while (j < suffix.length && FOLD[buf[from + j]!] === suffix[j]) j++;
+    if (j === suffix.length) return s;
   }
   return -1;
 }

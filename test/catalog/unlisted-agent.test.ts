@@ -1,7 +1,9 @@
 // Unlisted agents: bots the catalog does not list but whose User-Agent says what they are are
 // named by the token they send (data/README.md "Unlisted agents"); browsers never are.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createCatalog, createEngine, defaultCatalogDocument } from '../../src/index.js';
+import { robotsTestAgent } from '../helpers/agents.js';
 
 const catalog = createCatalog(defaultCatalogDocument);
 const idOf = (ua: string) => catalog.matchUserAgent(ua)?.id;
@@ -89,5 +91,30 @@ describe('unlisted agents', () => {
     expect(strict.matchUserAgent('Mozilla/5.0 (compatible; GPTBot/1.2)')?.id).toBe('gptbot');
     await expect(createEngine({ catalog: strict }).identify({ request_headers: { 'user-agent': 'AcmeBot/2.1' } })).resolves.toEqual({ result: 'unknown_agent' });
     expect(() => createCatalog(defaultCatalogDocument, { unlistedAgents: 'yes' as never })).toThrow(/unlistedAgents must be a boolean/);
+  });
+});
+
+describe('unlisted agents: the scan finds bot words through the tokens\' trie', () => {
+  // Tokens that share letters with the bot words, so words walk the trie before they leave it, some
+  // with a bot word begun inside the token ("acmespid" + "er" ends in "spider").
+  const TOKENS = ['robo', 'spid', 'crawl', 'botany', 'monit', 'uptim', 'chec', 'fetch', 'acmespid', 'zzcrawl', 'qqbo', 'xuptim', 'acmevalid'];
+  const small = createCatalog({ version: 1, agents: TOKENS.map((token) => ({ ...robotsTestAgent(token, 'Fetcher', [token]), match: { tokens: [token] } })) });
+  const BOT_WORDS = ['bot', 'crawler', 'spider', 'scraper', 'fetcher', 'archiver', 'checker', 'validator', 'monitor', 'uptime'];
+  const letters = fc.constantFrom(...'abcdefghiklmnoprstuvwy'.split(''), 'bot', 'crawl', 'er', 'spid', 'monit', 'or', 'uptim', 'e', 'chec', 'k', 'fetch', 'robo', 'www', 'acme', 'zz', 'qq', 'x', 'valid', 'ator');
+
+  it('a word of letters is its listed token, else an unlisted agent exactly when it ends in a bot word and is more than one', () => {
+    fc.assert(
+      fc.property(fc.array(letters, { minLength: 1, maxLength: 8 }), fc.boolean(), (parts, upper) => {
+        const word = upper ? parts.join('').toUpperCase() : parts.join('');
+        const lower = word.toLowerCase();
+        const expected = TOKENS.includes(lower)
+          ? lower
+          : BOT_WORDS.some((bot) => lower.endsWith(bot) && lower !== bot) && !['robot', 'webbot', 'webcrawler', 'webspider', 'cubot'].includes(lower) && word.length <= 64
+            ? `unlisted:${word}`
+            : undefined;
+        expect(small.matchUserAgent(`Mozilla/5.0 (compatible; ${word}/1.0)`)?.id).toBe(expected);
+      }),
+      { numRuns: 3000 },
+    );
   });
 });
