@@ -48,6 +48,8 @@ describe('unlisted agents', () => {
     for (const ua of [
       'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
       'Mozilla/5.0 (Linux; Android 10; CUBOT) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36',
+      // A document-scanning app's in-app browser: "scanner" is no bot word.
+      'Mozilla/5.0 (Linux; Android 14; Pixel 8; wv) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 Chrome/124.0.0.0 Mobile Safari/537.36 CamScanner/6.0.1',
       'Mozilla/5.0 (compatible; bot)',
       'Mozilla/5.0 (compatible; robot; crawler)',
       'see https://example.com/bot',
