@@ -57,6 +57,15 @@ describe("operators' documented crawlers are separate agents with their own robo
     // Infrastructure checkers.
     ['Amazon-Route53-Health-Check-Service (ref 0e9ba8e1-0000-0000-0000-000000000000; report http://amzn.to/1vsZADi)', 'amazon-route53-health-check-service | Developer Helper | Amazon-Route53-Health-Check-Service'],
     ['ELB-HealthChecker/2.0', 'elb-healthchecker | Developer Helper | ELB-HealthChecker'],
+    ['Edge Health Probe', 'edge-health-probe | Developer Helper | Edge Health Probe'],
+    ['Cloudflare Custom Hostname Verification', 'cloudflare-custom-hostname-verification | Developer Helper | Cloudflare-Custom-Hostname-Verification'],
+    ['CloudflareBrowserRenderingCrawler/1.0', 'cloudflarebrowserrenderingcrawler | Scraper | CloudflareBrowserRenderingCrawler'],
+    ['Mozilla/5.0 (compatible; Let\'s Encrypt validation server; +https://www.letsencrypt.org)', "let-s-encrypt | Developer Helper | Let's Encrypt"],
+    ['check_curl/v2.3.3 (monitoring-plugins 2.3.3, libcurl/7.88.1)', 'check-http | Developer Helper | check_http'],
+    ['kube-probe/1.30', 'kube-probe | Developer Helper | kube-probe'],
+    ['Prometheus/2.45.0', 'prometheus | Developer Helper | Prometheus'],
+    ['Mozilla/5.0 (Linux) AppleWebKit/537.36 (KHTML, like Gecko) SolarWindsTransactionBot/1.0 Safari/537.36 Chrome/134.0.0.0', 'solarwinds | Developer Helper | solarwinds'],
+    ['Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36 Elastic/Synthetics', 'elastic-synthetics | Developer Helper | Elastic-Synthetics'],
     // Scanners, feed readers, AI crawlers and libraries from CrawlerDetect's list and operators' pages.
     ['gobuster/3.6', 'gobuster | Security Scanner | gobuster'],
     ['Mata Hari (https://support.recordedfuture.com/hc/en-us/articles/360000821294-Mata-Hari-Web-Crawler)', 'mata-hari | Intelligence Gatherer | Mata Hari'],
