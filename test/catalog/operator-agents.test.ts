@@ -64,6 +64,7 @@ describe("operators' documented crawlers are separate agents with their own robo
     ['check_curl/v2.3.3 (monitoring-plugins 2.3.3, libcurl/7.88.1)', 'check-http | Developer Helper | check_http'],
     ['kube-probe/1.30', 'kube-probe | Developer Helper | kube-probe'],
     ['Prometheus/2.45.0', 'prometheus | Developer Helper | Prometheus'],
+    ['Xymon xymonnet/4.3.30', 'xymon | Developer Helper | Xymon'],
     ['Mozilla/5.0 (Linux) AppleWebKit/537.36 (KHTML, like Gecko) SolarWindsTransactionBot/1.0 Safari/537.36 Chrome/134.0.0.0', 'solarwinds | Developer Helper | solarwinds'],
     ['Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36 Elastic/Synthetics', 'elastic-synthetics | Developer Helper | Elastic-Synthetics'],
     // Scanners, feed readers, AI crawlers and libraries from CrawlerDetect's list and operators' pages.
