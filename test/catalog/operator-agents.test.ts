@@ -65,6 +65,11 @@ describe("operators' documented crawlers are separate agents with their own robo
     ['kube-probe/1.30', 'kube-probe | Developer Helper | kube-probe'],
     ['Prometheus/2.45.0', 'prometheus | Developer Helper | Prometheus'],
     ['Xymon xymonnet/4.3.30', 'xymon | Developer Helper | Xymon'],
+    // Cloud schedulers, workflows and webhook senders call the endpoints their users configured.
+    ['Google-Cloud-Scheduler', 'google-cloud-scheduler | Developer Helper | Google-Cloud-Scheduler'],
+    ['Google-Cloud-Tasks', 'google-cloud-tasks | Developer Helper | Google-Cloud-Tasks'],
+    ['azure-logic-apps/1.0 (workflow 2321aaccfeaf4d7a8fb792e29c056b03; version 08585414259577874539) microsoft-flow/1.0', 'azure-logic-apps | Developer Helper | azure-logic-apps'],
+    ['Stripe/1.0 (+https://stripe.com/docs/webhooks)', 'stripe | Developer Helper | Stripe'],
     ['Mozilla/5.0 (Linux) AppleWebKit/537.36 (KHTML, like Gecko) SolarWindsTransactionBot/1.0 Safari/537.36 Chrome/134.0.0.0', 'solarwinds | Developer Helper | solarwinds'],
     ['Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36 Elastic/Synthetics', 'elastic-synthetics | Developer Helper | Elastic-Synthetics'],
     // Scanners, feed readers, AI crawlers and libraries from CrawlerDetect's list and operators' pages.
