@@ -78,6 +78,8 @@ describe("operators' documented crawlers are separate agents with their own robo
     ['Fuzz Faster U Fool v2.1.0-dev', 'fuzz-faster-u-fool | Security Scanner | Fuzz Faster U Fool'],
     ['Mozilla/5.0 (compatible; ProRataInc/1.0; +https://www.prorata.ai/)', 'proratainc | AI Search Crawler | ProRataInc'],
     ['NetNewsWire (RSS Reader; https://netnewswire.com/)', 'netnewswire | Fetcher | NetNewsWire'],
+    ['Newsboat/2.30 (Linux x86_64)', 'newsboat | Fetcher | Newsboat'],
+    ['FeedDemon/4.5 (http://www.feeddemon.com/; Microsoft Windows)', 'feeddemon | Fetcher | FeedDemon'],
     ['Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/94.0.4606.71 Safari/537.36 DynatraceSynthetic/1.0', 'dynatracesynthetic | Developer Helper | DynatraceSynthetic'],
     // A CrawlerDetect pattern naming an operator's site joins the bot it names (SEOprofiler's spbot).
     ['Mozilla/5.0 (compatible; spbot/1.0; +http://www.seoprofiler.com/bot/ )', 'spbot | SEO Crawler | spbot'],
