@@ -90,6 +90,24 @@ describe("operators' documented crawlers are separate agents with their own robo
     expect(named(ua)).toBe(expected);
   });
 
+  it.each([
+    ['grpc-java-netty/1.60.0', 'grpc | Scraper | grpc'],
+    ['rest-client/2.1.0 (linux-gnu x86_64) ruby/3.2.2p53', 'rest-client | Scraper | rest-client'],
+    ['Java-http-client/17.0.9', 'java-http-client | Scraper | Java-http-client'],
+    ['Dart/3.2 (dart:io)', 'dart-io | Scraper | Dart'],
+    ['Deno/1.38.5', 'deno | Scraper | Deno'],
+    ['Mozilla/4.0 (compatible; Win32; WinHttp.WinHttpRequest.5)', 'winhttp | Scraper | WinHTTP'],
+    ['Faraday v2.7.11', 'faraday-v | Scraper | Faraday v'],
+    ['Embarcadero URI Client/1.0', 'embarcadero | Scraper | Embarcadero'],
+  ])('HTTP client libraries and runtimes are named by their default User-Agent: %s', (ua, expected) => {
+    expect(named(ua)).toBe(expected);
+  });
+
+  it('a named bot wins over the gRPC or dart:io library it runs on', () => {
+    expect(named('Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot) grpc-go/1.60.1')).toBe('gptbot | AI Data Scraper | GPTBot');
+    expect(catalog.matchUserAgent('Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot) Dart/3.2 (dart:io)')?.id).toBe('gptbot');
+  });
+
   it('a library or platform a bot runs on yields to the bot: Java under Apache-HttpClient under a named bot', () => {
     expect(named('Java/1.8.0_151')).toBe('java | Scraper | Java');
     expect(named('Apache-HttpClient/4.5.13 (Java/11.0.12)')).toMatch(/^apache-httpclient \|/);
