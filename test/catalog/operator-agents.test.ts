@@ -74,6 +74,11 @@ describe("operators' documented crawlers are separate agents with their own robo
     ['Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36 Elastic/Synthetics', 'elastic-synthetics | Developer Helper | Elastic-Synthetics'],
     // Scanners, feed readers, AI crawlers and libraries from CrawlerDetect's list and operators' pages.
     ['gobuster/3.6', 'gobuster | Security Scanner | gobuster'],
+    ['Arachni/v1.5.1', 'arachni | Security Scanner | Arachni'],
+    ['feroxbuster/2.10.4', 'feroxbuster | Security Scanner | feroxbuster'],
+    ['commix/v4.1 (https://commixproject.com)', 'commix | Security Scanner | commix'],
+    ['Hello from Palo Alto Networks, find out more about our scans in https://docs-cortex.paloaltonetworks.com/r/1/Cortex-Xpanse/Scanning-activity', 'expanse | Security Scanner | Expanse'],
+    ['Mozilla/5.0 Jorgee', 'jorgee | Security Scanner | Jorgee'],
     ['Mata Hari (https://support.recordedfuture.com/hc/en-us/articles/360000821294-Mata-Hari-Web-Crawler)', 'mata-hari | Intelligence Gatherer | Mata Hari'],
     ['Fuzz Faster U Fool v2.1.0-dev', 'fuzz-faster-u-fool | Security Scanner | Fuzz Faster U Fool'],
     ['Mozilla/5.0 (compatible; ProRataInc/1.0; +https://www.prorata.ai/)', 'proratainc | AI Search Crawler | ProRataInc'],
