@@ -58,6 +58,7 @@ describe("operators' documented crawlers are separate agents with their own robo
     ['Amazon-Route53-Health-Check-Service (ref 0e9ba8e1-0000-0000-0000-000000000000; report http://amzn.to/1vsZADi)', 'amazon-route53-health-check-service | Developer Helper | Amazon-Route53-Health-Check-Service'],
     ['ELB-HealthChecker/2.0', 'elb-healthchecker | Developer Helper | ELB-HealthChecker'],
     ['Edge Health Probe', 'edge-health-probe | Developer Helper | Edge Health Probe'],
+    ['ReadyForRequest/1.0 (HealthCheck)', 'readyforrequest | Developer Helper | ReadyForRequest'],
     ['Cloudflare Custom Hostname Verification', 'cloudflare-custom-hostname-verification | Developer Helper | Cloudflare-Custom-Hostname-Verification'],
     ['CloudflareBrowserRenderingCrawler/1.0', 'cloudflarebrowserrenderingcrawler | Scraper | CloudflareBrowserRenderingCrawler'],
     ['Mozilla/5.0 (compatible; Let\'s Encrypt validation server; +https://www.letsencrypt.org)', "let-s-encrypt | Developer Helper | Let's Encrypt"],
