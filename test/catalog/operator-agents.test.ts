@@ -67,6 +67,7 @@ describe("operators' documented crawlers are separate agents with their own robo
     ['kube-probe/1.30', 'kube-probe | Developer Helper | kube-probe'],
     ['Prometheus/2.45.0', 'prometheus | Developer Helper | Prometheus'],
     ['Xymon xymonnet/4.3.30', 'xymon | Developer Helper | Xymon'],
+    ['k6/0.47.0 (https://k6.io/)', 'k6 | Developer Helper | k6'],
     // Cloud schedulers, workflows and webhook senders call the endpoints their users configured.
     ['Google-Cloud-Scheduler', 'google-cloud-scheduler | Developer Helper | Google-Cloud-Scheduler'],
     ['Google-Cloud-Tasks', 'google-cloud-tasks | Developer Helper | Google-Cloud-Tasks'],
