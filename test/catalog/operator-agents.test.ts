@@ -88,6 +88,8 @@ describe("operators' documented crawlers are separate agents with their own robo
     ['NetNewsWire (RSS Reader; https://netnewswire.com/)', 'netnewswire | Fetcher | NetNewsWire'],
     ['Newsboat/2.30 (Linux x86_64)', 'newsboat | Fetcher | Newsboat'],
     ['FeedDemon/4.5 (http://www.feeddemon.com/; Microsoft Windows)', 'feeddemon | Fetcher | FeedDemon'],
+    ['Mozilla/5.0 (compatible; Bluesky Cardyb/1.1; +mailto:support@bsky.app)', 'bluesky-cardyb | Fetcher | Bluesky Cardyb'],
+    ['Mozilla/5.0 (compatible; ZulipURLPreview/9.2; +https://chat.example.org)', 'zulipurlpreview | Fetcher | ZulipURLPreview'],
     ['Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/94.0.4606.71 Safari/537.36 DynatraceSynthetic/1.0', 'dynatracesynthetic | Developer Helper | DynatraceSynthetic'],
     // A CrawlerDetect pattern naming an operator's site joins the bot it names (SEOprofiler's spbot).
     ['Mozilla/5.0 (compatible; spbot/1.0; +http://www.seoprofiler.com/bot/ )', 'spbot | SEO Crawler | spbot'],
