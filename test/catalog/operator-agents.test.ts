@@ -57,12 +57,39 @@ describe("operators' documented crawlers are separate agents with their own robo
     // Infrastructure checkers.
     ['Amazon-Route53-Health-Check-Service (ref 0e9ba8e1-0000-0000-0000-000000000000; report http://amzn.to/1vsZADi)', 'amazon-route53-health-check-service | Developer Helper | Amazon-Route53-Health-Check-Service'],
     ['ELB-HealthChecker/2.0', 'elb-healthchecker | Developer Helper | ELB-HealthChecker'],
+    ['Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/120.0.6099.0 Safari/537.36 CloudWatchSynthetics/arn:aws:synthetics:us-east-1:123456789012:canary:example', 'cloudwatchsynthetics | Developer Helper | CloudWatchSynthetics'],
+    ['Edge Health Probe', 'edge-health-probe | Developer Helper | Edge Health Probe'],
+    ['ReadyForRequest/1.0 (HealthCheck)', 'readyforrequest | Developer Helper | ReadyForRequest'],
+    ['Cloudflare Custom Hostname Verification', 'cloudflare-custom-hostname-verification | Developer Helper | Cloudflare-Custom-Hostname-Verification'],
+    ['CloudflareBrowserRenderingCrawler/1.0', 'cloudflarebrowserrenderingcrawler | Scraper | CloudflareBrowserRenderingCrawler'],
+    ['Mozilla/5.0 (compatible; Let\'s Encrypt validation server; +https://www.letsencrypt.org)', "let-s-encrypt | Developer Helper | Let's Encrypt"],
+    ['check_curl/v2.3.3 (monitoring-plugins 2.3.3, libcurl/7.88.1)', 'check-http | Developer Helper | check_http'],
+    ['kube-probe/1.30', 'kube-probe | Developer Helper | kube-probe'],
+    ['Prometheus/2.45.0', 'prometheus | Developer Helper | Prometheus'],
+    ['Xymon xymonnet/4.3.30', 'xymon | Developer Helper | Xymon'],
+    ['k6/0.47.0 (https://k6.io/)', 'k6 | Developer Helper | k6'],
+    // Cloud schedulers, workflows and webhook senders call the endpoints their users configured.
+    ['Google-Cloud-Scheduler', 'google-cloud-scheduler | Developer Helper | Google-Cloud-Scheduler'],
+    ['Google-Cloud-Tasks', 'google-cloud-tasks | Developer Helper | Google-Cloud-Tasks'],
+    ['azure-logic-apps/1.0 (workflow 2321aaccfeaf4d7a8fb792e29c056b03; version 08585414259577874539) microsoft-flow/1.0', 'azure-logic-apps | Developer Helper | azure-logic-apps'],
+    ['Stripe/1.0 (+https://stripe.com/docs/webhooks)', 'stripe | Developer Helper | Stripe'],
+    ['Mozilla/5.0 (Linux) AppleWebKit/537.36 (KHTML, like Gecko) SolarWindsTransactionBot/1.0 Safari/537.36 Chrome/134.0.0.0', 'solarwinds | Developer Helper | solarwinds'],
+    ['Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36 Elastic/Synthetics', 'elastic-synthetics | Developer Helper | Elastic-Synthetics'],
     // Scanners, feed readers, AI crawlers and libraries from CrawlerDetect's list and operators' pages.
     ['gobuster/3.6', 'gobuster | Security Scanner | gobuster'],
+    ['Arachni/v1.5.1', 'arachni | Security Scanner | Arachni'],
+    ['feroxbuster/2.10.4', 'feroxbuster | Security Scanner | feroxbuster'],
+    ['commix/v4.1 (https://commixproject.com)', 'commix | Security Scanner | commix'],
+    ['Hello from Palo Alto Networks, find out more about our scans in https://docs-cortex.paloaltonetworks.com/r/1/Cortex-Xpanse/Scanning-activity', 'expanse | Security Scanner | Expanse'],
+    ['Mozilla/5.0 Jorgee', 'jorgee | Security Scanner | Jorgee'],
     ['Mata Hari (https://support.recordedfuture.com/hc/en-us/articles/360000821294-Mata-Hari-Web-Crawler)', 'mata-hari | Intelligence Gatherer | Mata Hari'],
     ['Fuzz Faster U Fool v2.1.0-dev', 'fuzz-faster-u-fool | Security Scanner | Fuzz Faster U Fool'],
     ['Mozilla/5.0 (compatible; ProRataInc/1.0; +https://www.prorata.ai/)', 'proratainc | AI Search Crawler | ProRataInc'],
     ['NetNewsWire (RSS Reader; https://netnewswire.com/)', 'netnewswire | Fetcher | NetNewsWire'],
+    ['Newsboat/2.30 (Linux x86_64)', 'newsboat | Fetcher | Newsboat'],
+    ['FeedDemon/4.5 (http://www.feeddemon.com/; Microsoft Windows)', 'feeddemon | Fetcher | FeedDemon'],
+    ['Mozilla/5.0 (compatible; Bluesky Cardyb/1.1; +mailto:support@bsky.app)', 'bluesky-cardyb | Fetcher | Bluesky Cardyb'],
+    ['Mozilla/5.0 (compatible; ZulipURLPreview/9.2; +https://chat.example.org)', 'zulipurlpreview | Fetcher | ZulipURLPreview'],
     ['Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/94.0.4606.71 Safari/537.36 DynatraceSynthetic/1.0', 'dynatracesynthetic | Developer Helper | DynatraceSynthetic'],
     // A CrawlerDetect pattern naming an operator's site joins the bot it names (SEOprofiler's spbot).
     ['Mozilla/5.0 (compatible; spbot/1.0; +http://www.seoprofiler.com/bot/ )', 'spbot | SEO Crawler | spbot'],
@@ -71,6 +98,24 @@ describe("operators' documented crawlers are separate agents with their own robo
     ['Jigsaw/2.3.0 W3C_CSS_Validator_JFouffa/2.0', 'w3c-css-validator | Developer Helper | W3C_CSS_Validator'],
   ])('%s', (ua, expected) => {
     expect(named(ua)).toBe(expected);
+  });
+
+  it.each([
+    ['grpc-java-netty/1.60.0', 'grpc | Scraper | grpc'],
+    ['rest-client/2.1.0 (linux-gnu x86_64) ruby/3.2.2p53', 'rest-client | Scraper | rest-client'],
+    ['Java-http-client/17.0.9', 'java-http-client | Scraper | Java-http-client'],
+    ['Dart/3.2 (dart:io)', 'dart-io | Scraper | Dart'],
+    ['Deno/1.38.5', 'deno | Scraper | Deno'],
+    ['Mozilla/4.0 (compatible; Win32; WinHttp.WinHttpRequest.5)', 'winhttp | Scraper | WinHTTP'],
+    ['Faraday v2.7.11', 'faraday-v | Scraper | Faraday v'],
+    ['Embarcadero URI Client/1.0', 'embarcadero | Scraper | Embarcadero'],
+  ])('HTTP client libraries and runtimes are named by their default User-Agent: %s', (ua, expected) => {
+    expect(named(ua)).toBe(expected);
+  });
+
+  it('a named bot wins over the gRPC or dart:io library it runs on', () => {
+    expect(named('Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot) grpc-go/1.60.1')).toBe('gptbot | AI Data Scraper | GPTBot');
+    expect(catalog.matchUserAgent('Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot) Dart/3.2 (dart:io)')?.id).toBe('gptbot');
   });
 
   it('a library or platform a bot runs on yields to the bot: Java under Apache-HttpClient under a named bot', () => {
