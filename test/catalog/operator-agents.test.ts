@@ -56,6 +56,7 @@ describe("operators' documented crawlers are separate agents with their own robo
     ['Mozilla/5.0 (compatible; YepBot/1.0; +http://yep.com/yepbot/)', 'yepbot | Search Engine Crawler | YepBot'],
     // Infrastructure checkers.
     ['Amazon-Route53-Health-Check-Service (ref 0e9ba8e1-0000-0000-0000-000000000000; report http://amzn.to/1vsZADi)', 'amazon-route53-health-check-service | Developer Helper | Amazon-Route53-Health-Check-Service'],
+    ['Amazon Route 53 Health Check Service; ref:0e9ba8e1-0000-0000-0000-000000000000; report http://amzn.to/1vsZADi', 'amazon-route53-health-check-service | Developer Helper | Amazon-Route53-Health-Check-Service'],
     ['ELB-HealthChecker/2.0', 'elb-healthchecker | Developer Helper | ELB-HealthChecker'],
     ['Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/120.0.6099.0 Safari/537.36 CloudWatchSynthetics/arn:aws:synthetics:us-east-1:123456789012:canary:example', 'cloudwatchsynthetics | Developer Helper | CloudWatchSynthetics'],
     ['Edge Health Probe', 'edge-health-probe | Developer Helper | Edge Health Probe'],
