@@ -266,4 +266,22 @@ describe('fastify specifics', () => {
     const bad = Fastify();
     await expect(bad.register(fastifyAgentwarden, { policy: { denyAgents: ['nobody'] } }).ready()).rejects.toThrow(/denyAgents\[0\]/);
   });
+
+  it('takes the address from request.ip when the instance trusts its proxy, after a trusted header', async () => {
+    const sink = collectingSink();
+    const app = Fastify({ trustProxy: '127.0.0.1' });
+    await app.register(fastifyAgentwarden, { engine: embedEngine(), sink, clientIp: createClientIpRule({ headers: ['x-real-ip'] }) });
+    app.get('/', async (request) => ({ clientIp: request.agentwarden?.clientIp, result: request.agentwarden?.result }));
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/`;
+    try {
+      expect(await (await get(url, GOOGLEBOT_UA, { 'x-forwarded-for': '192.0.2.1' })).json()).toEqual({ clientIp: '192.0.2.1', result: 'verification_failed' });
+      expect(await (await get(url, GOOGLEBOT_UA, { 'x-forwarded-for': '192.0.2.1', 'x-real-ip': '198.51.100.4' })).json()).toEqual({ clientIp: '198.51.100.4', result: 'verification_failed' });
+      expect(await (await get(url, GOOGLEBOT_UA)).json()).toEqual({ clientIp: '127.0.0.1', result: 'verified' });
+      await sink.until(3);
+      expect(sink.visits.map((visit) => visit.client_ip)).toEqual(['192.0.2.1', '198.51.100.4', '127.0.0.1']);
+    } finally {
+      await app.close();
+    }
+  });
 });

@@ -1,7 +1,7 @@
 // agentwarden/fastify: a Fastify 5 plugin over the core's createAgentwarden (identify + verify
 // once, the policy, the visit after the response), applied to every route of the instance.
-import type { FastifyInstance, FastifyPluginCallback, FastifyReply } from 'fastify';
-import { createAgentwarden, isAgentwarden, lowerCaseHeaderMap, type Agentwarden, type AgentwardenOptions, type AgentwardenResult, type RequestCheck } from '../../index.js';
+import type { FastifyInstance, FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
+import { createAgentwarden, isAgentwarden, lowerCaseHeaderMap, type Agentwarden, type AgentwardenOptions, type AgentwardenResult, type CheckRequest, type RequestCheck } from '../../index.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -13,6 +13,23 @@ declare module 'fastify' {
 /** Options of the plugin: the core's options, or `{ agentwarden }` to share an existing core. */
 export type AgentwardenPluginOptions = AgentwardenOptions | { readonly agentwarden: Agentwarden };
 
+/** A request as the core checks it, its client address read only if the core asks (with `trustProxy`, Fastify's request.ip parses X-Forwarded-For). */
+class FastifyCheckRequest implements CheckRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly headers: ReadonlyMap<string, string>;
+  readonly headerRecord: FastifyRequest['headers'];
+  constructor(private readonly request: FastifyRequest) {
+    this.method = request.method;
+    this.path = request.url;
+    this.headers = lowerCaseHeaderMap(request.headers);
+    this.headerRecord = request.headers;
+  }
+  get clientIp(): string | undefined {
+    return this.request.ip;
+  }
+}
+
 function answer(reply: FastifyReply, check: RequestCheck): FastifyReply | undefined {
   const response = check.response;
   if (response === undefined) return undefined;
@@ -23,8 +40,8 @@ function answer(reply: FastifyReply, check: RequestCheck): FastifyReply | undefi
  * The plugin. It is not encapsulated (it applies to every route of the instance it is registered
  * on, as `fastify-plugin` would make it). The client address is Fastify's `request.ip`, which
  * honours the instance's `trustProxy`, unless the `clientIp` option's trusted headers give one.
- * The result is on `request.agentwarden`; the visit is recorded in the `onResponse` hook; the
- * sink is closed (flushed) when the instance closes.
+ * The result is on `request.agentwarden`; the visit is recorded when the response has been sent
+ * (or the client went away); the sink is closed (flushed) when the instance closes.
  * @example
  * import Fastify from 'fastify';
  * import { createHttpSink } from 'agentwarden';
@@ -43,20 +60,19 @@ export const agentwarden: FastifyPluginCallback<AgentwardenPluginOptions> = Obje
       return done(error as Error);
     }
     fastify.decorateRequest('agentwarden', null);
+    const respond = (request: FastifyRequest, reply: FastifyReply, next: (error?: Error) => void, check: RequestCheck) => {
+      request.agentwarden = check;
+      // The visit is recorded on the response's 'close', which follows 'finish' on every response
+      // (and comes alone when the client went away), as in the Express adapter. An onResponse hook
+      // would have Fastify time every response and add and remove 'finish' and 'error' listeners
+      // to run it: a few µs a request on top of this one listener.
+      reply.raw.on('close', () => core.record(check, { status: reply.statusCode, headers: reply.getHeaders() }));
+      if (answer(reply, check) === undefined) next();
+    };
     fastify.addHook('onRequest', (request, reply, next) => {
-      const checked = core.check({ method: request.method, path: request.url, headers: lowerCaseHeaderMap(request.headers), headerRecord: request.headers, clientIp: request.ip });
-      const proceed = (check: RequestCheck) => {
-        // The check itself is the result on the request: onResponse records it from there.
-        request.agentwarden = check;
-        if (answer(reply, check) === undefined) next();
-      };
-      if (checked instanceof Promise) checked.then(proceed, (error: Error) => next(error));
-      else proceed(checked);
-    });
-    fastify.addHook('onResponse', (request, reply, next) => {
-      const check = request.agentwarden as RequestCheck | null;
-      if (check !== null) core.record(check, { status: reply.statusCode, headers: reply.getHeaders() });
-      next();
+      const checked = core.check(new FastifyCheckRequest(request));
+      if (checked instanceof Promise) checked.then((check) => respond(request, reply, next, check), next);
+      else respond(request, reply, next, checked);
     });
     fastify.addHook('onClose', (_instance, next) => {
       core.close().then(() => next(), () => next());
