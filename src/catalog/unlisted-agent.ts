@@ -47,6 +47,7 @@ const NOT_LEADING_NAMES = new Set(['mozilla', 'opera', 'dalvik', 'msie']);
 const AT = 64;
 const SLASH = 47;
 const COLON = 58;
+const PERCENT = 37;
 const SPACE = 32;
 const DOT = 46;
 const SEMICOLON = 59;
@@ -111,8 +112,9 @@ export function declaredBot(userAgent: string, buf: Uint8Array, length: number, 
     const lower = name.toLowerCase();
     if (lower === PHONE_MAKER) continue;
     evidence = true;
-    // A bot word inside a URL or an e-mail address is evidence, not a name.
-    if (before === SLASH || before === COLON || before === AT || after === AT || GENERIC_WORDS.has(lower)) continue;
+    // A bot word inside a URL, a percent-encoded text ("Email%20Extractor") or an e-mail address
+    // is evidence, not a name.
+    if (before === SLASH || before === COLON || before === PERCENT || before === AT || after === AT || GENERIC_WORDS.has(lower)) continue;
     if (isBotWordOnly(lower)) {
       // A bare "Bot" or "Crawler" after a capitalised name is part of it ("Pandeo Bot").
       const named = nameBefore(buf, start);

@@ -57,6 +57,8 @@ describe('unlisted agents', () => {
       `Mozilla/5.0 (compatible; ${'A'.repeat(70)}Bot/1.0)`,
       'Mozilla/5.0 (compatible; www.acme.example/Bot)',
       'Mozilla/5.0 (compatible; Acme.Bot/1.0)',
+      // Percent-encoded text: "20Extractor" is no name.
+      'Mozilla/4.0 (compatible; Site%20Link%20Extractor)',
     ]) {
       expect({ ua, id: idOf(ua) }).toEqual({ ua, id: undefined });
     }
