@@ -6,7 +6,7 @@
 // browser false positive. test/catalog/held-out-eval.test.ts runs the same evaluation.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { AGENT_TYPES, createCatalog, defaultCatalogDocument, UNLISTED_ID_PREFIX, type Agent, type AgentType, type Catalog } from '../src/index.js';
+import { AGENT_TYPES, createCatalog, defaultCatalogDocument, isUnlistedAgentId, type Agent, type AgentType, type Catalog } from '../src/index.js';
 
 const HELD_OUT = new URL('../test/fixtures/held-out/', import.meta.url);
 const SOURCES = new URL('../data/sources/', import.meta.url);
@@ -261,7 +261,7 @@ export function evaluateHeldOut(catalog: Catalog = createCatalog(defaultCatalogD
       if (novel) novelTotal++;
       if (agent !== undefined) {
         identified++;
-        if (agent.id.startsWith(UNLISTED_ID_PREFIX)) unlisted++;
+        if (isUnlistedAgentId(agent.id)) unlisted++;
         if (novel) novelIdentified++;
         byType[agent.type] = (byType[agent.type] ?? 0) + 1;
       } else {

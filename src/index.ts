@@ -3,7 +3,7 @@ export { createEngine } from './engine.js';
 export type { Engine, EngineOptions, IdentificationItem, NormalizedRequestContext, VerificationItem, VerificationOutcome, VerificationReport } from './engine.js';
 export { createCatalog, resolveAgentType } from './catalog/catalog.js';
 export type { Catalog, CatalogOptions } from './catalog/catalog.js';
-export { UNLISTED_ID_PREFIX } from './catalog/unlisted-agent.js';
+export { isUnlistedAgentId } from './catalog/unlisted-agent.js';
 export { defaultCatalogDocument } from './catalog/default-catalog.js';
 export { TEST_AGENT_ID, TEST_AGENT_USER_AGENT } from './catalog/test-agent.js';
 export { AGENT_TYPES, AGENT_TYPE_ALIASES } from './catalog/types.js';

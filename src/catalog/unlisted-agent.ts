@@ -9,7 +9,12 @@ import type { Agent, AgentType } from './types.js';
 import { FOLD } from './word-bytes.js';
 
 /** The prefix of every unlisted agent's id; catalog ids are lower-case slugs, so never clash. */
-export const UNLISTED_ID_PREFIX = 'unlisted:';
+const UNLISTED_ID_PREFIX = 'unlisted:';
+
+/** Whether an agent id is an unlisted agent's (`unlisted:DCPbot`) rather than a catalog agent's. */
+export function isUnlistedAgentId(id: string): boolean {
+  return id.startsWith(UNLISTED_ID_PREFIX);
+}
 
 /** Words a bot ends its name with, and the type each says. "robot" ends in "bot". */
 const SUFFIXES: ReadonlyArray<readonly [suffix: string, type: AgentType]> = [
@@ -30,7 +35,6 @@ const SUFFIXES: ReadonlyArray<readonly [suffix: string, type: AgentType]> = [
   ['extractor', 'Scraper'],
   ['transcoder', 'Fetcher'],
 ];
-const SUFFIX_BYTES = SUFFIXES.map(([suffix]) => Uint8Array.from(suffix, (ch) => ch.charCodeAt(0)));
 
 /** The bot words, for the matcher's scan to find at word ends. */
 export const BOT_WORDS: readonly string[] = SUFFIXES.map(([suffix]) => suffix);
@@ -61,17 +65,9 @@ export interface SelfDeclaration {
   readonly type: AgentType;
 }
 
-/** The index in SUFFIXES of the bot word that the word [start, end) ends with, or -1. */
-function suffixOf(buf: Uint8Array, start: number, end: number): number {
-  for (let s = 0; s < SUFFIX_BYTES.length; s++) {
-    const suffix = SUFFIX_BYTES[s]!;
-    const from = end - suffix.length;
-    if (from < start) continue;
-    let j = 0;
-    while (j < suffix.length && FOLD[buf[from + j]!] === suffix[j]) j++;
-    if (j === suffix.length) return s;
-  }
-  return -1;
+/** The index in SUFFIXES of the bot word a lower-cased name ends with, or -1. */
+function botWordOf(lower: string): number {
+  return SUFFIXES.findIndex(([suffix]) => lower.endsWith(suffix));
 }
 
 /** Whether a name is only a bot word ("Bot", "crawler", "robot"): it names no one. */
@@ -106,11 +102,11 @@ export function declaredBot(userAgent: string, buf: Uint8Array, length: number, 
       if (before === SLASH) evidence = true;
       continue;
     }
-    const suffix = suffixOf(buf, start, end);
-    if (suffix < 0 || start === skipFrom || end - start > MAX_NAME) continue;
+    if (start === skipFrom || end - start > MAX_NAME) continue;
     const name = text(buf, start, end);
     const lower = name.toLowerCase();
-    if (lower === PHONE_MAKER) continue;
+    const suffix = botWordOf(lower);
+    if (suffix < 0 || lower === PHONE_MAKER) continue;
     evidence = true;
     // A bot word inside a URL, a percent-encoded text ("Email%20Extractor") or an e-mail address
     // is evidence, not a name.
@@ -144,17 +140,29 @@ function nameBefore(buf: Uint8Array, wordStart: number): string | undefined {
   return text(buf, start, end);
 }
 
+/** Where the product name starting at `from` ends: at a separator or a "." (a host's or version's). */
+function productEnd(buf: Uint8Array, from: number, length: number): number {
+  let end = from;
+  while (end < length && FOLD[buf[end]!] !== 0 && buf[end] !== DOT) end++;
+  return end;
+}
+
+/** buf[start, end) as an unlisted bot's name, if it can be one: not a browser's or a bare bot word, a valid robots token. */
+function productName(buf: Uint8Array, start: number, end: number): SelfDeclaration | undefined {
+  if (end === start || end - start > MAX_NAME) return undefined;
+  const name = text(buf, start, end);
+  const lower = name.toLowerCase();
+  if (NOT_LEADING_NAMES.has(lower) || isBotWordOnly(lower) || robotsTokenProblem(name) !== undefined) return undefined;
+  return { name, type: 'Uncategorized' };
+}
+
 /** The product a header starts with ("CopperEgg" of "CopperEgg/RevealUptime/..."), when it can name a bot. */
 function leadingProduct(buf: Uint8Array, length: number): SelfDeclaration | undefined {
-  let end = 0;
-  while (end < length && FOLD[buf[end]!] !== 0 && buf[end] !== DOT) end++;
+  const end = productEnd(buf, 0, length);
   // "Name/1.2", "Name" alone, or a capitalised "Name " before more words (not "see https://...").
   const first = buf[0]!;
-  if (end === 0 || (end < length && buf[end] !== SLASH && (buf[end] !== SPACE || first < 65 || first > 90))) return undefined;
-  if (end > MAX_NAME) return undefined;
-  const name = text(buf, 0, end);
-  if (NOT_LEADING_NAMES.has(name.toLowerCase()) || isBotWordOnly(name.toLowerCase()) || robotsTokenProblem(name) !== undefined) return undefined;
-  return { name, type: 'Uncategorized' };
+  if (end < length && buf[end] !== SLASH && (buf[end] !== SPACE || first < 65 || first > 90)) return undefined;
+  return productName(buf, 0, end);
 }
 
 const COMPATIBLE = Uint8Array.from('(compatible;', (ch) => ch.charCodeAt(0));
@@ -177,15 +185,11 @@ function compatibleProduct(buf: Uint8Array, length: number): SelfDeclaration | u
   let at = afterCompatible(buf, length);
   if (at < 0) return undefined;
   while (buf[at] === SPACE) at++;
-  let end = at;
-  while (end < length && FOLD[buf[end]!] !== 0 && buf[end] !== DOT) end++;
+  const end = productEnd(buf, at, length);
   const stop = buf[end];
   // "Name/1.0", "Name;" or "Name)": a product token, not the first word of a phrase.
-  if (end === at || (stop !== SLASH && stop !== SEMICOLON && stop !== CLOSING)) return undefined;
-  if (end - at > MAX_NAME) return undefined;
-  const name = text(buf, at, end);
-  if (NOT_LEADING_NAMES.has(name.toLowerCase()) || isBotWordOnly(name.toLowerCase()) || robotsTokenProblem(name) !== undefined) return undefined;
-  return { name, type: 'Uncategorized' };
+  if (stop !== SLASH && stop !== SEMICOLON && stop !== CLOSING) return undefined;
+  return productName(buf, at, end);
 }
 
 // Records made so far, so that a bot seen again costs no new object (bounded: names come from traffic).
@@ -213,10 +217,9 @@ export function unlistedAgent({ name, type }: SelfDeclaration): Agent {
 
 /** The unlisted agent an id names (`unlisted:DCPbot`), if the id is one an unlisted agent can have. */
 export function unlistedAgentById(id: string): Agent | undefined {
-  if (!id.startsWith(UNLISTED_ID_PREFIX)) return undefined;
+  if (!isUnlistedAgentId(id)) return undefined;
   const name = id.slice(UNLISTED_ID_PREFIX.length);
   if (name.length > MAX_NAME || !/^[A-Za-z0-9_-]+(?: [A-Za-z0-9_-]+)?$/.test(name) || robotsTokenProblem(name) !== undefined) return undefined;
-  const lower = name.toLowerCase();
-  const suffix = SUFFIXES.find(([word]) => lower.endsWith(word) && lower.length > word.length);
-  return unlistedAgent({ name, type: suffix?.[1] ?? 'Uncategorized' });
+  const suffix = botWordOf(name.toLowerCase());
+  return unlistedAgent({ name, type: suffix < 0 ? 'Uncategorized' : SUFFIXES[suffix]![1] });
 }

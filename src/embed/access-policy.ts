@@ -3,7 +3,7 @@
 // (403, or 402 as pay-per-crawl services answer), always allow verified agents of chosen types.
 import { resolveAgentType, type Catalog } from '../catalog/catalog.js';
 import type { AgentType } from '../catalog/types.js';
-import { UNLISTED_ID_PREFIX } from '../catalog/unlisted-agent.js';
+import { isUnlistedAgentId } from '../catalog/unlisted-agent.js';
 import type { Identification } from '../identify/identification.js';
 import type { VisitDecision } from '../visits/visit.js';
 import { checkOptions } from './options.js';
@@ -137,7 +137,7 @@ export function createAccessPolicy(options: AccessPolicyOptions, catalog: Catalo
   );
   let robotsTxt: RobotsSourceOptions | undefined;
   // robots.txt names catalog agents only: an unlisted one is denied at the door, not in robots.txt.
-  const denied = { agentTypes: [...deniedTypes], agents: [...deniedAgents].filter((id) => !id.startsWith(UNLISTED_ID_PREFIX)) };
+  const denied = { agentTypes: [...deniedTypes], agents: [...deniedAgents].filter((id) => !isUnlistedAgentId(id)) };
   if (options.robotsTxt === true) {
     if (denied.agentTypes.length === 0 && denied.agents.length === 0) throw new RangeError('robotsTxt: true renders robots.txt from denyAgentTypes and the catalog agents of denyAgents, which are empty; list agentTypes in robotsTxt or deny some types or agents');
     robotsTxt = checkRobotsSource({}, denied, catalog);

@@ -3,7 +3,7 @@
 // the violations report matches visits against them, so both always mean the same thing.
 import type { Catalog } from '../catalog/catalog.js';
 import type { AgentType } from '../catalog/types.js';
-import { UNLISTED_ID_PREFIX } from '../catalog/unlisted-agent.js';
+import { isUnlistedAgentId } from '../catalog/unlisted-agent.js';
 import type { ValidatedAgentRule, ValidatedRobotsOptions } from './options.js';
 
 /** Where an agent's rule comes from: its type, or its name in one of the two agent lists. */
@@ -78,7 +78,7 @@ export function compileRobotsAgentRules(options: ValidatedRobotsOptions, catalog
       if (rule !== undefined) return rule;
       // robots.txt names a chosen type's catalog agents only: an unlisted one was never addressed.
       const agent = catalog.getAgent(agentId);
-      return agent !== undefined && !agentId.startsWith(UNLISTED_ID_PREFIX) && chosen.has(agent.type) ? typeRule : undefined;
+      return agent !== undefined && !isUnlistedAgentId(agentId) && chosen.has(agent.type) ? typeRule : undefined;
     },
   };
 }

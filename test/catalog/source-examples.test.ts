@@ -2,7 +2,7 @@
 // unless overrides.json excludes it with a reason; no agent captures another agent's examples.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { createCatalog, UNLISTED_ID_PREFIX, type CatalogDocument } from '../../src/index.js';
+import { createCatalog, isUnlistedAgentId, type CatalogDocument } from '../../src/index.js';
 
 const DATA = new URL('../../data/', import.meta.url);
 const read = <T>(path: string): T => JSON.parse(readFileSync(new URL(path, DATA), 'utf8')) as T;
@@ -45,7 +45,7 @@ describe('source examples identify their agent', () => {
           const got = catalog.matchUserAgent(ua)?.id ?? 'none';
           // An agent its operator documents apart from the family (overrides.splits) may name it,
           // and a bot naming itself beside a library or platform is that bot (data/README.md).
-          const unlistedOverLayer = agent.match.layer !== undefined && got.startsWith(UNLISTED_ID_PREFIX);
+          const unlistedOverLayer = agent.match.layer !== undefined && isUnlistedAgentId(got);
           if (got !== agent.id && !unlistedOverLayer && !(overrides.splits[agent.id] ?? []).includes(got)) wrong.push(`${JSON.stringify(ua)} (${ref}): expected ${agent.id}, got ${got}`);
         }
       }
