@@ -32,6 +32,8 @@ const CLASSES = classCount;
 const FOLDED_OF_CLASS = new Uint8Array(CLASSES);
 for (let folded = 0; folded < 128; folded++) if (CLASS_OF_FOLDED[folded] !== 0) FOLDED_OF_CLASS[CLASS_OF_FOLDED[folded]!] = folded;
 const W = CLASS_OF_FOLDED[119]!;
+/** The bytes of "www.", whose four steps the automaton skips at a word's start. */
+const WWW_DOT = [119, 119, 119, DOT] as const;
 const DOT_CLASS = CLASS_OF_FOLDED[DOT]!;
 // Letters have the highest classes, as they have the highest folded bytes.
 const FIRST_LETTER_CLASS = CLASS_OF_FOLDED[97]!;
@@ -366,7 +368,7 @@ function compileAutomaton(entries: readonly Entry[], botWords: readonly string[]
   // The "www." steps 1..4: the trie node each prefix reaches (-1 for none).
   const www = [-1];
   for (let step = 1, node = 0; step <= 4; step++) {
-    node = node < 0 ? -1 : (child.get(node * CLASSES + CLASS[[119, 119, 119, DOT][step - 1]!]!) ?? -1);
+    node = node < 0 ? -1 : (child.get(node * CLASSES + CLASS[WWW_DOT[step - 1]!]!) ?? -1);
     www.push(node);
   }
 
@@ -380,7 +382,7 @@ function compileAutomaton(entries: readonly Entry[], botWords: readonly string[]
   // A child is numbered after its parent, so one pass in order sees every parent first.
   for (let node = 1; node < nodes; node++) botOfNode[node] = botStep(botOfNode[parent[node]!]!, classInParent[node]!);
   const botOfWww = [0];
-  for (let step = 1; step <= 4; step++) botOfWww.push(botStep(botOfWww[step - 1]!, CLASS[[119, 119, 119, DOT][step - 1]!]!));
+  for (let step = 1; step <= 4; step++) botOfWww.push(botStep(botOfWww[step - 1]!, CLASS[WWW_DOT[step - 1]!]!));
 
   // State indices: 0 between words, 1 dead (a word no token starts, ending in no part of a bot
   // word), then the other dead states (one per bot-word position), trie nodes and "www." steps;

@@ -135,4 +135,3 @@ export function headerMapOf(input: HeadersInput | undefined | null): ReadonlyMap
   }
   return new HeaderRecordMap(input as Readonly<Record<string, string>>);
 }
-
