@@ -34,10 +34,25 @@ const SUFFIXES: ReadonlyArray<readonly [suffix: string, type: AgentType]> = [
   ['analyzer', 'Uncategorized'],
   ['extractor', 'Scraper'],
   ['transcoder', 'Fetcher'],
+  // Program words isbot's pattern list (Unlicense) flags ("download", "grab", "parser", "preview",
+  // "retriever"), and uap-core's bot expression (Apache-2.0) "indexer", as a name's last word.
+  // Download managers are Scrapers in the catalog too; a link preview is fetched for a user's share.
+  ['downloader', 'Scraper'],
+  ['grabber', 'Scraper'],
+  ['parser', 'Uncategorized'],
+  ['preview', 'Fetcher'],
+  ['retriever', 'Uncategorized'],
+  ['indexer', 'Uncategorized'],
 ];
 
-/** The bot words, for the matcher's scan to find at word ends. */
-export const BOT_WORDS: readonly string[] = SUFFIXES.map(([suffix]) => suffix);
+/**
+ * Whole words that show a URL ("http://", "www."): no browser sends one (isbot's "http" rule).
+ * The scan notes them with the bot words, so looking for them costs no pass of its own.
+ */
+const URL_WORDS = new Set(['http', 'https', 'www']);
+
+/** The bot words and URL words, for the matcher's scan to find at word ends. */
+export const BOT_WORDS: readonly string[] = [...SUFFIXES.map(([suffix]) => suffix), ...URL_WORDS];
 
 /** Words that end like a bot's name but name no one on their own. */
 const GENERIC_WORDS = new Set(['robot', 'webbot', 'webcrawler', 'webspider']);
@@ -45,8 +60,21 @@ const GENERIC_WORDS = new Set(['robot', 'webbot', 'webcrawler', 'webspider']);
 /** CUBOT is a phone maker: its models' headers say "CUBOT" ("CUBOT_NOTE_7"), nothing about a bot. */
 const PHONE_MAKER = 'cubot';
 
-/** Products a header starts with that are browsers or runtimes, never a bot's name. */
-const NOT_LEADING_NAMES = new Set(['mozilla', 'opera', 'dalvik', 'msie']);
+/**
+ * Products a header starts with that are browsers or runtimes, never a bot's name: the major
+ * browsers' own tokens ("Chrome/49.0 (compatible; Wappalyzer; ...)" names Wappalyzer, not Chrome),
+ * and browsers people use whose header is a bare "Name/1.0": the text browsers, Sleipnir (Fenrir,
+ * Japan), the Amiga browsers AWeb and Voyager, MozacFetch (the fetch client of Mozilla's
+ * Android Components, inside Firefox for Android and Focus), and Windows' WebDAV redirector
+ * (Explorer opening a web folder for its user).
+ */
+const NOT_LEADING_NAMES = new Set([
+  'mozilla', 'opera', 'dalvik', 'msie', 'chrome', 'chromium', 'firefox', 'safari', 'edge', 'edg', 'opr', 'vivaldi', 'brave',
+  'w3m', 'lynx', 'links', 'elinks', 'dillo', 'netsurf', 'sleipnir', 'aweb', 'amiga-aweb', 'voyager', 'mozacfetch',
+  'microsoft-webdav-miniredir',
+]);
+/** A major version fused into a name ("Voyager3", "Netscape6"): cut before looking a name up above. */
+const TRAILING_DIGITS = /\d+$/;
 
 const AT = 64;
 const SLASH = 47;
@@ -82,11 +110,12 @@ function text(buf: Uint8Array, start: number, end: number): string {
 
 /**
  * The bot a User-Agent's bytes declare, if any, from the places the matcher's scan noted
- * (`ends[0..count)`, left to right): each the end of a word that ends in a bot word, at a
- * separator or, for a URL's page named for its bot ("/bot.html"), at its ".". The first such word
- * that is a name of its own (not a bare "Bot", not part of a URL or an e-mail address, a valid
- * robots token) names it; else, when the header speaks of a bot only in such places or gives a
- * contact address, the product it starts with or names in its "(compatible; ...)" comment
+ * (`ends[0..count)`, left to right): each the end of a word that ends in a bot word or is a
+ * URL's "http", "https" or "www", at a separator or at a "." (a URL's page named for its bot,
+ * "/bot.html", or a host). The first word that is a name of its own (not a bare "Bot", not part of
+ * a URL or an e-mail address, a valid robots token) names it; else, when the header speaks of a bot
+ * only in such places, carries a URL or has another shape no browser sends (`botShaped`), and does
+ * not call itself a browser, the product it starts with or names in its "(compatible; ...)" comment
  * (unless `byLeadingProduct` is false). `skipFrom` excludes the word starting there (a listed
  * library's own). `buf` holds the header's `length` bytes and a separator (0) at `length`.
  */
@@ -98,13 +127,14 @@ export function declaredBot(userAgent: string, buf: Uint8Array, length: number, 
     while (start > 0 && FOLD[buf[start - 1]!] !== 0) start--;
     const before = start > 0 ? buf[start - 1] : SPACE;
     const after = buf[end];
-    if (after === DOT) {
-      if (before === SLASH) evidence = true;
-      continue;
-    }
-    if (start === skipFrom || end - start > MAX_NAME) continue;
+    if (end - start > MAX_NAME) continue;
     const name = text(buf, start, end);
     const lower = name.toLowerCase();
+    if ((URL_WORDS.has(lower) && after === (lower === 'www' ? DOT : COLON)) || (after === DOT && before === SLASH)) {
+      evidence = true;
+      continue;
+    }
+    if (after === DOT || start === skipFrom) continue;
     const suffix = botWordOf(lower);
     if (suffix < 0 || lower === PHONE_MAKER) continue;
     evidence = true;
@@ -120,13 +150,29 @@ export function declaredBot(userAgent: string, buf: Uint8Array, length: number, 
     }
     if (robotsTokenProblem(name) === undefined) return { name, type: SUFFIXES[suffix]![1] };
   }
-  if (!byLeadingProduct) return undefined;
-  // A contact address (word@host) is evidence too; the string's own search finds it fastest.
-  if (!evidence) {
-    const at = userAgent.indexOf('@');
-    evidence = at > 0 && FOLD[userAgent.charCodeAt(at - 1)]! !== 0 && FOLD[userAgent.charCodeAt(at + 1)]! !== 0;
-  }
-  return evidence ? (leadingProduct(buf, length) ?? compatibleProduct(buf, length)) : undefined;
+  if (!byLeadingProduct || !(evidence || botShaped(userAgent)) || BROWSER_WORD.test(userAgent)) return undefined;
+  return leadingProduct(buf, length) ?? compatibleProduct(buf, length);
+}
+
+// "Mozilla/5.0 (compatible; Name/1.0)": a browser's token and a comment naming one product only.
+const COMPATIBLE_ONLY = /^Mozilla\/\d+\.\d+ \(compatible; ?[A-Za-z][\w.-]*\/[^\s;()]+\)$/i;
+// "Name/1.2.3": one product and its version, nothing else.
+const LONE_PRODUCT = /^[A-Za-z][\w-]*\/\w[\w.]*$/;
+// "Avant Browser/1.2 (http://...)", "UCBrowser/8.7": a header that calls itself a browser.
+const BROWSER_WORD = /browser/i;
+
+/**
+ * Whether a header has a shape no browser sends (each one is in isbot's pattern list, Unlicense),
+ * besides the URL the scan notes: a contact address (word@host), a lone product ("Name/1.2.3": no
+ * comment, no second product), or "Mozilla/5.0 (compatible; Name/1.0)" and nothing else. This
+ * runs on every header no agent matched, browsers' included: one search, then a browser's space
+ * and last byte end it.
+ */
+function botShaped(userAgent: string): boolean {
+  const at = userAgent.indexOf('@');
+  if (at > 0 && FOLD[userAgent.charCodeAt(at - 1)]! !== 0 && FOLD[userAgent.charCodeAt(at + 1)]! !== 0) return true;
+  if (!userAgent.includes(' ')) return LONE_PRODUCT.test(userAgent);
+  return userAgent.charCodeAt(userAgent.length - 1) === CLOSING && COMPATIBLE_ONLY.test(userAgent);
 }
 
 /** The capitalised word that a single space separates from the word at `wordStart`, if any. */
@@ -152,7 +198,8 @@ function productName(buf: Uint8Array, start: number, end: number): SelfDeclarati
   if (end === start || end - start > MAX_NAME) return undefined;
   const name = text(buf, start, end);
   const lower = name.toLowerCase();
-  if (NOT_LEADING_NAMES.has(lower) || isBotWordOnly(lower) || robotsTokenProblem(name) !== undefined) return undefined;
+  // A browser may fuse its major version into its name: "Voyager3", "Netscape6".
+  if (NOT_LEADING_NAMES.has(lower.replace(TRAILING_DIGITS, '')) || URL_WORDS.has(lower) || isBotWordOnly(lower) || robotsTokenProblem(name) !== undefined) return undefined;
   return { name, type: 'Uncategorized' };
 }
 

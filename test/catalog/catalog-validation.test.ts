@@ -81,7 +81,10 @@ describe('the committed catalog', () => {
     for (const id of ['google-extended', 'applebot-extended']) {
       expect(catalog.getAgent(id)?.match).toEqual({});
     }
-    expect(catalog.matchUserAgent('Mozilla/5.0 (compatible; Google-Extended/1.0)')).toBeUndefined();
+    // No crawler sends Google-Extended: a header that does is not Google's. It is an unlisted agent
+    // (the header's own name, operator Unknown), and nothing when the catalog names none.
+    expect(catalog.matchUserAgent('Mozilla/5.0 (compatible; Google-Extended/1.0)')).toMatchObject({ id: 'unlisted:Google-Extended', operator: 'Unknown' });
+    expect(createCatalog(document, { unlistedAgents: false }).matchUserAgent('Mozilla/5.0 (compatible; Google-Extended/1.0)')).toBeUndefined();
   });
 
   it('identifies the agentwarden test agent by its documented UA', () => {

@@ -9,9 +9,9 @@ const report = evaluateHeldOut();
 // Recall today (percent, rounded down): a floor so a change cannot lower it unnoticed. Raise it
 // when coverage grows; the goal (issue 14) is 90.
 const RECALL_FLOORS: Readonly<Record<string, number>> = {
-  'isbot crawlers': 79,
-  'CrawlerDetect crawlers': 86,
-  'CrawlerDetect categories': 92,
+  'isbot crawlers': 83,
+  'CrawlerDetect crawlers': 89,
+  'CrawlerDetect categories': 95,
 };
 
 describe('held-out evaluation', () => {

@@ -26,6 +26,12 @@ describe('unlisted agents', () => {
       ['Mozilla/5.0 (compatible; PageTranscoder)', 'PageTranscoder', 'Fetcher'],
       ['SiteAnalyzer/1.1', 'SiteAnalyzer', 'Uncategorized'],
       ['Mozilla/5.0 (compatible; Zebra Crawler 1.2; +https://zebra.example)', 'Zebra Crawler', 'Uncategorized'],
+      ['QuickDownloader/3.1 (Windows NT 10.0)', 'QuickDownloader', 'Scraper'],
+      ['Mozilla/5.0 (compatible; ShelfGrabber/1.0; Linux)', 'ShelfGrabber', 'Scraper'],
+      ['Acme-Parser/2 (feeds)', 'Acme-Parser', 'Uncategorized'],
+      ['Mozilla/5.0 (X11; Linux x86_64) ChatLinkPreview/1.4', 'ChatLinkPreview', 'Fetcher'],
+      ['DocRetriever/0.9 (Linux)', 'DocRetriever', 'Uncategorized'],
+      ['Mozilla/5.0 (compatible; SiteIndexer/1.0; Linux)', 'SiteIndexer', 'Uncategorized'],
     ];
     for (const [ua, name, type] of cases) {
       const agent = catalog.matchUserAgent(ua);
@@ -39,9 +45,39 @@ describe('unlisted agents', () => {
     expect(idOf('Numbat/0.9 (ops@numbat.example)')).toBe('unlisted:Numbat');
     expect(idOf('Mozilla/5.0 (compatible; Quokka/1.0; +https://quokka.example/bot.html)')).toBe('unlisted:Quokka');
     // Without such a sign, a product is not a bot.
-    expect(idOf('Wombat/3.2 (+https://wombat.example/)')).toBeUndefined();
+    expect(idOf('Wombat/3.2 (X11; Linux x86_64) Gecko')).toBeUndefined();
     // A browser's own product never names one.
     expect(idOf('Mozilla/5.0 (+https://example.com/bot.html)')).toBeUndefined();
+  });
+
+  it('names the product of a header shaped as no browser is: a URL, a lone product, a lone compatible product', () => {
+    expect(idOf('Wombat/3.2 (+https://wombat.example/)')).toBe('unlisted:Wombat');
+    expect(idOf('Wombat/3.2 (see www.wombat.example)')).toBe('unlisted:Wombat');
+    expect(idOf('Bilby/0.4.1')).toBe('unlisted:Bilby');
+    expect(idOf('Mozilla/5.0 (compatible; Dunnart/2.0)')).toBe('unlisted:Dunnart');
+    // The compatible comment names the bot when the header starts with a browser's token.
+    expect(idOf('Chrome/120.0.6099.71 (compatible; Potoroo; +https://potoroo.example/)')).toBe('unlisted:Potoroo');
+    // Not these shapes: a comment beside the lone product, a second product, a word without a version, two compatible items.
+    for (const ua of ['Bilby/0.4.1 (Linux)', 'Bilby/0.4.1 Quoll/2', 'Bilby', 'Mozilla/5.0 (compatible; Dunnart/2.0; Windows NT 10.0)', 'Mozilla/5.0 (compatible; Win32)']) {
+      expect({ ua, id: idOf(ua) }).toEqual({ ua, id: undefined });
+    }
+  });
+
+  it('never names a browser by its shape: text browsers, a browser that says so, a browser token alone', () => {
+    for (const ua of [
+      'w3m/0.5.3',
+      'Dillo/3.0.5',
+      'NetSurf/3.10',
+      'Lynx/2.8.9rel.1 libwww-FM/2.14 SSL-MM/1.4.1 OpenSSL/1.1.1d',
+      'ELinks/0.13.GIT (textmode; Linux)',
+      'Chrome/120.0.6099.71',
+      // A major version fused into a browser's name.
+      'Voyager3/2.95',
+      'Quokka Browser/2.1 (http://www.quokka.example)',
+      'QuollBrowser/8.7.1.234 (https://quoll.example)',
+    ]) {
+      expect({ ua, id: idOf(ua) }).toEqual({ ua, id: undefined });
+    }
   });
 
   it('never names a browser, a phone called CUBOT, a bare bot word, a URL, a version or an overlong word', () => {
@@ -107,7 +143,7 @@ describe('unlisted agents: the scan finds bot words through the tokens\' trie', 
   // with a bot word begun inside the token ("acmespid" + "er" ends in "spider").
   const TOKENS = ['robo', 'spid', 'crawl', 'botany', 'monit', 'uptim', 'chec', 'fetch', 'acmespid', 'zzcrawl', 'qqbo', 'xuptim', 'acmevalid'];
   const small = createCatalog({ version: 1, agents: TOKENS.map((token) => ({ ...robotsTestAgent(token, 'Fetcher', [token]), match: { tokens: [token] } })) });
-  const BOT_WORDS = ['bot', 'crawler', 'spider', 'scraper', 'fetcher', 'archiver', 'checker', 'validator', 'monitor', 'uptime', 'monitoring', 'analyzer', 'extractor', 'transcoder'];
+  const BOT_WORDS = ['bot', 'crawler', 'spider', 'scraper', 'fetcher', 'archiver', 'checker', 'validator', 'monitor', 'uptime', 'monitoring', 'analyzer', 'extractor', 'transcoder', 'downloader', 'grabber', 'parser', 'preview', 'retriever', 'indexer'];
   const letters = fc.constantFrom(...'abcdefghiklmnoprstuvwy'.split(''), 'bot', 'crawl', 'er', 'spid', 'monit', 'or', 'uptim', 'e', 'chec', 'k', 'fetch', 'robo', 'www', 'acme', 'zz', 'qq', 'x', 'valid', 'ator');
 
   it('a word of letters is its listed token, else an unlisted agent exactly when it ends in a bot word and is more than one', () => {
@@ -120,7 +156,8 @@ describe('unlisted agents: the scan finds bot words through the tokens\' trie', 
           : BOT_WORDS.some((bot) => lower.endsWith(bot) && lower !== bot) && !['robot', 'webbot', 'webcrawler', 'webspider', 'cubot'].includes(lower) && word.length <= 64
             ? `unlisted:${word}`
             : undefined;
-        expect(small.matchUserAgent(`Mozilla/5.0 (compatible; ${word}/1.0)`)?.id).toBe(expected);
+        // (A second comment item: "(compatible; Name/1.0)" alone is a bot's shape whatever the word.)
+        expect(small.matchUserAgent(`Mozilla/5.0 (compatible; ${word}/1.0; Linux)`)?.id).toBe(expected);
       }),
       { numRuns: 3000 },
     );

@@ -85,7 +85,7 @@ describe('identify: headers', () => {
     expect(await agentOf({ 'user-agent': 'Mozilla/5.0 (compatible; Googlebot-Image/1.0)' })).toBe('googlebot-image');
     // Not Googlebot: a bot of its own that the catalog does not list.
     expect(await agentOf({ 'user-agent': 'NotGooglebot/1.0' })).toBe('unlisted:NotGooglebot');
-    expect(await agentOf({ 'user-agent': 'Googlebotx/1.0' })).toBeUndefined();
+    expect(await agentOf({ 'user-agent': 'Googlebotx/1.0 (X11; Linux x86_64)' })).toBeUndefined();
     expect(await agentOf({ 'user-agent': 'Mozilla/5.0 (compatible; Nmap Scripting Engine; https://nmap.org/book/nse.html)' })).toBe('nmap');
     expect(await agentOf({ 'user-agent': 'Nmap Scripting Enginex' })).toBeUndefined();
   });
