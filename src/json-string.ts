@@ -1,6 +1,12 @@
-// Characters JSON.stringify escapes in a string (RFC 8259 §7), the JS line separators and
-// surrogates (a lone one is escaped by well-formed JSON.stringify).
-const NEEDS_ESCAPE = /["\\\u0000-\u001f\u2028\u2029\ud800-\udfff]/;
+// Printable ASCII but '"' and '\': a string of only these is its own JSON text (RFC 8259 §7 escapes
+// none of them), one UTF-8 byte a character. Anything else (controls, quotes, backslashes, the JS
+// line separators, lone surrogates, any non-ASCII) goes the JSON.stringify way.
+const NOT_PLAIN = /[^\x20\x21\x23-\x5b\x5d-\x7e]/;
+
+/** Whether `value` is plain text: `"${value}"` is its JSON, and its UTF-8 size is its length. */
+export function isPlainText(value: string): boolean {
+  return !NOT_PLAIN.test(value);
+}
 
 /**
  * A JSON string literal, exactly as `JSON.stringify(value)` writes it; skips JSON.stringify for
@@ -8,5 +14,5 @@ const NEEDS_ESCAPE = /["\\\u0000-\u001f\u2028\u2029\ud800-\udfff]/;
  * batches) meet nearly every time.
  */
 export function jsonString(value: string): string {
-  return NEEDS_ESCAPE.test(value) ? JSON.stringify(value) : `"${value}"`;
+  return isPlainText(value) ? `"${value}"` : JSON.stringify(value);
 }

@@ -237,9 +237,12 @@ describe('HTTP sink retries and queue (stub servers)', () => {
     cleanups.push(() => stub.close());
     const sink = createHttpSink({ url: stub.url, token: 't', maxBatchBytes: 4096, flushIntervalMs: 60_000 });
     const values = ['plain', 'café ☕ 😀 Ünïcödé', 'quote " and \\ backslash', '€€€€€€€€€€€€€€€€€€€€'];
-    for (let i = 0; i < 200; i++) sink.push(visit(i, { request_headers: { 'user-agent': GPTBOT_UA, 'x-note': values[i % values.length]!.repeat(1 + (i % 5)) } }));
+    const note = (i: number) => values[i % values.length]!.repeat(1 + (i % 5));
+    // Non-ASCII text in a value, a repeated header's values, or a header's name.
+    const headers = (i: number) => (i % 3 === 0 ? { 'user-agent': GPTBOT_UA, 'x-note': note(i) } : i % 3 === 1 ? { 'user-agent': GPTBOT_UA, 'x-notes': [note(i), note(i + 1)] } : { 'user-agent': GPTBOT_UA, [`x-${note(i + 1)}`]: 'v' });
+    for (let i = 0; i < 300; i++) sink.push(visit(i, { request_headers: headers(i) }));
     await sink.flush();
-    expect(sink.stats()).toMatchObject({ delivered: 200, dropped: 0 });
+    expect(sink.stats()).toMatchObject({ delivered: 300, dropped: 0 });
     expect(bodies.length).toBeGreaterThan(5);
     // Full batches come close to the limit and never pass it.
     expect(Math.max(...bodies)).toBeLessThanOrEqual(4096);
