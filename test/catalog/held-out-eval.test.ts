@@ -7,7 +7,7 @@ import { evaluateHeldOut, formatReport } from '../../scripts/eval-catalog.js';
 const report = evaluateHeldOut();
 
 // Recall today (percent, rounded down): a floor so a change cannot lower it unnoticed. Raise it
-// when coverage grows; the goal (issue 14) is 90.
+// when coverage grows; the goal (issue 14), 90% over all sets together, has its own test below.
 const RECALL_FLOORS: Readonly<Record<string, number>> = {
   'isbot crawlers': 83,
   'CrawlerDetect crawlers': 89,
@@ -29,6 +29,12 @@ describe('held-out evaluation', () => {
     const set = report.crawlers.find((s) => s.name === name)!;
     expect(set.total).toBeGreaterThan(500);
     expect((100 * set.identified) / set.total).toBeGreaterThanOrEqual(floor);
+  });
+
+  it('recall over all crawler sets together meets the goal of 90%', () => {
+    const identified = report.crawlers.reduce((sum, set) => sum + set.identified, 0);
+    const total = report.crawlers.reduce((sum, set) => sum + set.total, 0);
+    expect((100 * identified) / total).toBeGreaterThanOrEqual(90);
   });
 
   it('the report names each set, its recall and every false positive', () => {
