@@ -73,7 +73,7 @@ const NOT_LEADING_NAMES = new Set([
   'w3m', 'lynx', 'links', 'elinks', 'dillo', 'netsurf', 'sleipnir', 'aweb', 'amiga-aweb', 'voyager', 'mozacfetch',
   'microsoft-webdav-miniredir',
 ]);
-/** A major version fused into a name ("Voyager3", "Netscape6"): cut before looking a name up above. */
+/** A major version fused into a name ("Voyager3"): cut before looking a name up above. */
 const TRAILING_DIGITS = /\d+$/;
 
 const AT = 64;
@@ -198,7 +198,7 @@ function productName(buf: Uint8Array, start: number, end: number): SelfDeclarati
   if (end === start || end - start > MAX_NAME) return undefined;
   const name = text(buf, start, end);
   const lower = name.toLowerCase();
-  // A browser may fuse its major version into its name: "Voyager3", "Netscape6".
+  // A browser may fuse its major version into its name: "Voyager3".
   if (NOT_LEADING_NAMES.has(lower.replace(TRAILING_DIGITS, '')) || URL_WORDS.has(lower) || isBotWordOnly(lower) || robotsTokenProblem(name) !== undefined) return undefined;
   return { name, type: 'Uncategorized' };
 }
