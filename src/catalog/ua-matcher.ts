@@ -2,7 +2,7 @@
 // header's bytes, walking each word through a trie of the tokens' leading words as it goes
 // (data/README.md "Matching rules").
 import type { Agent, AgentLayer } from './types.js';
-import { BOT_WORDS, declaredBot, unlistedAgent } from './unlisted-agent.js';
+import { declaredBot, NOTED_WORDS, unlistedAgent } from './unlisted-agent.js';
 import { FOLD } from './word-bytes.js';
 
 /** A function from a User-Agent header value to the agent it names, if any. */
@@ -118,7 +118,7 @@ export function compileUserAgentMatcher(agents: readonly Agent[], { unlisted = f
     }
   }
 
-  const { table, firstTerminal, depthOf, entriesFrom, byWord, endsInBotWord } = compileAutomaton(entries, unlisted ? BOT_WORDS : []);
+  const { table, firstTerminal, depthOf, entriesFrom, byWord, endsInBotWord } = compileAutomaton(entries, unlisted ? NOTED_WORDS : []);
   const mayMatchPattern = compilePatternPrefilter(patterns.map(({ regex }) => regex.source));
 
   // The best match so far, shared with matchAt (matching is synchronous).
@@ -134,7 +134,8 @@ export function compileUserAgentMatcher(agents: readonly Agent[], { unlisted = f
   const matchAt = (state: number, buf: Uint8Array, length: number, end: number): void => {
     const index = (state / CLASSES) | 0;
     const folded = FOLD[buf[end]!]!;
-    // A word ending in a bot word, or a URL's page named for one ("bot.html"), for unlisted agents.
+    // A word ending in a bot word or a URL word ("http", "www"), or a URL's page named for a bot
+    // ("bot.html"), for unlisted agents.
     if (endsInBotWord[index] === 1 && (folded === 0 || folded === DOT)) botWordEnds[botWordCount++] = end;
     if (entriesFrom[index] === entriesFrom[index + 1]) return;
     const start = end - depthOf[index]!;

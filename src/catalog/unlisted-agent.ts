@@ -51,8 +51,13 @@ const SUFFIXES: ReadonlyArray<readonly [suffix: string, type: AgentType]> = [
  */
 const URL_WORDS = new Set(['http', 'https', 'www']);
 
-/** The bot words and URL words, for the matcher's scan to find at word ends. */
-export const BOT_WORDS: readonly string[] = [...SUFFIXES.map(([suffix]) => suffix), ...URL_WORDS];
+/** Whether a word and the byte after it start a URL: "http:", "https:", "www.". */
+function isUrlWord(lower: string, after: number | undefined): boolean {
+  return URL_WORDS.has(lower) && after === (lower === 'www' ? DOT : COLON);
+}
+
+/** The words the matcher's scan notes at word ends for `declaredBot`: the bot words and the URL words. */
+export const NOTED_WORDS: readonly string[] = [...SUFFIXES.map(([suffix]) => suffix), ...URL_WORDS];
 
 /** Words that end like a bot's name but name no one on their own. */
 const GENERIC_WORDS = new Set(['robot', 'webbot', 'webcrawler', 'webspider']);
@@ -127,10 +132,15 @@ export function declaredBot(userAgent: string, buf: Uint8Array, length: number, 
     while (start > 0 && FOLD[buf[start - 1]!] !== 0) start--;
     const before = start > 0 ? buf[start - 1] : SPACE;
     const after = buf[end];
+    // A URL's page named for a bot ("/bot.html") is evidence, read from the bytes alone.
+    if (after === DOT && before === SLASH) {
+      evidence = true;
+      continue;
+    }
     if (end - start > MAX_NAME) continue;
     const name = text(buf, start, end);
     const lower = name.toLowerCase();
-    if ((URL_WORDS.has(lower) && after === (lower === 'www' ? DOT : COLON)) || (after === DOT && before === SLASH)) {
+    if (isUrlWord(lower, after)) {
       evidence = true;
       continue;
     }
