@@ -159,8 +159,8 @@ export { fetchHeaderMap, lowerCaseHeaderMap } from './embed/header-maps.js';
 export type { FetchMiddleware, FetchNext, FetchPlatform } from './embed/fetch-middleware.js';
 
 // Alerts: per-project webhooks for new agents, spoofed-visit rises and robots.txt violations.
-export { ALERT_EVENT_TYPES, createAlertMonitor, DEFAULT_SPOOFED_RISE_RULE, DEFAULT_VIOLATION_COOLDOWN_MS, TEST_EVENT_TYPE } from './alerts/alert-monitor.js';
-export type { AlertEventType, AlertMonitor, AlertMonitorOptions, SpoofedRiseRule } from './alerts/alert-monitor.js';
+export { ALERT_EVENT_TYPES, createAlertMonitor, DEFAULT_SPOOFED_RISE_RULE, DEFAULT_UNLISTED_FIRST_VISIT_LIMIT, DEFAULT_VIOLATION_COOLDOWN_MS, TEST_EVENT_TYPE } from './alerts/alert-monitor.js';
+export type { AlertEventType, AlertMonitor, AlertMonitorOptions, SpoofedRiseRule, UnlistedFirstVisitLimit } from './alerts/alert-monitor.js';
 export { createAlertService } from './alerts/alert-service.js';
 export type { AlertService, AlertServiceOptions, WebhookDirectory, WebhookInfo } from './alerts/alert-service.js';
 export { createWebhookDispatcher, DEFAULT_WEBHOOK_RETRY, isRetriableStatus, retryDelayMs } from './alerts/webhook-delivery.js';

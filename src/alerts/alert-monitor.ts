@@ -3,6 +3,7 @@
 // the robots check come in as functions; the clock is injected.
 import { generateId } from '../api/token.js';
 import type { Catalog } from '../catalog/catalog.js';
+import { isUnlistedAgentId } from '../catalog/unlisted-agent.js';
 import type { Project } from '../api/projects.js';
 import type { StoredVisit } from '../visits/visit-store.js';
 import type { WebhookEvent } from './webhook-delivery.js';
@@ -33,6 +34,19 @@ export const DEFAULT_SPOOFED_RISE_RULE: SpoofedRiseRule = { windowMs: 600_000, m
 /** Default quiet time after a violation alert, per project and agent: one hour. */
 export const DEFAULT_VIOLATION_COOLDOWN_MS = 3_600_000;
 
+/**
+ * The cap on first-visit alerts for unlisted agents (`unlisted:DCPbot`) per project: at most `max`
+ * within `windowMs` of the first. Their names come from the traffic, so anyone can make up new
+ * ones by the thousand; catalog agents are never capped.
+ */
+export interface UnlistedFirstVisitLimit {
+  readonly max: number;
+  readonly windowMs: number;
+}
+
+/** Default: at most 10 unlisted agents' first visits alerted per project a day. */
+export const DEFAULT_UNLISTED_FIRST_VISIT_LIMIT: UnlistedFirstVisitLimit = { max: 10, windowMs: 86_400_000 };
+
 /** Options of `createAlertMonitor`. */
 export interface AlertMonitorOptions {
   readonly catalog: Catalog;
@@ -48,6 +62,7 @@ export interface AlertMonitorOptions {
   readonly clock?: { now(): number };
   readonly spoofedRise?: Partial<SpoofedRiseRule>;
   readonly violationCooldownMs?: number;
+  readonly unlistedFirstVisits?: Partial<UnlistedFirstVisitLimit>;
 }
 
 /** Finds the events in each appended batch. */
@@ -73,12 +88,16 @@ function visitSummary(visit: StoredVisit) {
 
 /**
  * Creates the monitor. Rules, stated for the documentation:
- * - `agent.first_visit`: a catalog agent's first visit on the project since alerts were set up
+ * - `agent.first_visit`: an agent's first visit on the project since alerts were set up
  *   (agents seen before are known from the visit history when the first webhook is added);
+ *   unlisted agents' by `DEFAULT_UNLISTED_FIRST_VISIT_LIMIT`: the alert that reaches the limit
+ *   says so (`data.unlisted_limit`), those past it are counted and that count is carried by the
+ *   first unlisted alert of the next window (`data.unlisted_not_alerted`);
  * - `visits.spoofed_rise`: `DEFAULT_SPOOFED_RISE_RULE` (by the time visits are received);
  * - `robots.violation`: a visit by an agent to a path the project's robots rules disallow for it,
- *   at most one alert per agent per `violationCooldownMs`.
- * @throws {TypeError} when a function it needs is missing.
+ *   at most one alert per agent per `violationCooldownMs` (an unlisted agent breaks only rules
+ *   that name it: robots.txt addresses a type's catalog agents, so made-up names cannot flood it).
+ * @throws {TypeError} when a function it needs is missing; {RangeError} for a bad `unlistedFirstVisits`.
  * @example
  * const monitor = createAlertMonitor({ catalog, markAgentSeen, spoofedCount, robotsCheck });
  * const events = await monitor.inspect(project, batch);
@@ -91,13 +110,19 @@ export function createAlertMonitor(options: AlertMonitorOptions): AlertMonitor {
   const clock = options.clock ?? { now: () => Date.now() };
   const rule: SpoofedRiseRule = { ...DEFAULT_SPOOFED_RISE_RULE, ...options.spoofedRise };
   const violationCooldownMs = options.violationCooldownMs ?? DEFAULT_VIOLATION_COOLDOWN_MS;
+  const unlistedLimit: UnlistedFirstVisitLimit = { ...DEFAULT_UNLISTED_FIRST_VISIT_LIMIT, ...options.unlistedFirstVisits };
+  if (!Number.isSafeInteger(unlistedLimit.max) || unlistedLimit.max < 0) throw new RangeError(`unlistedFirstVisits.max must be a whole number >= 0, got ${String(unlistedLimit.max)}`);
+  if (!Number.isFinite(unlistedLimit.windowMs) || unlistedLimit.windowMs <= 0) throw new RangeError(`unlistedFirstVisits.windowMs must be a number > 0, got ${String(unlistedLimit.windowMs)}`);
+  // Per project: the unlisted first-visit window (its start, alerts sent, first visits not alerted
+  // in it, and those of the window before still to report).
+  const unlistedWindows = new Map<string, { start: number; sent: number; notAlerted: number; toReport: number }>();
   // Per project: receive times of recent spoofed visits (within the window), and quiet-until times.
   const spoofedTimes = new Map<string, number[]>();
   const quietUntil = new Map<string, number>();
 
   const agentJson = (agentId: string) => {
     const agent = catalog.getAgent(agentId);
-    return { id: agentId, name: agent?.name ?? agentId, type: agent?.type ?? null, operator: agent?.operator ?? null, url: agent?.url ?? null };
+    return { id: agentId, name: agent?.name ?? agentId, type: agent?.type ?? null, operator: agent?.operator ?? null, url: agent?.url ?? null, listed: !isUnlistedAgentId(agentId) };
   };
   const event = (type: AlertEventType, project: Project, data: Record<string, unknown>): WebhookEvent => ({
     id: generateId('evt'),
@@ -107,6 +132,29 @@ export function createAlertMonitor(options: AlertMonitorOptions): AlertMonitor {
     data,
   });
   const quiet = (key: string, now: number) => (quietUntil.get(key) ?? -Infinity) > now;
+
+  /** Whether an unlisted agent's first visit may be alerted now, and what the alert adds to say about the limit. */
+  const unlistedAllowance = (projectId: string, now: number): Record<string, unknown> | undefined => {
+    let window = unlistedWindows.get(projectId);
+    if (window === undefined || now >= window.start + unlistedLimit.windowMs) {
+      window = { start: now, sent: 0, notAlerted: 0, toReport: (window?.notAlerted ?? 0) + (window?.toReport ?? 0) };
+      unlistedWindows.set(projectId, window);
+    }
+    if (window.sent >= unlistedLimit.max) {
+      window.notAlerted++;
+      return undefined;
+    }
+    window.sent++;
+    const said: Record<string, unknown> = {};
+    if (window.toReport > 0) {
+      said.unlisted_not_alerted = window.toReport;
+      window.toReport = 0;
+    }
+    if (window.sent === unlistedLimit.max) {
+      said.unlisted_limit = { max: unlistedLimit.max, window_hours: unlistedLimit.windowMs / 3_600_000, resumes: new Date(window.start + unlistedLimit.windowMs).toISOString() };
+    }
+    return said;
+  };
 
   return {
     async inspect(project, visits) {
@@ -118,9 +166,9 @@ export function createAlertMonitor(options: AlertMonitorOptions): AlertMonitor {
       for (const visit of visits) {
         if (visit.agent_id === null || firstSeen.has(visit.agent_id)) continue;
         firstSeen.add(visit.agent_id);
-        if (await options.markAgentSeen(project.id, visit.agent_id, visit.time)) {
-          events.push(event('agent.first_visit', project, { agent: agentJson(visit.agent_id), visit: visitSummary(visit) }));
-        }
+        if (!(await options.markAgentSeen(project.id, visit.agent_id, visit.time))) continue;
+        const limitSaid = isUnlistedAgentId(visit.agent_id) ? unlistedAllowance(project.id, now) : {};
+        if (limitSaid !== undefined) events.push(event('agent.first_visit', project, { agent: agentJson(visit.agent_id), visit: visitSummary(visit), ...limitSaid }));
       }
 
       // Spoofed visits: count those received within the window.
@@ -170,6 +218,7 @@ export function createAlertMonitor(options: AlertMonitorOptions): AlertMonitor {
     },
     forget(projectId) {
       spoofedTimes.delete(projectId);
+      unlistedWindows.delete(projectId);
       for (const key of quietUntil.keys()) if (key.includes(`\u0000${projectId}`)) quietUntil.delete(key);
     },
   };

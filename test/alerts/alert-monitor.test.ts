@@ -24,7 +24,7 @@ function visit(over: Partial<StoredVisit> = {}): StoredVisit {
   };
 }
 
-function monitorWith(options: { spoofedBefore?: number; robots?: Parameters<typeof createRobotsCheck>[0] } = {}) {
+function monitorWith(options: { spoofedBefore?: number; robots?: Parameters<typeof createRobotsCheck>[0]; unlistedFirstVisits?: { max?: number; windowMs?: number } } = {}) {
   let now = Date.UTC(2026, 10, 25, 12);
   const seen = new Set<string>();
   const settings = options.robots ?? createMemoryProjectSettingsStore();
@@ -39,6 +39,7 @@ function monitorWith(options: { spoofedBefore?: number; robots?: Parameters<type
       return options.spoofedBefore ?? 0;
     },
     robotsCheck: createRobotsCheck(settings, { catalog }),
+    ...(options.unlistedFirstVisits === undefined ? {} : { unlistedFirstVisits: options.unlistedFirstVisits }),
   });
   return { monitor, at: () => now, advance: (ms: number) => (now += ms), baselineAsked };
 }
@@ -52,6 +53,42 @@ describe('agent.first_visit', () => {
     expect(events[0]!.id).toMatch(/^evt_/);
     expect(await monitor.inspect(PROJECT, [visit()])).toEqual([]);
     expect((await monitor.inspect({ id: 'prj_2', name: 'other' }, [visit({ project_id: 'prj_2' })])).map((e) => e.type)).toEqual(['agent.first_visit']);
+  });
+
+  // Unlisted agents are named by whatever the traffic sends: one client with made-up names must not flood the owner's webhook.
+  const unlisted = (name: string) => visit({ agent_id: `unlisted:${name}`, agent_type: 'Uncategorized', request_headers: { 'user-agent': `${name}/1.0` } });
+
+  it('alerts at most 10 unlisted agents a day per project, says when the limit is reached and later how many were not alerted', async () => {
+    const { monitor, advance } = monitorWith();
+    const flood = Array.from({ length: 25 }, (_, i) => unlisted(`Made${i}bot`));
+    const events = await monitor.inspect(PROJECT, flood);
+    expect(events).toHaveLength(10);
+    expect(events[0]!.data).toMatchObject({ agent: { id: 'unlisted:Made0bot', name: 'Made0bot', type: 'Uncategorized', operator: 'Unknown', listed: false } });
+    expect(events.slice(0, 9).every((e) => e.data.unlisted_limit === undefined)).toBe(true);
+    expect(events[9]!.data).toMatchObject({ agent: { id: 'unlisted:Made9bot' }, unlisted_limit: { max: 10, window_hours: 24, resumes: '2026-11-26T12:00:00.000Z' } });
+    // Catalog agents are never capped; the muted unlisted ones stay known, so they never alert later.
+    expect((await monitor.inspect(PROJECT, [visit(), unlisted('Another0bot')])).map((e) => e.data.agent)).toMatchObject([{ id: 'gptbot', listed: true }]);
+    advance(86_400_000);
+    expect(await monitor.inspect(PROJECT, flood)).toEqual([]);
+    const next = await monitor.inspect(PROJECT, [unlisted('Newbot'), unlisted('Newer0bot')]);
+    expect(next.map((e) => e.data.agent)).toMatchObject([{ id: 'unlisted:Newbot' }, { id: 'unlisted:Newer0bot' }]);
+    // 15 of the flood and one more were not alerted; said once.
+    expect(next[0]!.data.unlisted_not_alerted).toBe(16);
+    expect(next[1]!.data.unlisted_not_alerted).toBeUndefined();
+    // Another project has its own allowance.
+    expect(await monitor.inspect({ id: 'prj_2', name: 'other' }, [unlisted('Made0bot')])).toHaveLength(1);
+  });
+
+  it('takes another limit, and refuses a bad one', () => {
+    expect(() => monitorWith({ unlistedFirstVisits: { max: -1 } })).toThrow(/unlistedFirstVisits\.max/);
+    expect(() => monitorWith({ unlistedFirstVisits: { max: 1.5 } })).toThrow(/unlistedFirstVisits\.max/);
+    expect(() => monitorWith({ unlistedFirstVisits: { windowMs: 0 } })).toThrow(/unlistedFirstVisits\.windowMs/);
+  });
+
+  it('with a limit of 0 never alerts unlisted agents', async () => {
+    const { monitor } = monitorWith({ unlistedFirstVisits: { max: 0 } });
+    expect(await monitor.inspect(PROJECT, [unlisted('Abot'), unlisted('Bbot')])).toEqual([]);
+    expect(await monitor.inspect(PROJECT, [visit()])).toHaveLength(1);
   });
 });
 

@@ -4,6 +4,7 @@ import {
   ALERT_EVENT_TYPES,
   DEFAULT_SIGNATURE_TOLERANCE_SECONDS,
   DEFAULT_SPOOFED_RISE_RULE,
+  DEFAULT_UNLISTED_FIRST_VISIT_LIMIT,
   DEFAULT_VIOLATION_COOLDOWN_MS,
   DEFAULT_WEBHOOK_RETRY,
   openApiErrorResponses,
@@ -54,7 +55,7 @@ function verifyAgentwarden(secret, header, rawBody, toleranceSeconds = 300) {
 const ABOUT = {
   events: ALERT_EVENT_TYPES,
   rules: {
-    'agent.first_visit': 'A catalog agent visits the project for the first time since its first webhook was added (agents of the earlier visit history count as known).',
+    'agent.first_visit': `An agent visits the project for the first time since its first webhook was added (agents of the earlier visit history count as known); unlisted agents at most ${DEFAULT_UNLISTED_FIRST_VISIT_LIMIT.max} per ${DEFAULT_UNLISTED_FIRST_VISIT_LIMIT.windowMs / 3_600_000} hours per project.`,
     'visits.spoofed_rise': `At least ${DEFAULT_SPOOFED_RISE_RULE.minCount} visits failing verification within ${DEFAULT_SPOOFED_RISE_RULE.windowMs / 60_000} minutes, and at least ${DEFAULT_SPOOFED_RISE_RULE.factor} times the project's average per ${DEFAULT_SPOOFED_RISE_RULE.windowMs / 60_000} minutes over the ${DEFAULT_SPOOFED_RISE_RULE.baselineMs / 3_600_000} hours before; then quiet for ${DEFAULT_SPOOFED_RISE_RULE.cooldownMs / 60_000} minutes.`,
     'robots.violation': `An agent fetches a path the project's robots.txt rules disallow for it; at most one alert per agent per ${DEFAULT_VIOLATION_COOLDOWN_MS / 60_000} minutes.`,
   },
