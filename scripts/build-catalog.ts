@@ -584,10 +584,39 @@ function deriveMatch(entry: SourceEntry, overrides: Overrides, forbidden: Readon
 }
 
 /**
+ * Whether a CrawlerDetect regex names, in an agent's example, that agent (its brand or its
+ * operator's site) rather than something else the header carries. Not when the match starts inside
+ * a word (`WebIndex` in `meta-webindexer`, `Craw/` in `Cincraw/`, `Owlin` in `wowLink`,
+ * `suchen` in `…/unternehmen-suchen/`; a host's label, after a dot, is a start), nor when it is a product with its own version beside the
+ * agent's own token (`Jakarta Commons-HttpClient/3.1` in LinkedInBot's header, `Jersey/2.25.1`
+ * around `HttpUrlConnection`): then it names a library or another program, and stays an agent of
+ * its own.
+ */
+function namesAgentInExample(regex: RegExp, ua: string, agentTokens: readonly string[]): boolean {
+  const m = regex.exec(ua);
+  if (m === null) return false;
+  let start = m.index;
+  while (start < m.index + m[0].length && !isWordChar(ua[start])) start++;
+  // A dot before it starts a host's label (`www.seoprofiler.com`): the operator's site.
+  if (start > 0 && ua[start - 1] !== '.' && isWordChar(ua[start - 1])) return false;
+  const site = tokenInExample(regex, ua);
+  if (site === undefined || !/^\/v?\d/.test(ua.slice(site.end))) return true;
+  const lower = ua.toLowerCase();
+  const product = site.text.toLowerCase();
+  const words = agentTokens.map((token) => leadingWord(token).toLowerCase()).filter((word) => word !== '');
+  if (words.some((word) => product.startsWith(word) || word.startsWith(product))) return true;
+  return !words.some((word) => {
+    const at = lower.indexOf(word);
+    return at !== -1 && (at < site.start || at >= site.end);
+  });
+}
+
+/**
  * A CrawlerDetect pattern often names a bot the other sources describe under another string (its
  * operator's site or brand: "SEOprofiler" for spbot, "Seomoz" for rogerbot): an entry whose regex
- * matches the examples of exactly one agent joins it. One that matches the examples of several
- * agents names something they share (a code host, an HTTP library) and must be curated.
+ * names the agent in the examples of exactly one agent (`namesAgentInExample`) joins it. One that
+ * does so for several agents names something they share (a code host, an HTTP library) and must
+ * be curated.
  */
 function joinCrawlerDetectEntries(derived: readonly Derived[], groups: Groups, overrides: Overrides, problems: BuildProblem[]): void {
   const examples = derived.map((d) => (d.entry.source === 'crawler-detect' ? [] : requiredExamples(d.entry, overrides)));
@@ -599,7 +628,7 @@ function joinCrawlerDetectEntries(derived: readonly Derived[], groups: Groups, o
     if (regex === undefined) return;
     const owners = new Set<number>();
     examples.forEach((list, j) => {
-      if (list.some((ua, k) => words.some((w) => lowered[j]![k]!.includes(w)) && regex.test(ua))) owners.add(groups.find(j));
+      if (list.some((ua, k) => words.some((w) => lowered[j]![k]!.includes(w)) && namesAgentInExample(regex, ua, derived[j]!.tokens))) owners.add(groups.find(j));
     });
     // Several agents carry it: it joins the one whose own product token it is ("curl", "nutch").
     const own = [...owners].filter((root) => derived.some((o, j) => o.entry.source !== 'crawler-detect' && groups.find(j) === root && o.tokens.some((t) => words.includes(leadingWord(t).toLowerCase()))));

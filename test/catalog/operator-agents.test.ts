@@ -133,6 +133,21 @@ describe("operators' documented crawlers are separate agents with their own robo
     expect(named('Mozilla/5.0 (compatible; Googlebot/2.1; +https://deepcrawl.com/bot)')).toMatch(/^deepcrawl \|/);
   });
 
+  it("a library or another product a bot's header carries is not that bot: CrawlerDetect names join an agent only where they name it", () => {
+    // woothee's testsets (Apache-2.0) list this header as an HTTP library; LinkedInBot's own header carries the same library.
+    expect(named('Jakarta Commons-HttpClient/3.0')).toBe('commons-httpclient | Scraper | Commons-HttpClient');
+    expect(named('LinkedInBot/1.0 (compatible; Mozilla/5.0; Jakarta Commons-HttpClient/3.1 +http://www.linkedin.com)')).toMatch(/^linkedinbot \|/);
+    // A name found inside another bot's word is not that bot: Meta's meta-webindexer, Cincraw, BTWebClient, wowLink.
+    expect(named('WebIndex/1.0')).toMatch(/^webindex \|/);
+    expect(named('meta-webindexer/1.1 (+https://developers.facebook.com/docs/sharing/webmasters/crawler)')).toMatch(/^meta-webindexer \|/);
+    expect(named('Craw/0.1')).toMatch(/^craw \|/);
+    expect(named('WebClient/1.0')).toMatch(/^webclient \|/);
+    expect(named('Owlin/2.0')).toMatch(/^owlin \|/);
+    // An operator's site still joins its bot: SEOprofiler's spbot, Majestic's MJ12bot.
+    expect(named('Mozilla/5.0 (compatible; SEOprofiler/1.0)')).toMatch(/^spbot \|/);
+    expect(named('Majestic12/1.0')).toMatch(/^mj12bot \|/);
+  });
+
   it('user applications CrawlerDetect lists are not agents: office and mail apps', () => {
     expect(named('Microsoft Office/16.0 (Windows NT 10.0; Microsoft Outlook 16.0.12026; Pro)')).toBe('none');
     expect(named('Mozilla/4.0 (compatible; ms-office; MSOffice 16)')).toBe('none');
