@@ -320,6 +320,17 @@ function acceptableToken(token: string, forbidden: ReadonlySet<string>): boolean
   return true;
 }
 
+/**
+ * Whether a token's leading word names its product, so that entries sharing it are one product: a
+ * token of one word, or a phrase whose first word is distinctive ("SentryUptimeBot v2", "Sogou web
+ * spider"). The first word of another phrase is common to different products ("Apache Ant/" and
+ * "Apache Droid", "Download Ninja" and "Download Wonder", "EMail Exractor" and "EMail Wolf").
+ */
+function leadNamesProduct(token: string): boolean {
+  const lead = leadingWord(token);
+  return !/^ [A-Za-z0-9_.-]/.test(token.replace(/^\^/, '').slice(lead.length)) || distinctiveWord(lead);
+}
+
 /** Whether an ai.robots.txt name can be used verbatim as a match token. */
 function nameAsToken(name: string, forbidden: ReadonlySet<string>): boolean {
   if (!/^[A-Za-z0-9_.-]+( [A-Za-z][A-Za-z0-9_.-]*)*$/.test(name)) return false;
@@ -746,10 +757,11 @@ export function buildCatalogDocument(): BuildResult {
   // Entries sharing a match token or a name (case-insensitively) describe the same agent.
   const groups = new Groups(derived.length);
   const owner = new Map<string, number>();
-  // Entries sharing a token's leading word name the same product ("SentryUptimeBot" and
-  // "SentryUptimeBot v2"); entries whose names slug alike are one agent ("gnam gnam spider").
+  // Entries sharing a token's leading word name the same product when it names one
+  // (`leadNamesProduct`: "SentryUptimeBot" and "SentryUptimeBot v2"); entries whose names slug
+  // alike are one agent ("gnam gnam spider").
   derived.forEach((d, i) => {
-    const keys = [...d.tokens, ...d.tokens.map(leadingWord).filter((w) => acceptableToken(w, forbidden)), ...(d.robotsName ? [d.robotsName] : [])].map((k) => k.toLowerCase());
+    const keys = [...d.tokens, ...d.tokens.filter(leadNamesProduct).map(leadingWord).filter((w) => acceptableToken(w, forbidden)), ...(d.robotsName ? [d.robotsName] : [])].map((k) => k.toLowerCase());
     keys.push(`slug:${slug(d.robotsName ?? d.tokens[0] ?? d.entry.key)}`);
     for (const k of keys) {
       const first = owner.get(k);

@@ -143,6 +143,12 @@ describe("operators' documented crawlers are separate agents with their own robo
     expect(named('Craw/0.1')).toMatch(/^craw \|/);
     expect(named('WebClient/1.0')).toMatch(/^webclient \|/);
     expect(named('Owlin/2.0')).toMatch(/^owlin \|/);
+    // Products whose names begin with the same common word are not one agent; one product's spellings are.
+    expect(named('Download Wonder')).toMatch(/^download-wonder \|/);
+    expect(named('Download Ninja 7.0')).toMatch(/^download-ninja \|/);
+    expect(named('Mozilla/5.0 (compatible; Yahoo Ad monitoring; https://help.yahoo.com/kb/yahoo-ad-monitoring-SLN24857.html) tands-prod-eng.hlfs-prod---sieve.hlfs-rest_client/1.0')).toMatch(/^yahoo-ad-monitoring \|/);
+    expect(named('Mozilla/5.0 (compatible; Yahoo Link Preview; https://help.yahoo.com/kb/mail/yahoo-link-preview-SLN23615.html)')).toMatch(/^yahoo-link-preview \|/);
+    expect(named('Better Stack Better Uptime Bot Mozilla/5.0 (Windows NT 10.0; Win64; x64)')).toMatch(/^better-uptime-bot \|/);
     // An operator's site still joins its bot: SEOprofiler's spbot, Majestic's MJ12bot.
     expect(named('Mozilla/5.0 (compatible; SEOprofiler/1.0)')).toMatch(/^spbot \|/);
     expect(named('Majestic12/1.0')).toMatch(/^mj12bot \|/);
