@@ -131,6 +131,10 @@ describe("operators' documented crawlers are separate agents with their own robo
     expect(named('Mozilla/5.0 (Unknown; Linux x86_64) AppleWebKit/538.1 (KHTML, like Gecko) PhantomJS/2.1.1 Safari/538.1 (compatible; SiteAuditBot/0.97)')).toMatch(/^siteauditbot \|/);
     expect(named('Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/79.0.3945.130 Safari/537.36 (compatible; Cloudflare SpeedTest/1.0; +https://blog.cloudflare.com/new-speed-page/)')).toBe('cloudflare-speedtest | Developer Helper | Cloudflare-SpeedTest');
     expect(named('Mozilla/5.0 (compatible; Googlebot/2.1; +https://deepcrawl.com/bot)')).toMatch(/^deepcrawl \|/);
+    // The operator a Heritrix header names is the agent, Heritrix only when it names none.
+    expect(named('Mozilla/5.0 (compatible; heritrix/1.14.4 +http://parsijoo.ir)')).toBe('parsijoo | Search Engine Crawler | parsijoo');
+    expect(named('Mozilla/5.0 (compatible; heritrix/3.2.0 +http://www.exif-search.com)')).toMatch(/^exif-search \|/);
+    expect(named('Mozilla/5.0 (compatible; heritrix/3.4.0 +http://example.org/crawler)')).toMatch(/^heritrix \|/);
   });
 
   it("a library or another product a bot's header carries is not that bot: CrawlerDetect names join an agent only where they name it", () => {
