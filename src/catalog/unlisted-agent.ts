@@ -34,13 +34,13 @@ const SUFFIXES: ReadonlyArray<readonly [suffix: string, type: AgentType]> = [
   ['analyzer', 'Uncategorized'],
   ['extractor', 'Scraper'],
   ['transcoder', 'Fetcher'],
-  // Program words isbot's pattern list (Unlicense) flags ("download", "grab", "parser", "preview",
+  // Program words isbot's pattern list (Unlicense) flags ("download", "grab", "parser",
   // "retriever"), and uap-core's bot expression (Apache-2.0) "indexer", as a name's last word.
-  // Download managers are Scrapers in the catalog too; a link preview is fetched for a user's share.
+  // Download managers are Scrapers in the catalog too. Not "preview": browsers' preview builds
+  // carry it (Firefox's MozillaDeveloperPreview/3.7a1).
   ['downloader', 'Scraper'],
   ['grabber', 'Scraper'],
   ['parser', 'Uncategorized'],
-  ['preview', 'Fetcher'],
   ['retriever', 'Uncategorized'],
   ['indexer', 'Uncategorized'],
 ];
