@@ -69,13 +69,14 @@ const PHONE_MAKER = 'cubot';
  * Products a header starts with that are browsers or runtimes, never a bot's name: the major
  * browsers' own tokens ("Chrome/49.0 (compatible; Wappalyzer; ...)" names Wappalyzer, not Chrome),
  * and browsers people use whose header is a bare "Name/1.0": the text browsers, Sleipnir (Fenrir,
- * Japan), the Amiga browsers AWeb and Voyager, MozacFetch (the fetch client of Mozilla's
+ * Japan), the Amiga browsers AWeb and Voyager, Contiki's (an OS for 8-bit computers, whose
+ * header gives its product and a URL), MozacFetch (the fetch client of Mozilla's
  * Android Components, inside Firefox for Android and Focus), and Windows' WebDAV redirector
  * (Explorer opening a web folder for its user).
  */
 const NOT_LEADING_NAMES = new Set([
   'mozilla', 'opera', 'dalvik', 'msie', 'chrome', 'chromium', 'firefox', 'safari', 'edge', 'edg', 'opr', 'vivaldi', 'brave',
-  'w3m', 'lynx', 'links', 'elinks', 'dillo', 'netsurf', 'sleipnir', 'aweb', 'amiga-aweb', 'voyager', 'mozacfetch',
+  'w3m', 'lynx', 'links', 'elinks', 'dillo', 'netsurf', 'sleipnir', 'aweb', 'amiga-aweb', 'voyager', 'mozacfetch', 'contiki',
   'microsoft-webdav-miniredir',
 ]);
 /** A major version fused into a name ("Voyager3"): cut before looking a name up above. */
