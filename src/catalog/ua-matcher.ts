@@ -3,7 +3,7 @@
 // (data/README.md "Matching rules").
 import type { Agent, AgentLayer } from './types.js';
 import { declaredBot, NOTED_WORDS, unlistedAgent } from './unlisted-agent.js';
-import { FOLD } from './word-bytes.js';
+import { FOLD, fusedVersionAt } from './word-bytes.js';
 
 /** A function from a User-Agent header value to the agent it names, if any. */
 export type UserAgentMatcher = (userAgent: string) => Agent | undefined;
@@ -135,8 +135,8 @@ export function compileUserAgentMatcher(agents: readonly Agent[], { unlisted = f
     const index = (state / CLASSES) | 0;
     const folded = FOLD[buf[end]!]!;
     // A word ending in a bot word or a URL word ("http", "www"), or a URL's page named for a bot
-    // ("bot.html"), for unlisted agents.
-    if (endsInBotWord[index] === 1 && (folded === 0 || folded === DOT)) botWordEnds[botWordCount++] = end;
+    // ("bot.html"), or a bot word before a fused version ("hitcrawler_0.1"), for unlisted agents.
+    if (endsInBotWord[index] === 1 && (folded === 0 || folded === DOT || fusedVersionAt(buf, end))) botWordEnds[botWordCount++] = end;
     if (entriesFrom[index] === entriesFrom[index + 1]) return;
     const start = end - depthOf[index]!;
     let wordEnd = end;

@@ -6,7 +6,7 @@
 // `unlisted:<token>` so that stored visits name it again (data/README.md "Unlisted agents").
 import { robotsTokenProblem } from './robots-token-rules.js';
 import type { Agent, AgentType } from './types.js';
-import { FOLD } from './word-bytes.js';
+import { FOLD, fusedVersionAt } from './word-bytes.js';
 
 /** The prefix of every unlisted agent's id; catalog ids are lower-case slugs, so never clash. */
 const UNLISTED_ID_PREFIX = 'unlisted:';
@@ -117,8 +117,8 @@ function text(buf: Uint8Array, start: number, end: number): string {
 /**
  * The bot a User-Agent's bytes declare, if any, from the places the matcher's scan noted
  * (`ends[0..count)`, left to right): each the end of a word that ends in a bot word or is a
- * URL's "http", "https" or "www", at a separator or at a "." (a URL's page named for its bot,
- * "/bot.html", or a host). The first word that is a name of its own (not a bare "Bot", not part of
+ * URL's "http", "https" or "www", at a separator, at a "." (a URL's page named for its bot,
+ * "/bot.html", or a host) or before a fused version ("hitcrawler_0.1"). The first word that is a name of its own (not a bare "Bot", not part of
  * a URL or an e-mail address, a valid robots token) names it; else, when the header speaks of a bot
  * only in such places, carries a URL or has another shape no browser sends (`botShaped`), and does
  * not call itself a browser, the product it starts with or names in its "(compatible; ...)" comment
@@ -145,7 +145,8 @@ export function declaredBot(userAgent: string, buf: Uint8Array, length: number, 
       evidence = true;
       continue;
     }
-    if (after === DOT || start === skipFrom) continue;
+    // After a dot a host goes on ("crawler.example.com"), unless a version does ("eseek-crawler.0.5").
+    if ((after === DOT && !fusedVersionAt(buf, end)) || start === skipFrom) continue;
     const suffix = botWordOf(lower);
     if (suffix < 0 || lower === PHONE_MAKER) continue;
     evidence = true;

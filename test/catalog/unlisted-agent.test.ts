@@ -30,6 +30,10 @@ describe('unlisted agents', () => {
       ['Mozilla/5.0 (compatible; ShelfGrabber/1.0; Linux)', 'ShelfGrabber', 'Scraper'],
       ['Acme-Parser/2 (feeds)', 'Acme-Parser', 'Uncategorized'],
       ['DocRetriever/0.9 (Linux)', 'DocRetriever', 'Uncategorized'],
+      // A version fused to the name by "_", "-" or "." is not part of it (as larbin_2.6.2 is larbin).
+      ['Acmebot_1.2.3 (ops@acme.example)', 'Acmebot', 'Uncategorized'],
+      ['quux-crawler.0.5 (+https://quux.example)', 'quux-crawler', 'Uncategorized'],
+      ['Zed_WebRobot_V1.9 zed@zed.example', 'Zed_WebRobot', 'Uncategorized'],
       ['Mozilla/5.0 (compatible; SiteIndexer/1.0; Linux)', 'SiteIndexer', 'Uncategorized'],
     ];
     for (const [ua, name, type] of cases) {
@@ -92,6 +96,9 @@ describe('unlisted agents', () => {
       `Mozilla/5.0 (compatible; ${'A'.repeat(70)}Bot/1.0)`,
       'Mozilla/5.0 (compatible; www.acme.example/Bot)',
       'Mozilla/5.0 (compatible; Acme.Bot/1.0)',
+      // A host goes on after the dot; only a version fused to a name is cut.
+      'Mozilla/5.0 (compatible; acmebot.example.net)',
+      'Mozilla/5.0 (compatible; Acmebot_beta)',
       // Percent-encoded text: "20Extractor" is no name.
       'Mozilla/4.0 (compatible; Site%20Link%20Extractor)',
     ]) {
