@@ -84,9 +84,11 @@ export function fmt(rate) {
  * false, changing nothing, where taskset or a second CPU is missing.
  */
 export async function pinToCpu(pid, cpu) {
-  const { availableParallelism } = await import('node:os');
+  const { cpus } = await import('node:os');
   const { spawnSync } = await import('node:child_process');
-  if (availableParallelism() < 2) return false;
+  // The machine's CPUs, not availableParallelism(): that counts this process's own affinity, which
+  // an earlier bench in the same run has already narrowed to CPU 0 (its load generator's).
+  if (cpus().length < 2) return false;
   const result = spawnSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
   return result.status === 0;
 }
