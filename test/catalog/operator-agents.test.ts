@@ -146,6 +146,9 @@ describe("operators' documented crawlers are separate agents with their own robo
     expect(named('meta-webindexer/1.1 (+https://developers.facebook.com/docs/sharing/webmasters/crawler)')).toMatch(/^meta-webindexer \|/);
     expect(named('Craw/0.1')).toMatch(/^craw \|/);
     expect(named('WebClient/1.0')).toMatch(/^webclient \|/);
+    // Split off as agents of their own, the libraries still yield to the bot that runs on them.
+    expect(named('Jakarta Commons-HttpClient/3.1 (compatible; AhrefsBot/7.0)')).toMatch(/^ahrefsbot \|/);
+    expect(named('WebClient/1.0 (compatible; AhrefsBot/7.0)')).toMatch(/^ahrefsbot \|/);
     expect(named('Owlin/2.0')).toMatch(/^owlin \|/);
     // Products whose names begin with the same common word are not one agent; one product's spellings are.
     expect(named('Download Wonder')).toMatch(/^download-wonder \|/);
