@@ -3,15 +3,11 @@
 // (data/README.md "Matching rules").
 import type { Agent, AgentLayer } from './types.js';
 import { declaredBot, NOTED_WORDS, unlistedAgent } from './unlisted-agent.js';
-import { FOLD, fusedVersionAt } from './word-bytes.js';
+import { DOT, FOLD, fusedVersionAt, isDigit, onlyVersion } from './word-bytes.js';
 
 /** A function from a User-Agent header value to the agent it names, if any. */
 export type UserAgentMatcher = (userAgent: string) => Agent | undefined;
 
-const HYPHEN = 45;
-const DOT = 46;
-const UNDERSCORE = 95;
-const isDigit = (folded: number): boolean => folded >= 48 && folded <= 57;
 const isLetter = (folded: number): boolean => folded >= 97;
 const isAlphanumeric = (folded: number): boolean => isLetter(folded) || isDigit(folded);
 
@@ -474,15 +470,6 @@ function isUrlHost(buf: Uint8Array, start: number): boolean {
 /** ASCII lower-casing of one byte. */
 function lower(byte: number): number {
   return byte >= 65 && byte <= 90 ? byte | 0x20 : byte;
-}
-
-/** Whether [from, to) is a version: digits, dots, underscores and hyphens only ("0.5.0", "2024"). */
-function onlyVersion(buf: Uint8Array, from: number, to: number): boolean {
-  for (let i = from; i < to; i++) {
-    const folded = FOLD[buf[i]!]!;
-    if (!isDigit(folded) && folded !== DOT && folded !== UNDERSCORE && folded !== HYPHEN) return false;
-  }
-  return true;
 }
 
 /**

@@ -6,7 +6,7 @@
 // `unlisted:<token>` so that stored visits name it again (data/README.md "Unlisted agents").
 import { robotsTokenProblem } from './robots-token-rules.js';
 import type { Agent, AgentType } from './types.js';
-import { FOLD, fusedVersionAt } from './word-bytes.js';
+import { DOT, FOLD, fusedVersionAt } from './word-bytes.js';
 
 /** The prefix of every unlisted agent's id; catalog ids are lower-case slugs, so never clash. */
 const UNLISTED_ID_PREFIX = 'unlisted:';
@@ -87,7 +87,6 @@ const SLASH = 47;
 const COLON = 58;
 const PERCENT = 37;
 const SPACE = 32;
-const DOT = 46;
 const SEMICOLON = 59;
 const CLOSING = 41;
 /** The longest name an unlisted agent may have (its id carries it). */
@@ -118,8 +117,9 @@ function text(buf: Uint8Array, start: number, end: number): string {
  * The bot a User-Agent's bytes declare, if any, from the places the matcher's scan noted
  * (`ends[0..count)`, left to right): each the end of a word that ends in a bot word or is a
  * URL's "http", "https" or "www", at a separator, at a "." (a URL's page named for its bot,
- * "/bot.html", or a host) or before a fused version ("hitcrawler_0.1"). The first word that is a name of its own (not a bare "Bot", not part of
- * a URL or an e-mail address, a valid robots token) names it; else, when the header speaks of a bot
+ * "/bot.html", or a host) or before a fused version ("hitcrawler_0.1"). The first word that is a
+ * name of its own (not a bare "Bot", not part of a URL or an e-mail address, a valid robots
+ * token) names it; else, when the header speaks of a bot
  * only in such places, carries a URL or has another shape no browser sends (`botShaped`), and does
  * not call itself a browser, the product it starts with or names in its "(compatible; ...)" comment
  * (unless `byLeadingProduct` is false). `skipFrom` excludes the word starting there (a listed

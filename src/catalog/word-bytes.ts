@@ -13,6 +13,21 @@ for (let c = 0; c < 128; c++) {
   if (/[A-Za-z0-9_.-]/.test(String.fromCharCode(c))) FOLD[c] = c >= 65 && c <= 90 ? c | 0x20 : c;
 }
 
+export const HYPHEN = 45;
+export const DOT = 46;
+export const UNDERSCORE = 95;
+/** Whether a folded byte is a digit. */
+export const isDigit = (folded: number): boolean => folded >= 48 && folded <= 57;
+
+/** Whether [from, to) is a version: digits, dots, underscores and hyphens only ("0.5.0", "2024"). */
+export function onlyVersion(buf: Uint8Array, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const folded = FOLD[buf[i]!]!;
+    if (!isDigit(folded) && folded !== DOT && folded !== UNDERSCORE && folded !== HYPHEN) return false;
+  }
+  return true;
+}
+
 /**
  * Whether the word byte at `at` ("_", "-" or ".") begins a version fused to a name that runs to
  * the word's end: "_2.3.62" of "TheUsefulbot_2.3.62", "_v0.3" of "masidani_bot_v0.3", ".0.5" of
@@ -20,14 +35,11 @@ for (let c = 0; c < 128; c++) {
  */
 export function fusedVersionAt(buf: Uint8Array, at: number): boolean {
   const separator = FOLD[buf[at]!]!;
-  if (separator !== 95 && separator !== 45 && separator !== 46) return false;
-  let i = at + 1;
-  if (FOLD[buf[i]!] === 118) i++; // "v"
-  const first = FOLD[buf[i]!]!;
-  if (first < 48 || first > 57) return false;
-  for (; FOLD[buf[i]!] !== 0; i++) {
-    const folded = FOLD[buf[i]!]!;
-    if ((folded < 48 || folded > 57) && folded !== 46 && folded !== 95 && folded !== 45) return false;
-  }
-  return true;
+  if (separator !== UNDERSCORE && separator !== HYPHEN && separator !== DOT) return false;
+  let from = at + 1;
+  if (FOLD[buf[from]!] === 118) from++; // "v"
+  if (!isDigit(FOLD[buf[from]!]!)) return false;
+  let wordEnd = from;
+  while (FOLD[buf[wordEnd]!] !== 0) wordEnd++;
+  return onlyVersion(buf, from, wordEnd);
 }

@@ -7,6 +7,10 @@ import { robotsTestAgent } from '../helpers/agents.js';
 
 const catalog = createCatalog(defaultCatalogDocument);
 const idOf = (ua: string) => catalog.matchUserAgent(ua)?.id;
+/** Asserts that none of these headers is named, each reported with its header when it is. */
+function expectNoneNamed(uas: readonly string[]): void {
+  for (const ua of uas) expect({ ua, id: idOf(ua) }).toEqual({ ua, id: undefined });
+}
 
 describe('unlisted agents', () => {
   it('names a bot by the product word it calls itself, typed by that word', () => {
@@ -61,13 +65,11 @@ describe('unlisted agents', () => {
     // The compatible comment names the bot when the header starts with a browser's token.
     expect(idOf('Chrome/120.0.6099.71 (compatible; Potoroo; +https://potoroo.example/)')).toBe('unlisted:Potoroo');
     // Not these shapes: a comment beside the lone product, a second product, a word without a version, two compatible items.
-    for (const ua of ['Bilby/0.4.1 (Linux)', 'Bilby/0.4.1 Quoll/2', 'Bilby', 'Mozilla/5.0 (compatible; Dunnart/2.0; Windows NT 10.0)', 'Mozilla/5.0 (compatible; Win32)']) {
-      expect({ ua, id: idOf(ua) }).toEqual({ ua, id: undefined });
-    }
+    expectNoneNamed(['Bilby/0.4.1 (Linux)', 'Bilby/0.4.1 Quoll/2', 'Bilby', 'Mozilla/5.0 (compatible; Dunnart/2.0; Windows NT 10.0)', 'Mozilla/5.0 (compatible; Win32)']);
   });
 
   it('never names a browser by its shape: text browsers, a browser that says so, a browser token alone', () => {
-    for (const ua of [
+    expectNoneNamed([
       'w3m/0.5.3',
       'Dillo/3.0.5',
       'NetSurf/3.10',
@@ -78,13 +80,11 @@ describe('unlisted agents', () => {
       'Voyager3/2.95',
       'Quokka Browser/2.1 (http://www.quokka.example)',
       'QuollBrowser/8.7.1.234 (https://quoll.example)',
-    ]) {
-      expect({ ua, id: idOf(ua) }).toEqual({ ua, id: undefined });
-    }
+    ]);
   });
 
   it('never names a browser, a phone called CUBOT, a bare bot word, a URL, a version or an overlong word', () => {
-    for (const ua of [
+    expectNoneNamed([
       'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
       'Mozilla/5.0 (Linux; Android 10; CUBOT) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36',
       // A document-scanning app's in-app browser: "scanner" is no bot word.
@@ -101,9 +101,7 @@ describe('unlisted agents', () => {
       'Mozilla/5.0 (compatible; Acmebot_beta)',
       // Percent-encoded text: "20Extractor" is no name.
       'Mozilla/4.0 (compatible; Site%20Link%20Extractor)',
-    ]) {
-      expect({ ua, id: idOf(ua) }).toEqual({ ua, id: undefined });
-    }
+    ]);
   });
 
   it('yields to a listed agent, and wins over a listed library or platform it runs on', () => {
