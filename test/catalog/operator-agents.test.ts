@@ -46,6 +46,9 @@ describe("operators' documented crawlers are separate agents with their own robo
     ['Mozilla/5.0 (compatible; MSIE 9.0; Windows NT 6.1; Trident/5.0); 360Spider(compatible; HaosouSpider; http://www.haosou.com/help/help_3_2.html)', '360spider | Search Engine Crawler | 360Spider'],
     ['Y!J-WSC/1.0 crawler (http://help.yahoo.co.jp/help/jp/search/indexing/indexing-15.html)', 'yahoo-japan | Search Engine Crawler | Y!J'],
     ['Mozilla/5.0 (compatible; Yeti/1.1; +https://naver.me/spd)', 'yeti | Search Engine Crawler | Yeti'],
+    // Daum (Kakao): its older crawler sends Daumoa, whatever it puts first.
+    ['Mozilla/5.0 (compatible; MSIE or Firefox mutant; not on Windows server;) Daumoa/4.0', 'daumoa | Search Engine Crawler | Daumoa'],
+    ['Mozilla/5.0 (compatible; Daum/4.1; +http://cs.daum.net/faq/15/4118.html?faqId=28966)', 'daum | Search Engine Crawler | Daum'],
     ['Mozilla/5.0 (compatible; SklikBot/2.0; sklik@firma.seznam.cz; +http://napoveda.sklik.cz/)', 'sklikbot | Intelligence Gatherer | SklikBot'],
     // SEO tools: Semrush and Ahrefs document one robots token per tool.
     ['Mozilla/5.0 (compatible; SemrushBot/7~bl; +http://www.semrush.com/bot.html)', 'semrushbot | SEO Crawler | SemrushBot'],
