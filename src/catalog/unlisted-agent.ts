@@ -66,6 +66,13 @@ const GENERIC_WORDS = new Set(['robot', 'webbot', 'webcrawler', 'webspider']);
 const PHONE_MAKER = 'cubot';
 
 /**
+ * Handset makers whose feature phones (and their MMS clients) send a bare "Model/firmware" header
+ * ("SonyEricssonT610/R101", "SAMSUNG-GT-I9100/100.40102", "LG-GB230/V100"): a lone product named
+ * so is a phone, not a bot. The makers that run a model on with no separator come last.
+ */
+const HANDSET_MODEL = /^(?:(?:Alcatel|BenQ|Ericsson|HTC|Huawei|LGE?|Lenovo|MOT|Panasonic|Philips|SAGEM|SAMSUNG|SEC|SHARP|SIE|ZTE)[-_\d]|SonyEricsson|Nokia|BlackBerry)/i;
+
+/**
  * Products a header starts with that are browsers or runtimes, never a bot's name: the major
  * browsers' own tokens ("Chrome/49.0 (compatible; Wappalyzer; ...)" names Wappalyzer, not Chrome),
  * and browsers people use whose header is a bare "Name/1.0": the text browsers, Sleipnir (Fenrir,
@@ -88,6 +95,7 @@ const COLON = 58;
 const PERCENT = 37;
 const SPACE = 32;
 const SEMICOLON = 59;
+const OPENING = 40;
 const CLOSING = 41;
 /** The longest name an unlisted agent may have (its id carries it). */
 const MAX_NAME = 64;
@@ -149,6 +157,8 @@ export function declaredBot(userAgent: string, buf: Uint8Array, length: number, 
     if ((after === DOT && !fusedVersionAt(buf, end)) || start === skipFrom) continue;
     const suffix = botWordOf(lower);
     if (suffix < 0 || lower === PHONE_MAKER) continue;
+    // "M bot 60", a phone's model, names no bot ("YRSpider" there is one).
+    if (isBotWordOnly(lower) && inAndroidModel(buf, start, end)) continue;
     evidence = true;
     // A bot word inside a URL, a percent-encoded text ("Email%20Extractor") or an e-mail address
     // is evidence, not a name.
@@ -183,8 +193,28 @@ const BROWSER_WORD = /browser/i;
 function botShaped(userAgent: string): boolean {
   const at = userAgent.indexOf('@');
   if (at > 0 && FOLD[userAgent.charCodeAt(at - 1)]! !== 0 && FOLD[userAgent.charCodeAt(at + 1)]! !== 0) return true;
-  if (!userAgent.includes(' ')) return LONE_PRODUCT.test(userAgent);
+  if (!userAgent.includes(' ')) return LONE_PRODUCT.test(userAgent) && !HANDSET_MODEL.test(userAgent);
   return userAgent.charCodeAt(userAgent.length - 1) === CLOSING && COMPATIBLE_ONLY.test(userAgent);
+}
+
+const ANDROID = Uint8Array.from('Android ', (ch) => ch.charCodeAt(0));
+
+/**
+ * Whether the word at buf[start, end) is part of a phone's model name: in the comment that gives
+ * the Android version, after it, with no "/" between ("(Linux; Android 7.0; M bot 60 Build/NRD90M)",
+ * phones sold as "M bot", "VR BOT 552"), and not itself a product with a version. A bot that
+ * writes a phrase into that comment does so after the "Build/" ("...; sdk Build/GRI34; YATSHA crawler").
+ */
+function inAndroidModel(buf: Uint8Array, start: number, end: number): boolean {
+  if (buf[end] === SLASH) return false;
+  let open = start - 1;
+  while (open >= 0 && buf[open] !== OPENING && buf[open] !== CLOSING && buf[open] !== SLASH) open--;
+  if (open < 0 || buf[open] !== OPENING) return false;
+  search: for (let i = open + 1; i + ANDROID.length <= start; i++) {
+    for (let j = 0; j < ANDROID.length; j++) if (buf[i + j] !== ANDROID[j]) continue search;
+    return true;
+  }
+  return false;
 }
 
 /** The capitalised word that a single space separates from the word at `wordStart`, if any. */

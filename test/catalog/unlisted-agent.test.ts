@@ -104,6 +104,25 @@ describe('unlisted agents', () => {
     ]);
   });
 
+  it('never names a phone: a model sold as "M bot" in the Android comment, a feature phone\'s bare model and firmware', () => {
+    expectNoneNamed([
+      'Mozilla/5.0 (Linux; Android 7.0; M bot 60 Build/NRD90M) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/69.0.3497.100 Mobile Safari/537.36',
+      'Mozilla/5.0 (Linux; Android 6.0; VR BOT 552 PLUS) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/71.0.3578.99 Mobile Safari/537.36',
+      'Mozilla/5.0 (Linux; U; Android 4.2.2; en-gb; Quoll bot Build/JDQ39) AppleWebKit/534.30 (KHTML, like Gecko) Version/4.0 Mobile Safari/534.30',
+      'SonyEricssonT610/R101',
+      'SAMSUNG-GT-I9100/100.40102',
+      'LG-GB230/V100',
+      'BlackBerry7230/3.7.0',
+      'MOT-V82GB/R601_G_80.56.1DR',
+    ]);
+    // A bot's own product in that comment, or a phrase after the phone's build, is still a bot.
+    expect(idOf('Mozilla/5.0 (Android 3.0; QuollSpider; +http://quoll.example/spider.html)')).toBe('unlisted:QuollSpider');
+    expect(idOf('Mozilla/5.0 (Linux; Android 6.0; Quoll Bot/1.0)')).toBe('unlisted:Quoll Bot');
+    expect(idOf('Mozilla/5.0 (Linux; U; Android 2.3.3; ja-jp; sdk Build/GRI34; Quoll crawler; +http://quoll.example/)')).toBe('unlisted:Quoll crawler');
+    // Only a maker's name makes a lone product a phone.
+    expect(idOf('Quoll-T610/R101')).toBe('unlisted:Quoll-T610');
+  });
+
   it('yields to a listed agent, and wins over a listed library or platform it runs on', () => {
     expect(idOf('Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot) AcmeBot/1.0')).toBe('gptbot');
     expect(idOf('python-requests/2.31.0 AcmeBot/1.0')).toBe('unlisted:AcmeBot');
