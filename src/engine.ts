@@ -58,7 +58,7 @@ export interface EngineOptions {
   readonly catalog?: Catalog | unknown;
   /** The verifier chain, asked in order; empty (every agent `not_verifiable`) when omitted. */
   readonly verifiers?: readonly Verifier[];
-  /** LRU cache of UA / Signature-Agent matches; `false` disables it. */
+  /** LRU cache of UA / Signature-Agent matches (headers up to 1,024 characters); `false` disables it. */
   readonly cache?: CandidateCacheOptions;
   /** Milliseconds since the epoch; injected so signature expiry is testable. */
   readonly clock?: { now(): number };

@@ -52,8 +52,10 @@ interface Entry {
 
 const encoder = new TextEncoder();
 // Scratch space for the header's bytes. Matching is synchronous, so one buffer per module is
-// safe; it grows for unusually long headers. Scanning a Uint8Array is markedly faster in V8
-// than charCodeAt, and TextEncoder.encodeInto is a native bulk copy.
+// safe; it grows for unusually long headers, and is kept only up to RETAINED_LENGTH (a longer
+// header's, some 39 bytes a character, is dropped after its match). Scanning a Uint8Array is
+// markedly faster in V8 than charCodeAt, and TextEncoder.encodeInto is a native bulk copy.
+const RETAINED_LENGTH = 16 * 1024;
 let scratch = new Uint8Array(1024);
 // Where the scan met a word worth checking, and the state it was in there (see the matcher).
 let candidateAt = new Int32Array(scratch.length);
@@ -185,7 +187,7 @@ export function compileUserAgentMatcher(agents: readonly Agent[], { unlisted = f
     }
   };
 
-  return (ua: string): Agent | undefined => {
+  const match = (ua: string): Agent | undefined => {
     // UTF-8 needs at most 3 bytes per UTF-16 code unit, plus a sentinel.
     if (ua.length * 3 + 1 > scratch.length) {
       scratch = new Uint8Array(ua.length * 3 + 1);
@@ -258,6 +260,15 @@ export function compileUserAgentMatcher(agents: readonly Agent[], { unlisted = f
     if (!unlisted) return undefined;
     const declared = declaredBot(ua, buf, length, botWordEnds, botWordCount, -1, true);
     return declared === undefined ? undefined : unlistedAgent(declared);
+  };
+  return (ua: string): Agent | undefined => {
+    if (ua.length <= RETAINED_LENGTH) return match(ua);
+    const kept = [scratch, candidateAt, candidateState, botWordEnds] as const;
+    try {
+      return match(ua);
+    } finally {
+      [scratch, candidateAt, candidateState, botWordEnds] = kept;
+    }
   };
 }
 

@@ -25,6 +25,13 @@ export function agentFromSignatureAgent(catalog: Catalog, value: string): Agent 
   return found ? undefined : catalog.matchSignatureAgent(value.trim());
 }
 
+/**
+ * The longest key (User-Agent, and Signature-Agent) the cache keeps. Real headers are far
+ * shorter; a client that sends distinct 16 KB headers would otherwise hold 10,000 of them
+ * (150 MiB) in memory. Longer ones are matched every time, in time linear in their length.
+ */
+export const MAX_CACHED_KEY_LENGTH = 1024;
+
 // A frozen marker records "no agent", so misses are cached too.
 const NONE: { readonly none: true } = Object.freeze({ none: true });
 
@@ -77,6 +84,7 @@ export function createCandidateFinder(catalog: Catalog, cache: CandidateCacheOpt
     const signatureAgent = headers.get('signature-agent');
     // The key holds exactly the header values that decide the match.
     const key = signatureAgent === undefined ? userAgent : `${userAgent}\n${signatureAgent}`;
+    if (key.length > MAX_CACHED_KEY_LENGTH) return find(userAgent, signatureAgent);
     const hit = memo.get(key);
     if (hit !== undefined) return hit === NONE ? undefined : (hit as Agent);
     const agent = find(userAgent, signatureAgent);

@@ -163,6 +163,13 @@ describe('hostile input', () => {
     expect(id(`${'a'.repeat(20_000)} Googlebot`)).toBe('googlebot');
   });
 
+  it('matches a header longer than the scratch space it keeps, and goes on matching after it', () => {
+    expect(id(`${'Mozilla/5.0 '.repeat(90_000)}Googlebot/2.1`)).toBe('googlebot');
+    expect(id('AhrefsBot/7.0')).toBe('ahrefsbot');
+    expect(id(`${'x'.repeat(20_000)} larbin_2.6.3`)).toBe('larbin');
+    expect(id('Googlebot-Image/1.0')).toBe('googlebot-image');
+  });
+
   it('finds a token whatever the header was before it (scratch buffer reuse)', () => {
     fc.assert(
       fc.property(fc.string({ maxLength: 2000 }), (noise) => {

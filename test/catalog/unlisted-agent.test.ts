@@ -123,6 +123,29 @@ describe('unlisted agents', () => {
     expect(idOf('Quoll-T610/R101')).toBe('unlisted:Quoll-T610');
   });
 
+  it('costs time linear in the header, whatever a crafted one repeats', () => {
+    // Each shape once read back a whole word or comment from every bot word in it: quadratic, so
+    // 16 KB of "bot." took 88 ms. Eight times the length must cost about eight times the time,
+    // not sixty-four (the least of several runs, so a pause elsewhere does not count).
+    const cost = (ua: string): number => {
+      let least = Infinity;
+      for (let run = 0; run < 5; run++) {
+        const started = performance.now();
+        for (let i = 0; i < 3; i++) idOf(ua);
+        least = Math.min(least, performance.now() - started);
+      }
+      return least;
+    };
+    for (const unit of ['bot.', 'Acme Crawler,', 'Qw,sp-SiteAuditBot@', 'http://x/', 'a.crawler.', 'www.(www.', '(Linux; Android 7.0; M bot ']) {
+      const header = (length: number) => unit.repeat(Math.ceil(length / unit.length)).slice(0, length);
+      // Up to node:http's 16 KB header limit; both warmed before either is measured.
+      cost(header(2_000));
+      cost(header(16_000));
+      const ratio = cost(header(16_000)) / cost(header(2_000));
+      expect({ unit, linear: ratio < 24 }).toEqual({ unit, linear: true });
+    }
+  });
+
   it('yields to a listed agent, and wins over a listed library or platform it runs on', () => {
     expect(idOf('Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot) AcmeBot/1.0')).toBe('gptbot');
     expect(idOf('python-requests/2.31.0 AcmeBot/1.0')).toBe('unlisted:AcmeBot');

@@ -1,7 +1,7 @@
 // Identification: the REST result shape, header handling, Signature-Agent vs User-Agent, cache, verifier chain.
 import { describe, expect, it } from 'vitest';
 import type { Catalog } from '../../src/catalog/catalog.js';
-import { createCandidateFinder } from '../../src/identify/candidate.js';
+import { createCandidateFinder, MAX_CACHED_KEY_LENGTH } from '../../src/identify/candidate.js';
 import { createCatalog, createEngine, defaultCatalogDocument, type Agent, type Verifier } from '../../src/index.js';
 
 const agents: Agent[] = [
@@ -155,6 +155,23 @@ describe('identify: cache', () => {
     matched.length = 0;
     ask('cold-0');
     expect(matched).toEqual(['cold-0']);
+  });
+
+  it('keeps no header longer than a real one: a client sending distinct long headers cannot fill memory', () => {
+    const matched: string[] = [];
+    const counting = { matchUserAgent: (ua: string) => (matched.push(ua), undefined), matchSignatureAgent: () => undefined } as unknown as Catalog;
+    const find = createCandidateFinder(counting, { max: 4 });
+    const ask = (headers: [string, string][]) => find(new Map(headers));
+    const longest = 'a'.repeat(MAX_CACHED_KEY_LENGTH);
+    const tooLong = `${longest}b`;
+    for (let i = 0; i < 3; i++) ask([['user-agent', longest]]);
+    expect(matched).toHaveLength(1);
+    for (let i = 0; i < 3; i++) ask([['user-agent', tooLong]]);
+    expect(matched).toHaveLength(4);
+    // The key holds the Signature-Agent too, so it counts toward the length.
+    matched.length = 0;
+    for (let i = 0; i < 2; i++) ask([['user-agent', longest.slice(10)], ['signature-agent', '"https://chatgpt.example"']]);
+    expect(matched).toHaveLength(2);
   });
 
   it('rejects a bad cache size at creation, naming the option', () => {
