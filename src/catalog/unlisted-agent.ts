@@ -101,6 +101,7 @@ const SLASH = 47;
 const COLON = 58;
 const PERCENT = 37;
 const SPACE = 32;
+const PLUS = 43;
 const SEMICOLON = 59;
 const OPENING = 40;
 const CLOSING = 41;
@@ -283,8 +284,9 @@ function afterCompatible(buf: Uint8Array, length: number): number {
 }
 
 /**
- * The product a browser-like header names in its "(compatible; Name/1.0; +URL)" comment, the way
- * crawlers introduce themselves ("Mozilla/5.0 (compatible; Siteliner/1.0; +http://www.siteliner.com/bot)").
+ * The product a browser-like header names in its "(compatible; Name/1.0; +URL)" or
+ * "(compatible; Name +URL)" comment, the way crawlers introduce themselves
+ * ("Mozilla/5.0 (compatible; Siteliner/1.0; +http://www.siteliner.com/bot)").
  */
 function compatibleProduct(buf: Uint8Array, length: number): SelfDeclaration | undefined {
   let at = afterCompatible(buf, length);
@@ -292,8 +294,8 @@ function compatibleProduct(buf: Uint8Array, length: number): SelfDeclaration | u
   while (buf[at] === SPACE) at++;
   const end = productEnd(buf, at, length);
   const stop = buf[end];
-  // "Name/1.0", "Name;" or "Name)": a product token, not the first word of a phrase.
-  if (stop !== SLASH && stop !== SEMICOLON && stop !== CLOSING) return undefined;
+  // "Name/1.0", "Name;", "Name)" or "Name +http://...": a product token, not the first word of a phrase.
+  if (stop !== SLASH && stop !== SEMICOLON && stop !== CLOSING && !(stop === SPACE && buf[end + 1] === PLUS)) return undefined;
   return productName(buf, at, end);
 }
 

@@ -51,6 +51,9 @@ describe('unlisted agents', () => {
     expect(idOf('Wombat/3.2 (+https://wombat.example/crawler.html)')).toBe('unlisted:Wombat');
     expect(idOf('Numbat/0.9 (ops@numbat.example)')).toBe('unlisted:Numbat');
     expect(idOf('Mozilla/5.0 (compatible; Quokka/1.0; +https://quokka.example/bot.html)')).toBe('unlisted:Quokka');
+    expect(idOf('Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko) Chrome/41.0 Safari/537.36 (compatible; Quokka-Quality +http://quokka.example/tos.html)')).toBe('unlisted:Quokka-Quality');
+    // A phrase's first word is no product name: "Quokka Site" of "(compatible; Quokka Site Tool +http://...)".
+    expect(idOf('Mozilla/5.0 (compatible; Quokka Site Tool +http://quokka.example/)')).toBeUndefined();
     // Without such a sign, a product is not a bot.
     expect(idOf('Wombat/3.2 (X11; Linux x86_64) Gecko')).toBeUndefined();
     // A browser's own product never names one.
