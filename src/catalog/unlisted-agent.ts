@@ -86,12 +86,14 @@ const HANDSET_MODEL = /^(?:(?:Alcatel|BenQ|Ericsson|HTC|Huawei|LGE?|Lenovo|MOT|P
  * Japan), the Amiga browsers AWeb and Voyager, Contiki's (an OS for 8-bit computers, whose
  * header gives its product and a URL), MozacFetch (the fetch client of Mozilla's
  * Android Components, inside Firefox for Android and Focus), and Windows' WebDAV redirector
- * (Explorer opening a web folder for its user).
+ * (Explorer opening a web folder for its user). Nor the platform a "(compatible; X11; Linux ...)"
+ * comment may give first (browscap's test cases: Google's structured-data tool was named "X11").
  */
 const NOT_LEADING_NAMES = new Set([
   'mozilla', 'opera', 'dalvik', 'msie', 'chrome', 'chromium', 'firefox', 'safari', 'edge', 'edg', 'opr', 'vivaldi', 'brave',
   'w3m', 'lynx', 'links', 'elinks', 'dillo', 'netsurf', 'sleipnir', 'aweb', 'amiga-aweb', 'voyager', 'mozacfetch', 'contiki',
   'microsoft-webdav-miniredir',
+  'x11', 'windows', 'linux', 'macintosh',
 ]);
 /** A major version fused into a name ("Voyager3"): cut before looking a name up above. */
 const TRAILING_DIGITS = /\d+$/;
@@ -258,7 +260,7 @@ function productName(buf: Uint8Array, start: number, end: number): SelfDeclarati
   const name = text(buf, start, end);
   const lower = name.toLowerCase();
   // A browser may fuse its major version into its name: "Voyager3".
-  if (NOT_LEADING_NAMES.has(lower.replace(TRAILING_DIGITS, '')) || URL_WORDS.has(lower) || isBotWordOnly(lower) || robotsTokenProblem(name) !== undefined) return undefined;
+  if (NOT_LEADING_NAMES.has(lower) || NOT_LEADING_NAMES.has(lower.replace(TRAILING_DIGITS, '')) || URL_WORDS.has(lower) || isBotWordOnly(lower) || robotsTokenProblem(name) !== undefined) return undefined;
   return { name, type: 'Uncategorized' };
 }
 

@@ -83,6 +83,8 @@ describe('unlisted agents', () => {
       'Voyager3/2.95',
       'Quokka Browser/2.1 (http://www.quokka.example)',
       'QuollBrowser/8.7.1.234 (https://quoll.example)',
+      // A platform first in the compatible comment is no product.
+      'Mozilla/5.0 (compatible; X11; Linux x86_64; Quokka-Tool; +http://quokka.example/tools)',
     ]);
   });
 
