@@ -46,6 +46,8 @@ describe("operators' documented crawlers are separate agents with their own robo
     ['Mozilla/5.0 (compatible; MSIE 9.0; Windows NT 6.1; Trident/5.0); 360Spider(compatible; HaosouSpider; http://www.haosou.com/help/help_3_2.html)', '360spider | Search Engine Crawler | 360Spider'],
     ['Y!J-WSC/1.0 crawler (http://help.yahoo.co.jp/help/jp/search/indexing/indexing-15.html)', 'yahoo-japan | Search Engine Crawler | Y!J'],
     ['Mozilla/5.0 (compatible; Yeti/1.1; +https://naver.me/spd)', 'yeti | Search Engine Crawler | Yeti'],
+    // 80legs sends the product token 008, which another SEO tool sends alone; its host names it.
+    ['Mozilla/5.0 (compatible; 008/0.83; http://www.80legs.com/webcrawler.html) Gecko/2008032620', '80legs | Scraper | 80legs'],
     // Daum (Kakao): its older crawler sends Daumoa, whatever it puts first.
     ['Mozilla/5.0 (compatible; MSIE or Firefox mutant; not on Windows server;) Daumoa/4.0', 'daumoa | Search Engine Crawler | Daumoa'],
     ['Mozilla/5.0 (compatible; Daum/4.1; +http://cs.daum.net/faq/15/4118.html?faqId=28966)', 'daum | Search Engine Crawler | Daum'],
