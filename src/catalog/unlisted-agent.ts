@@ -87,13 +87,16 @@ const HANDSET_MODEL = /^(?:(?:Alcatel|BenQ|Ericsson|HTC|Huawei|LGE?|Lenovo|MOT|P
  * header gives its product and a URL), MozacFetch (the fetch client of Mozilla's
  * Android Components, inside Firefox for Android and Focus), and Windows' WebDAV redirector
  * (Explorer opening a web folder for its user). Nor the platform a "(compatible; X11; Linux ...)"
- * comment may give first (browscap's test cases: Google's structured-data tool was named "X11").
+ * comment may give first (browscap's test cases: Google's structured-data tool was named "X11"),
+ * nor a Japanese carrier's, which its phones' browsers start with ("DoCoMo/2.0 D903i ...").
  */
 const NOT_LEADING_NAMES = new Set([
   'mozilla', 'opera', 'dalvik', 'msie', 'chrome', 'chromium', 'firefox', 'safari', 'edge', 'edg', 'opr', 'vivaldi', 'brave',
   'w3m', 'lynx', 'links', 'elinks', 'dillo', 'netsurf', 'sleipnir', 'aweb', 'amiga-aweb', 'voyager', 'mozacfetch', 'contiki',
   'microsoft-webdav-miniredir',
   'x11', 'windows', 'linux', 'macintosh',
+  // Japanese carriers' phone browsers start their header with the carrier.
+  'docomo', 'softbank', 'vodafone', 'j-phone',
 ]);
 /** A major version fused into a name ("Voyager3"): cut before looking a name up above. */
 const TRAILING_DIGITS = /\d+$/;

@@ -67,6 +67,7 @@ describe('unlisted agents', () => {
     expect(idOf('Mozilla/5.0 (compatible; Dunnart/2.0)')).toBe('unlisted:Dunnart');
     // The compatible comment names the bot when the header starts with a browser's token.
     expect(idOf('Chrome/120.0.6099.71 (compatible; Potoroo; +https://potoroo.example/)')).toBe('unlisted:Potoroo');
+    expect(idOf('DoCoMo/2.0 D903i(c100;TB;W28H20) (compatible; Potoroo-Gateway/1.2; +http://potoroo.example/help)')).toBe('unlisted:Potoroo-Gateway');
     // Not these shapes: a comment beside the lone product, a second product, a word without a version, two compatible items.
     expectNoneNamed(['Bilby/0.4.1 (Linux)', 'Bilby/0.4.1 Quoll/2', 'Bilby', 'Mozilla/5.0 (compatible; Dunnart/2.0; Windows NT 10.0)', 'Mozilla/5.0 (compatible; Win32)']);
   });
