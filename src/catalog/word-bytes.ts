@@ -19,12 +19,12 @@ export const UNDERSCORE = 95;
 /** Whether a folded byte is a digit. */
 export const isDigit = (folded: number): boolean => folded >= 48 && folded <= 57;
 
+/** Whether a folded byte can be part of a version: a digit, ".", "_" or "-". */
+const isVersionByte = (folded: number): boolean => isDigit(folded) || folded === DOT || folded === UNDERSCORE || folded === HYPHEN;
+
 /** Whether [from, to) is a version: digits, dots, underscores and hyphens only ("0.5.0", "2024"). */
 export function onlyVersion(buf: Uint8Array, from: number, to: number): boolean {
-  for (let i = from; i < to; i++) {
-    const folded = FOLD[buf[i]!]!;
-    if (!isDigit(folded) && folded !== DOT && folded !== UNDERSCORE && folded !== HYPHEN) return false;
-  }
+  for (let i = from; i < to; i++) if (!isVersionByte(FOLD[buf[i]!]!)) return false;
   return true;
 }
 
@@ -36,10 +36,12 @@ export function onlyVersion(buf: Uint8Array, from: number, to: number): boolean 
 export function fusedVersionAt(buf: Uint8Array, at: number): boolean {
   const separator = FOLD[buf[at]!]!;
   if (separator !== UNDERSCORE && separator !== HYPHEN && separator !== DOT) return false;
-  let from = at + 1;
-  if (FOLD[buf[from]!] === 118) from++; // "v"
-  if (!isDigit(FOLD[buf[from]!]!)) return false;
-  let wordEnd = from;
-  while (FOLD[buf[wordEnd]!] !== 0) wordEnd++;
-  return onlyVersion(buf, from, wordEnd);
+  let i = at + 1;
+  if (FOLD[buf[i]!] === 118) i++; // "v"
+  if (!isDigit(FOLD[buf[i]!]!)) return false;
+  // Read on only while the bytes can be a version, then the word must end: the scan calls this
+  // for every bot word a word holds, so reading each to the word's end would cost quadratic
+  // time on a crafted header ("xbot_1xbot_1...").
+  while (isVersionByte(FOLD[buf[i]!]!)) i++;
+  return FOLD[buf[i]!] === 0;
 }

@@ -142,7 +142,7 @@ describe('unlisted agents', () => {
       }
       return least;
     };
-    for (const unit of ['bot.', 'Acme Crawler,', 'Qw,sp-SiteAuditBot@', 'http://x/', 'a.crawler.', 'www.(www.', '(Linux; Android 7.0; M bot ']) {
+    for (const unit of ['bot.', 'xbot_1', 'xbot-1', 'Acme Crawler,', 'Qw,sp-SiteAuditBot@', 'http://x/', 'a.crawler.', 'www.(www.', '(Linux; Android 7.0; M bot ']) {
       const header = (length: number) => unit.repeat(Math.ceil(length / unit.length)).slice(0, length);
       // Up to node:http's 16 KB header limit; both warmed before either is measured.
       cost(header(2_000));
