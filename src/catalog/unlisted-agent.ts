@@ -51,16 +51,20 @@ const SUFFIXES: ReadonlyArray<readonly [suffix: string, type: AgentType]> = [
  */
 const URL_WORDS = new Set(['http', 'https', 'www']);
 
-const URL_WORD_BYTES = [...URL_WORDS].map((word) => Uint8Array.from(word, (ch) => ch.charCodeAt(0)));
+/** A lower-case ASCII text as the bytes `bytesAt` compares. */
+const bytesOf = (text: string): Uint8Array => Uint8Array.from(text, (ch) => ch.charCodeAt(0));
+
+/** Whether buf holds `lowerCase` at `at`, in any case (the caller keeps `at + lowerCase.length` within the header). */
+function bytesAt(buf: Uint8Array, at: number, lowerCase: Uint8Array): boolean {
+  for (let j = 0; j < lowerCase.length; j++) if ((FOLD[buf[at + j]!] || buf[at + j]) !== lowerCase[j]) return false;
+  return true;
+}
+
+const URL_WORD_BYTES = [...URL_WORDS].map(bytesOf);
 
 /** Whether the word at buf[start, end) and the byte after it start a URL: "http:", "https:", "www." (any case). */
 function isUrlWordAt(buf: Uint8Array, start: number, end: number): boolean {
-  search: for (const word of URL_WORD_BYTES) {
-    if (word.length !== end - start || buf[end] !== (word.length === 3 ? DOT : COLON)) continue;
-    for (let i = 0; i < word.length; i++) if (FOLD[buf[start + i]!] !== word[i]) continue search;
-    return true;
-  }
-  return false;
+  return URL_WORD_BYTES.some((word) => word.length === end - start && buf[end] === (word.length === 3 ? DOT : COLON) && bytesAt(buf, start, word));
 }
 
 /** The words the matcher's scan notes at word ends for `declaredBot`: the bot words and the URL words. */
@@ -215,7 +219,7 @@ function botShaped(userAgent: string): boolean {
   return userAgent.charCodeAt(userAgent.length - 1) === CLOSING && COMPATIBLE_ONLY.test(userAgent);
 }
 
-const ANDROID = Uint8Array.from('Android ', (ch) => ch.charCodeAt(0));
+const ANDROID = bytesOf('android ');
 /** How far back from a model's word its comment may open: "(Linux; U; Android 4.2.2; en-gb; " and more. */
 const MAX_MODEL_COMMENT = 128;
 
@@ -232,10 +236,7 @@ function inAndroidModel(buf: Uint8Array, start: number, end: number): boolean {
   let open = start - 1;
   while (open >= limit && buf[open] !== OPENING && buf[open] !== CLOSING && buf[open] !== SLASH) open--;
   if (open < limit || buf[open] !== OPENING) return false;
-  search: for (let i = open + 1; i + ANDROID.length <= start; i++) {
-    for (let j = 0; j < ANDROID.length; j++) if (buf[i + j] !== ANDROID[j]) continue search;
-    return true;
-  }
+  for (let i = open + 1; i + ANDROID.length <= start; i++) if (bytesAt(buf, i, ANDROID)) return true;
   return false;
 }
 
@@ -276,15 +277,11 @@ function leadingProduct(buf: Uint8Array, length: number): SelfDeclaration | unde
   return productName(buf, 0, end);
 }
 
-const COMPATIBLE = Uint8Array.from('(compatible;', (ch) => ch.charCodeAt(0));
+const COMPATIBLE = bytesOf('(compatible;');
 
 /** Where "(compatible;" (any case) ends in buf, or -1. */
 function afterCompatible(buf: Uint8Array, length: number): number {
-  for (let i = 0; i + COMPATIBLE.length <= length; i++) {
-    let j = 0;
-    while (j < COMPATIBLE.length && (FOLD[buf[i + j]!] || buf[i + j]) === COMPATIBLE[j]) j++;
-    if (j === COMPATIBLE.length) return i + j;
-  }
+  for (let i = 0; i + COMPATIBLE.length <= length; i++) if (bytesAt(buf, i, COMPATIBLE)) return i + COMPATIBLE.length;
   return -1;
 }
 
