@@ -3,7 +3,7 @@
 // (data/README.md "Matching rules").
 import type { Agent, AgentLayer } from './types.js';
 import { declaredBot, NOTED_WORDS, unlistedAgent } from './unlisted-agent.js';
-import { DOT, FOLD, fusedVersionAt, isDigit, onlyVersion } from './word-bytes.js';
+import { DOT, FOLD, fusedVersionAt, isDigit, onlyVersion, versionTail } from './word-bytes.js';
 
 /** A function from a User-Agent header value to the agent it names, if any. */
 export type UserAgentMatcher = (userAgent: string) => Agent | undefined;
@@ -31,6 +31,7 @@ const W = CLASS_OF_FOLDED[119]!;
 /** The bytes of "www.", whose four steps the automaton skips at a word's start. */
 const WWW_DOT = [119, 119, 119, DOT] as const;
 const DOT_CLASS = CLASS_OF_FOLDED[DOT]!;
+const SLASH = 47;
 // Letters have the highest classes, as they have the highest folded bytes.
 const FIRST_LETTER_CLASS = CLASS_OF_FOLDED[97]!;
 
@@ -48,6 +49,8 @@ interface Entry {
   readonly atEnd: boolean;
   /** Family members do not match, only a version suffix (`match.exact`). */
   readonly exact: boolean;
+  /** A product token, its word and "/" (`Hexometer/`): it also matches a header that is only its word, with or without a version. */
+  readonly product: boolean;
 }
 
 const encoder = new TextEncoder();
@@ -81,7 +84,8 @@ function compileToken(agent: Agent, token: string, rank: number, exact: boolean)
   let split = 0;
   while (split < bytes.length && FOLD[bytes[split]!] !== 0) split++;
   if (split === 0) throw new RangeError(`agent "${agent.id}": match token ${JSON.stringify(token)} must start with a word`);
-  return { agent, rank, word: bytes.subarray(0, split), rest: bytes.subarray(split), atStart, atEnd, exact };
+  const rest = bytes.subarray(split);
+  return { agent, rank, word: bytes.subarray(0, split), rest, atStart, atEnd, exact, product: rest.length === 1 && rest[0] === SLASH && !atEnd };
 }
 
 /**
@@ -150,12 +154,16 @@ export function compileUserAgentMatcher(agents: readonly Agent[], { unlisted = f
       while (FOLD[buf[wordEnd]!] !== 0) wordEnd++;
     }
     let inUrl: boolean | undefined;
+    // The header is this word alone, with at most a version after it ("Hexometer", "Geziyor 1.0",
+    // "Mnogosearch-3.1.21"): a product token ("Hexometer/") needs no "/" then.
+    const alone = start <= 4 && start === headerStart(buf) && versionTail(buf, end, length);
     for (let k = entriesFrom[index]!; k < entriesFrom[index + 1]!; k++) {
       const entry = byWord[k]!;
       const { rest } = entry;
-      if (entry.atStart && start !== (startsWithWww(buf, 0) && FOLD[buf[4]!] !== 0 ? 4 : 0)) continue;
+      if (entry.atStart && start !== headerStart(buf)) continue;
       let stop = end;
-      if (end < wordEnd) {
+      if (alone && entry.product) stop = length;
+      else if (end < wordEnd) {
         // A family member: no rest may follow, and a digit boundary only before a version
         // (as any boundary of an exact token: `Applebot_2` but not `Applebot-like`).
         if (rest.length > 0) continue;
@@ -463,6 +471,11 @@ function separatorFrom(buf: Uint8Array, from: number): number {
 }
 
 /** Whether buf holds "www." (any case) from `start`. */
+/** Where the header's first word starts: after a leading "www." that a word byte follows. */
+function headerStart(buf: Uint8Array): number {
+  return startsWithWww(buf, 0) && FOLD[buf[4]!] !== 0 ? 4 : 0;
+}
+
 function startsWithWww(buf: Uint8Array, start: number): boolean {
   return FOLD[buf[start]!] === 119 && FOLD[buf[start + 1]!] === 119 && FOLD[buf[start + 2]!] === 119 && buf[start + 3] === DOT;
 }

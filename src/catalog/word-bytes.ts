@@ -45,3 +45,18 @@ export function fusedVersionAt(buf: Uint8Array, at: number): boolean {
   while (isVersionByte(FOLD[buf[i]!]!)) i++;
   return FOLD[buf[i]!] === 0;
 }
+
+const SPACE = 32;
+
+/**
+ * Whether [from, length) is nothing, or one version after a space, "-" or "_" and nothing more
+ * (" 1.0", "-3.1.21", " v2"): what may follow a product's name in a header that is only the name.
+ */
+export function versionTail(buf: Uint8Array, from: number, length: number): boolean {
+  if (from === length) return true;
+  const separator = buf[from];
+  if (separator !== SPACE && separator !== HYPHEN && separator !== UNDERSCORE) return false;
+  let i = from + 1;
+  if (FOLD[buf[i]!] === 118) i++; // "v"
+  return i < length && isDigit(FOLD[buf[i]!]!) && onlyVersion(buf, i, length);
+}

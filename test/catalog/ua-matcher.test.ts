@@ -31,6 +31,7 @@ const match = compileUserAgentMatcher([
   agent('node', { tokens: ['^node$'], layer: 'library' }),
   agent('wordpress', { tokens: ['WordPress'] }),
   agent('wpscan', { tokens: ['WPScan'] }),
+  agent('hexometer', { tokens: ['Hexometer/'] }),
 ]);
 const id = (ua: string) => match(ua)?.id;
 const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
@@ -104,6 +105,15 @@ describe('a token keeps the context its source gives it', () => {
     expect(id('Mozilla/5.0 (compatible; Nmap Scripting Engine; https://nmap.org/book/nse.html)')).toBe('nmap');
     expect(id('Nmap Scripting Enginex')).toBeUndefined();
     expect(id('Nmap Scripting')).toBeUndefined();
+  });
+
+  it('a product token ("Hexometer/") also matches a header that is only its name, with or without a version', () => {
+    for (const ua of ['Hexometer', 'hexometer 1.0', 'Hexometer v2.1', 'Hexometer-3.1.21', 'Hexometer_2', 'Hexometer/1.0 (+https://hexometer.com)']) expect(id(ua), ua).toBe('hexometer');
+    // Anything else beside the name is context the token does not give: no match.
+    for (const ua of ['Hexometer rocks', 'Hexometer 1.0 (x)', 'Hexometer-beta', 'Hexometer 1.0x', 'Hexometer ', 'Mozilla/5.0 Hexometer', `${CHROME} Hexometer 2`]) expect(id(ua), ua).toBeUndefined();
+    // An anchored product token too: a header that is only "RED" is no phone's browser.
+    expect(id('RED')).toBe('red');
+    expect(id('Mozilla/5.0 (Linux; Android 10; RED 2)')).toBeUndefined();
   });
 
   it('a host token matches with or without "www."', () => {
