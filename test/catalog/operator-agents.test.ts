@@ -51,6 +51,9 @@ describe("operators' documented crawlers are separate agents with their own robo
     // Daum (Kakao): its older crawler sends Daumoa, whatever it puts first.
     ['Mozilla/5.0 (compatible; MSIE or Firefox mutant; not on Windows server;) Daumoa/4.0', 'daumoa | Search Engine Crawler | Daumoa'],
     ['Mozilla/5.0 (compatible; Daum/4.1; +http://cs.daum.net/faq/15/4118.html?faqId=28966)', 'daum | Search Engine Crawler | Daum'],
+    // larbin, the crawler library: each user names its crawler and larbin signs the mail address after it.
+    ['larbin_2.6.3 (larbin@correa.org)', 'larbin | Scraper | larbin'],
+    ['al_viewer (larbin2.6.3@unspecified.mail)', 'larbin | Scraper | larbin'],
     ['Mozilla/5.0 (compatible; SklikBot/2.0; sklik@firma.seznam.cz; +http://napoveda.sklik.cz/)', 'sklikbot | Intelligence Gatherer | SklikBot'],
     // SEO tools: Semrush and Ahrefs document one robots token per tool.
     ['Mozilla/5.0 (compatible; SemrushBot/7~bl; +http://www.semrush.com/bot.html)', 'semrushbot | SEO Crawler | SemrushBot'],
