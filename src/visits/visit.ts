@@ -3,6 +3,7 @@
 import { pointerTo, type FieldError } from '../field-error.js';
 import { parseIpLiteral } from '../verify/client-ip.js';
 import { daysInMonth, isoUtcMillis } from './iso-time.js';
+import { isPlainText } from '../json-string.js';
 
 /** Header values as stored: one string per lower-case name (repeated values joined, RFC 9110 §5.3). */
 export type VisitHeaders = Record<string, string>;
@@ -142,6 +143,29 @@ function isString(value: unknown): boolean {
   return typeof value === 'string';
 }
 
+// An HTTP field name is a token (RFC 9110 §5.1): a name with a space, a control character or a
+// lone surrogate came from no real request, and could slip a secret past the names stripped
+// ("Cookie ", "authorization\u0000").
+const FIELD_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+// What no field value, path or method received over HTTP holds: C0 controls but tab, and DEL
+// (RFC 9110 §5.5; llhttp refuses them). Bytes 0x80-0xFF are kept: node:http reads header bytes
+// as latin1, so a UTF-8 header arrives as such characters.
+const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f]/;
+// With the u flag a surrogate pair is one code point, so only an unpaired half matches.
+const LONE_SURROGATE = /[\ud800-\udfff]/u;
+// A request method is a token too (RFC 9110 §9.1).
+const METHOD = FIELD_NAME;
+/** The longest request path kept: node:http's whole request head is 16 KiB by default. */
+export const MAX_PATH_LENGTH = 16 * 1024;
+
+/** The error a received string (a path or a header value) has, if any: a control character or a lone surrogate. */
+function textError(value: string, pointer: string, what: string): FieldError | undefined {
+  if (isPlainText(value)) return undefined;
+  if (CONTROL.test(value)) return { pointer, code: 'control-character', message: `${what} must not contain control characters (tab aside), CR or LF` };
+  if (LONE_SURROGATE.test(value)) return { pointer, code: 'invalid-unicode', message: `${what} must be well-formed Unicode (it holds an unpaired surrogate)` };
+  return undefined;
+}
+
 /**
  * Validates a header object (string or string[] values) and returns it normalised without
  * secrets. `base` and `field` name it for error pointers, built only when there is an error.
@@ -159,11 +183,20 @@ function parseHeaders(value: unknown, base: string, field: string, errors: Field
   for (let i = 0; i < names.length; i++) {
     const name = names[i]!;
     const item = value[name];
+    if (!FIELD_NAME.test(name)) {
+      errors.push({ pointer: pointerTo(pointerTo(base, field), name), code: 'header-name', message: "a header name must be an HTTP token: letters, digits and !#$%&'*+-.^_`|~ (RFC 9110 §5.1)" });
+      continue;
+    }
     let joined: string;
     if (typeof item === 'string') joined = item;
     else if (Array.isArray(item) && item.every(isString)) joined = (item as string[]).join(', ');
     else {
       errors.push({ pointer: pointerTo(pointerTo(base, field), name), code: 'type', message: 'must be a string or an array of strings' });
+      continue;
+    }
+    const invalid = textError(joined, pointerTo(pointerTo(base, field), name), 'a header value');
+    if (invalid !== undefined) {
+      errors.push(invalid);
       continue;
     }
     const lower = name.toLowerCase();
@@ -203,7 +236,15 @@ export function parseVisit(input: unknown, index?: number): VisitParseResult {
   if (!isPlainObject(input)) return { ok: false, errors: [{ pointer: base, code: 'type', message: 'a visit must be a JSON object' }] };
   const errors: FieldError[] = [];
   const request_path = requiredString(input, 'request_path', base, errors);
+  if (request_path !== undefined) {
+    const pointer = pointerTo(base, 'request_path');
+    const invalid = request_path.length > MAX_PATH_LENGTH ? { pointer, code: 'max-length', message: `at most ${MAX_PATH_LENGTH} characters` } : textError(request_path, pointer, 'a path');
+    if (invalid !== undefined) errors.push(invalid);
+  }
   const request_method = requiredString(input, 'request_method', base, errors);
+  if (request_method !== undefined && (request_method.length > 64 || !METHOD.test(request_method))) {
+    errors.push({ pointer: pointerTo(base, 'request_method'), code: 'format', message: "a method must be an HTTP token of at most 64 characters (GET, POST, ...; RFC 9110 §9.1)" });
+  }
   const request_headers =
     input['request_headers'] === undefined
       ? (errors.push({ pointer: pointerTo(base, 'request_headers'), code: 'required', message: 'request_headers is required' }), undefined)

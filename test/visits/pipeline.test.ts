@@ -71,6 +71,42 @@ describe('parseVisit', () => {
     });
     expect(visit.request_headers).toEqual({ 'sec-ch-ua': 'x', 'signature-input': 'y', 'x-forwarded-for': '203.0.113.9, 10.0.0.1', accept: 'a, b' });
   });
+
+  const errorsOf = (input: Record<string, unknown>) => {
+    const result = parseVisit({ request_path: '/', request_method: 'GET', request_headers: {}, ...input }, 2);
+    return result.ok ? [] : result.errors.map(({ pointer, code }) => `${pointer} ${code}`);
+  };
+
+  it('refuses a header name no HTTP request can carry, so no spelling slips a secret past the stripping', () => {
+    for (const name of ['Cookie ', ' authorization', 'x-api-key\t', 'Authorization\u0000', 'user agent', '', 'Ä', '\ud800']) {
+      expect(errorsOf({ request_headers: { [name]: 'secret-value', accept: 'a' } }), JSON.stringify(name)).toEqual([`/2/request_headers/${name} header-name`]);
+      expect(errorsOf({ response_headers: { [name]: 'secret-value' } }), JSON.stringify(name)).toEqual([`/2/response_headers/${name} header-name`]);
+    }
+    // Every token character is a name.
+    expect(parsed({ request_path: '/', request_method: 'GET', request_headers: { "X-!#$%&'*+.^_`|~1": 'v' } }).request_headers).toEqual({ "x-!#$%&'*+.^_`|~1": 'v' });
+  });
+
+  it('refuses control characters and unpaired surrogates in header values, the path and the method; keeps tab and latin1 bytes', () => {
+    for (const bad of ['a\u0000b', 'a\r\nX-Injected: 1', 'a\u001b[2J', 'a\u007f']) {
+      expect(errorsOf({ request_headers: { 'user-agent': bad } })).toEqual(['/2/request_headers/user-agent control-character']);
+      expect(errorsOf({ request_headers: { 'user-agent': ['ok', bad] } })).toEqual(['/2/request_headers/user-agent control-character']);
+      expect(errorsOf({ request_path: `/${bad}` })).toEqual(['/2/request_path control-character']);
+      expect(errorsOf({ request_method: `G${bad}` })).toEqual(['/2/request_method format']);
+    }
+    expect(errorsOf({ request_headers: { referer: 'https://example.com/\ud800' } })).toEqual(['/2/request_headers/referer invalid-unicode']);
+    expect(errorsOf({ request_path: '/a\udfff' })).toEqual(['/2/request_path invalid-unicode']);
+    // node:http hands header bytes over as latin1: a UTF-8 header arrives as such characters, C1 range included.
+    const visit = parsed({ request_path: '/caf\u00c3\u00a9 \ud83d\ude00', request_method: 'PATCH', request_headers: { 'user-agent': 'Bot\t1.0 \u00c3\u0083\u0080 \ud83d\ude00' } });
+    expect(visit.request_headers['user-agent']).toBe('Bot\t1.0 \u00c3\u0083\u0080 \ud83d\ude00');
+    expect(visit.request_path).toBe('/caf\u00c3\u00a9 \ud83d\ude00');
+  });
+
+  it('bounds the path and the method', () => {
+    expect(errorsOf({ request_path: `/${'a'.repeat(16 * 1024)}` })).toEqual(['/2/request_path max-length']);
+    expect(errorsOf({ request_path: `/${'a'.repeat(16 * 1024 - 1)}` })).toEqual([]);
+    expect(errorsOf({ request_method: 'M'.repeat(65) })).toEqual(['/2/request_method format']);
+    expect(errorsOf({ request_method: 'GET POST' })).toEqual(['/2/request_method format']);
+  });
 });
 
 // A GPTBot list of one prefix, so the engine verifies and refutes without the network.
