@@ -106,14 +106,23 @@ function json(status: number, value: unknown, projectId?: string): ApiResponse {
   return { status, headers: JSON_HEADERS, body: JSON.stringify(value), projectId };
 }
 
-/** Whether a Content-Type names JSON (RFC 8259 §11 `application/json`, or a `+json` suffix, RFC 6839 §3.1). */
+/**
+ * Whether a Content-Type names JSON (RFC 8259 §11 `application/json`, or a `+json` suffix, RFC
+ * 6839 §3.1) in UTF-8: JSON has no charset parameter, but a client that sends one other than
+ * UTF-8 means its body is not read as it would be.
+ */
 function isJsonMediaType(value: string | undefined): boolean {
   if (value === undefined) return false;
   // What nearly every client sends, answered without slicing and lower-casing.
   if (value === 'application/json') return true;
-  const semicolon = value.indexOf(';');
-  const type = (semicolon === -1 ? value : value.slice(0, semicolon)).trim().toLowerCase();
-  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
+  const [media = '', ...parameters] = value.split(';');
+  const type = media.trim().toLowerCase();
+  if (type !== 'application/json' && !(type.startsWith('application/') && type.endsWith('+json'))) return false;
+  return parameters.every((parameter) => {
+    const equals = parameter.indexOf('=');
+    if (equals === -1 || parameter.slice(0, equals).trim().toLowerCase() !== 'charset') return true;
+    return /^"?utf-?8"?$/i.test(parameter.slice(equals + 1).trim());
+  });
 }
 
 /** Whether an If-None-Match list names this ETag (RFC 9110 §13.1.2: weak comparison, or "*"). */
@@ -460,6 +469,12 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
         return problem('unsupported-media-type', `Send the body as JSON with "Content-Type: application/json"; got ${contentType === undefined ? 'no Content-Type' : JSON.stringify(contentType)}.`, {
           headers: { 'accept-post': 'application/json' },
         });
+      }
+      // A compressed body would reach the JSON parser still compressed (RFC 9110 §15.5.16: 415
+      // with Accept-Encoding for an unsupported coding).
+      const coding = headerValue(request.headers, 'content-encoding');
+      if (coding !== undefined && coding.trim().toLowerCase() !== 'identity' && coding.trim() !== '') {
+        return problem('unsupported-media-type', `Send the body without a content coding; got Content-Encoding ${JSON.stringify(coding.slice(0, 64))}.`, { headers: { 'accept-encoding': 'identity' } });
       }
     }
     // The body is read only now, once the request is routed, authenticated and within its rate limit.

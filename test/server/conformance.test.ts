@@ -1,6 +1,7 @@
 // The REST interface over the real node server on 127.0.0.1 through fetch: every endpoint's
 // contract (Known Agents shapes), every error status with its problem+json body, project
 // isolation and token rotation, each response checked against the served OpenAPI document.
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryVisitStore } from '../../src/index.js';
 import { checkSchema } from './schema-check.js';
@@ -457,8 +458,28 @@ describe('errors', () => {
       expectProblem({ status: res.status, headers: res.headers, json }, 415);
       expectDocumented('/visits', 'post', { status: res.status, headers: res.headers, json });
     }
-    const charset = await post(`${api.url}/agent-identifications`, tokenA, { request_headers: {} }, { 'content-type': 'application/json; charset=utf-8' });
-    expect(charset.status).toBe(200);
+    for (const contentType of ['application/json; charset=utf-8', 'application/json;charset="UTF-8"', 'application/json;;', 'application/problem+json; v=1']) {
+      const ok = await post(`${api.url}/agent-identifications`, tokenA, { request_headers: {} }, { 'content-type': contentType });
+      expect(ok.status, contentType).toBe(200);
+    }
+    // A body in another charset would be read as UTF-8: refused, as is any charset but UTF-8.
+    for (const contentType of ['application/json; charset=iso-8859-1', 'application/json; charset=utf-16']) {
+      const refused = await post(`${api.url}/agent-identifications`, tokenA, { request_headers: {} }, { 'content-type': contentType });
+      expectProblem(refused, 415);
+    }
+  });
+
+  it('415 with Accept-Encoding for a compressed body: it would reach the JSON parser still compressed', async () => {
+    const body = gzipSync(JSON.stringify({ request_path: '/', request_method: 'GET', request_headers: {} }));
+    for (const coding of ['gzip', 'br', 'deflate, gzip']) {
+      const res = await fetch(`${api.url}/visits`, { method: 'POST', headers: { authorization: `Bearer ${tokenA}`, 'content-type': 'application/json', 'content-encoding': coding }, body });
+      const json = await res.json();
+      expectProblem({ status: res.status, headers: res.headers, json }, 415);
+      expect(res.headers.get('accept-encoding')).toBe('identity');
+      expect(json.detail).toContain(coding);
+    }
+    const identity = await post(`${api.url}/agent-identifications`, tokenA, { request_headers: {} }, { 'content-encoding': 'identity' });
+    expect(identity.status).toBe(200);
   });
 
   it('400 for invalid JSON, invalid UTF-8, wrong types and a non-object body, with pointers', async () => {
