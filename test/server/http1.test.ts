@@ -276,6 +276,8 @@ describe('refused requests: one problem+json answer, then the connection is clos
     ['a chunked body that grows past the limit', `POST /visits HTTP/1.1\r\nHost: x\r\n${auth}Transfer-Encoding: chunked\r\n\r\n${'fffff\r\n' + 'a'.repeat(0xfffff) + '\r\n'}2\r\nbb\r\n`, 413, 'payload-too-large'],
     ['a head over 16 KiB', `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`, 431, 'header-fields-too-large'],
     ['more than 100 header fields', `GET /healthz HTTP/1.1\r\nHost: x\r\n${'X-A: b\r\n'.repeat(100)}\r\n`, 431, 'header-fields-too-large'],
+    // node:http keeps the first Authorization field: which credential counts would be the client's field order.
+    ['two Authorization fields (the project token and another)', `POST /visits HTTP/1.1\r\nHost: x\r\n${auth}authorization: Bearer aw_other\r\nContent-Length: 2\r\n\r\n{}${smuggled}`, 400, 'bad-request'],
   ])('%s', async (_name, bytes, status, code) => {
     const { server, logs, token } = await start();
     const { responses, closed } = await refusal(server, bytes.replace('TOKEN', token));

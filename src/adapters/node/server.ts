@@ -161,6 +161,13 @@ interface ConnectionState {
   closing: boolean;
 }
 
+/** How many fields of a (lower-case) name the raw header list holds. */
+function countFields(rawHeaders: readonly string[], name: string): number {
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.length === name.length && rawHeaders[i]!.toLowerCase() === name) count++;
+  return count;
+}
+
 /**
  * Refuses what llhttp lets through but this server does not serve; undefined to go on.
  * `Transfer-Encoding` is decoded by llhttp only when chunked is the final coding; any other coding
@@ -170,6 +177,9 @@ function refuseHead(req: IncomingMessage, maxHeaders: number): ApiResponse | und
   if (req.httpVersionMajor !== 1) return problem('bad-request', 'HTTP/0.9 requests are not served; send HTTP/1.1.');
   if (req.httpVersionMinor === 1 && req.headers.host === undefined) return problem('bad-request', 'An HTTP/1.1 request must have a Host header (RFC 9112 §3.2).');
   if (req.rawHeaders.length > 2 * maxHeaders) return problem('header-fields-too-large', `At most ${maxHeaders} header fields are accepted.`);
+  // node:http keeps the first of several Authorization fields and drops the rest: two credentials
+  // would be answered by whichever came first, a choice the client did not make.
+  if (req.headers.authorization !== undefined && countFields(req.rawHeaders, 'authorization') > 1) return problem('bad-request', 'Send one Authorization header; this request has several.');
   const coding = req.headers['transfer-encoding'];
   if (coding !== undefined) {
     if (req.httpVersionMinor === 0) return problem('bad-request', 'Transfer-Encoding is not defined for HTTP/1.0 (RFC 9112 §6.1).');
