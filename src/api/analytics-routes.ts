@@ -5,6 +5,7 @@ import type { Engine } from '../engine.js';
 import { REFERRAL_PRODUCTS, type ReferralClass } from '../visits/referral.js';
 import { INTERVAL_MS, MAX_STATS_BUCKETS } from '../visits/stats.js';
 import type { StatsInterval, VisitFilter, VisitStore } from '../visits/visit-store.js';
+import { problem } from './problem.js';
 import { integerParam, rangeParams, readRoute, visitFilterParams } from './read-query.js';
 import type { RouteTable } from './route.js';
 import type { ApiResponse } from './types.js';
@@ -45,7 +46,8 @@ export function finestInterval(from: number, to: number): StatsInterval {
 }
 
 /**
- * Creates `GET /stats/status-codes`, `GET /stats/operators` and `GET /stats/agents/{id}`.
+ * Creates `GET /stats/status-codes`, `GET /stats/operators` and `GET /stats/agents/{id}` (404 for
+ * an id the catalog does not name and the project never saw).
  * @throws {TypeError} for a missing engine or store.
  * @example
  * createApiHandler({ ..., routes: [createAnalyticsRoutes({ engine, visits })] });
@@ -133,10 +135,16 @@ export function createAnalyticsRoutes(options: AnalyticsRoutesOptions): RouteTab
     '/stats/agents/{id}': {
       GET: readRoute(async ({ params }, projectId) => {
         const agentId = params['id']!;
+        const unknown = () => problem('not-found', `There is no agent ${JSON.stringify(agentId.slice(0, 64))}: the catalog does not name it and the project has no visits of it.`);
+        // A catalog agent (or an unlisted one the catalog names) answers even before its first visit;
+        // an id the catalog does not know answers only for the visits stored under it (an agent since
+        // dropped from the catalog, unlisted agents of a catalog that no longer names them).
+        const known = catalog.getAgent(agentId) !== undefined;
         const now = clock.now();
         const to = Math.floor(now / DAY_MS) * DAY_MS + DAY_MS;
         const filter: VisitFilter = { agent_id: agentId };
         const days = await visits.stats({ projectId, from: to - SEEN_DAYS * DAY_MS, to, interval: 'day', by: 'result', filter, limit: 4 });
+        if (!known && days.total === 0) return unknown();
         const active = days.buckets.filter((b) => b.other + b.counts.reduce((sum, n) => sum + n, 0) > 0);
         /** The first (or last) minute with a visit on a day that had some. */
         const minuteOf = async (day: number, last: boolean): Promise<number> => {

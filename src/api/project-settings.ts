@@ -5,7 +5,15 @@ import { validateRobotsOptions, type RobotsAgentEntry, type ValidatedAgentRule }
 import { RobotsOptionsError } from '../robots/errors.js';
 import type { AgentType } from '../catalog/types.js';
 import { createClientIpRule, type ClientIpRule } from '../verify/client-ip.js';
+import { isSecretHeader } from '../visits/visit.js';
 import { pointerTo, type FieldError } from '../field-error.js';
+
+/** Header names a client-IP rule may list: a real chain of proxies needs two or three. */
+export const MAX_CLIENT_IP_HEADERS = 20;
+/** CIDRs `trusted_proxies` may list (robots path lists stop at 100 too). */
+export const MAX_TRUSTED_PROXIES = 100;
+// The members of `client_ip` (OpenAPI ProjectClientIp, additionalProperties: false).
+const CLIENT_IP_KEYS: ReadonlySet<string> = new Set(['headers', 'trusted_proxies']);
 
 /** The robots rules a project publishes (the `POST /robots-txts` options it saved), canonical. */
 export interface ProjectRobotsSettings {
@@ -110,25 +118,42 @@ function parseRobots(value: unknown, catalog: Catalog | undefined, errors: Field
   }
 }
 
+/** The error of one client-IP header name, if any (pointer `/client_ip/headers/<i>`). */
+function headerNameError(name: unknown, pointer: string): FieldError | undefined {
+  if (typeof name !== 'string') return { pointer, code: 'type', message: `a header name must be a string, got ${describe(name)}` };
+  try {
+    // RFC 9110 §5.1: a field name is a token; createClientIpRule checks it as the rule will read it.
+    createClientIpRule({ headers: [name] });
+  } catch (error) {
+    return { pointer, code: 'invalid-header-name', message: `not a header name: ${(error as Error).message}` };
+  }
+  // A credential never carries the visitor's address, and naming one would have the server read
+  // it (visits drop these headers before storage, so such a rule could never match either).
+  if (isSecretHeader(name.toLowerCase())) return { pointer, code: 'secret-header', message: `${JSON.stringify(name)} holds credentials, not the client address` };
+  return undefined;
+}
+
 function parseClientIp(value: unknown, errors: FieldError[]): ProjectClientIpSettings | undefined {
   if (!isObject(value)) {
     errors.push({ pointer: '/client_ip', code: 'type', message: `client_ip must be an object with headers and/or trusted_proxies; got ${describe(value)}` });
     return undefined;
   }
   const before = errors.length;
+  // A misspelt member must not save as "the server default" (OpenAPI: additionalProperties false).
+  for (const key of Object.keys(value)) {
+    if (!CLIENT_IP_KEYS.has(key)) errors.push({ pointer: pointerTo('/client_ip', key), code: 'unknown-field', message: `client_ip has no member ${JSON.stringify(key.slice(0, 64))}; it takes headers and trusted_proxies` });
+  }
   const settings: { headers?: readonly string[]; trusted_proxies?: number | readonly string[] } = {};
   const headers = value['headers'];
   if (headers !== undefined && headers !== null) {
     if (!Array.isArray(headers) || headers.length === 0) {
       errors.push({ pointer: '/client_ip/headers', code: 'type', message: 'headers must be a non-empty array of header names' });
+    } else if (headers.length > MAX_CLIENT_IP_HEADERS) {
+      errors.push({ pointer: '/client_ip/headers', code: 'max-items', message: `headers may name at most ${MAX_CLIENT_IP_HEADERS} headers, got ${headers.length}` });
     } else {
       headers.forEach((name: unknown, i) => {
-        try {
-          if (typeof name !== 'string') throw new TypeError(`must be a string, got ${describe(name)}`);
-          createClientIpRule({ headers: [name] });
-        } catch (error) {
-          errors.push({ pointer: `/client_ip/headers/${i}`, code: 'invalid-header-name', message: `not a header name: ${(error as Error).message}` });
-        }
+        const error = headerNameError(name, `/client_ip/headers/${i}`);
+        if (error !== undefined) errors.push(error);
       });
       settings.headers = headers.map((name) => String(name).toLowerCase());
     }
@@ -143,15 +168,22 @@ function parseClientIp(value: unknown, errors: FieldError[]): ProjectClientIpSet
         errors.push({ pointer: '/client_ip/trusted_proxies', code: 'invalid-count', message: (error as Error).message });
       }
     } else if (Array.isArray(proxies)) {
-      proxies.forEach((cidr: unknown, i) => {
-        try {
-          if (typeof cidr !== 'string') throw new TypeError(`must be a CIDR string, got ${describe(cidr)}`);
-          createClientIpRule({ trustedProxies: [cidr] });
-        } catch (error) {
-          errors.push({ pointer: `/client_ip/trusted_proxies/${i}`, code: 'invalid-cidr', message: (error as Error).message });
-        }
-      });
-      settings.trusted_proxies = proxies as string[];
+      if (proxies.length > MAX_TRUSTED_PROXIES) {
+        errors.push({ pointer: '/client_ip/trusted_proxies', code: 'max-items', message: `trusted_proxies may list at most ${MAX_TRUSTED_PROXIES} CIDRs, got ${proxies.length}` });
+      } else {
+        proxies.forEach((cidr: unknown, i) => {
+          if (typeof cidr !== 'string') {
+            errors.push({ pointer: `/client_ip/trusted_proxies/${i}`, code: 'type', message: `must be a CIDR string, got ${describe(cidr)}` });
+            return;
+          }
+          try {
+            createClientIpRule({ trustedProxies: [cidr] });
+          } catch (error) {
+            errors.push({ pointer: `/client_ip/trusted_proxies/${i}`, code: 'invalid-cidr', message: (error as Error).message });
+          }
+        });
+        settings.trusted_proxies = proxies as string[];
+      }
     } else {
       errors.push({ pointer: '/client_ip/trusted_proxies', code: 'type', message: `trusted_proxies must be a hop count or an array of CIDRs; got ${describe(proxies)}` });
     }
@@ -162,7 +194,9 @@ function parseClientIp(value: unknown, errors: FieldError[]): ProjectClientIpSet
 /**
  * Validates a settings update (the `PUT /project-settings` body) over the current settings: an
  * absent member keeps its saved value, `robots: null` clears the rules. With a catalog, agents the
- * robots rules name are resolved to its ids (unknown ones rejected). Never throws on any input.
+ * robots rules name are resolved to its ids (unknown ones rejected). Members of `client_ip` other
+ * than `headers` and `trusted_proxies` are refused; unknown top-level members are ignored, as the
+ * OpenAPI ProjectSettingsUpdate schema (open, unlike ProjectClientIp) allows. Never throws on any input.
  * @example
  * parseProjectSettings({ robots: { agent_types: ['AI Data Scraper'] } }, DEFAULT_PROJECT_SETTINGS);
  * // { ok: true, settings: { robots: { agent_types: ['AI Data Scraper'], disallow: ['/'], allow: [] }, client_ip: {} } }

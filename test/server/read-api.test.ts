@@ -1,11 +1,13 @@
 // The read APIs over the real node server on 127.0.0.1 with the SQLite store: stats, top paths
 // and timeline pages of a data set with known counts, robots violations end to end from saved
-// settings, settings kept in the database across a reopen, and project isolation.
+// settings, settings kept in the database across a reopen, project isolation, what a settings
+// update refuses (unknown client_ip members, oversized lists, secret or malformed header names) and
+// the 404 of an agent id that names no agent.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine } from '../../src/index.js';
+import { createApiHandler, createCatalog, createEngine } from '../../src/index.js';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
-import { openSqliteStore } from '../../src/adapters/node/index.js';
+import { hashTokenNode, openSqliteStore, startNodeServer } from '../../src/adapters/node/index.js';
 import { DATA_SET, NOW, READ_CATALOG } from '../api/read-fixtures.js';
 import { post, startTestServer, tempDir, type TestServer } from './helpers.js';
 
@@ -116,6 +118,112 @@ describe('read APIs on the SQLite store', () => {
     expect(unknown.status).toBe(400);
     expect(unknown.json.errors.map((e: any) => [e.pointer, e.code])).toEqual([['/robots/allow_agents/1', 'unknown-agent']]);
     expect((await get('/project-settings', tokenA)).json.robots.allow_agents).toEqual(['claudebot']);
+  });
+});
+
+describe('PUT /project-settings refuses what would not mean what it says', () => {
+  it('refuses an unknown client_ip member at its pointer (a typo must not reset the rule), and ignores unknown top-level members as the OpenAPI allows', async () => {
+    const { token } = api.store.createProject('settings-keys');
+    expect((await put('/project-settings', token, { client_ip: { headers: ['x-real-ip'] } })).status).toBe(200);
+    const typo = await put('/project-settings', token, { client_ip: { zzz: 1 } });
+    expect(typo.status).toBe(400);
+    expect(typo.json.errors.map((e: any) => [e.pointer, e.code])).toEqual([['/client_ip/zzz', 'unknown-field']]);
+    // RFC 6901 escapes in the pointer; every unknown member is named, next to other errors.
+    const several = await put('/project-settings', token, { client_ip: { 'trusted/proxies': 1, 'head~ers': ['x'], trusted_proxies: -1 } });
+    expect(several.json.errors.map((e: any) => [e.pointer, e.code])).toEqual([
+      ['/client_ip/trusted~1proxies', 'unknown-field'],
+      ['/client_ip/head~0ers', 'unknown-field'],
+      ['/client_ip/trusted_proxies', 'invalid-count'],
+    ]);
+    expect((await get('/project-settings', token)).json.client_ip).toEqual({ headers: ['x-real-ip'] });
+    // ProjectSettingsUpdate is an open object (only ProjectClientIp says additionalProperties: false).
+    const extra = await put('/project-settings', token, { client_ip: { trusted_proxies: 1 }, note: 'x' });
+    expect(extra.status).toBe(200);
+    expect(extra.json).toEqual({ robots: null, client_ip: { trusted_proxies: 1 } });
+  });
+
+  it('caps client_ip.headers at 20 names and trusted_proxies at 100 CIDRs, naming the list', async () => {
+    const { token } = api.store.createProject('settings-caps');
+    const names = (n: number) => Array.from({ length: n }, (_, i) => `x-client-ip-${i}`);
+    const cidrs = (n: number) => Array.from({ length: n }, (_, i) => `10.${Math.floor(i / 256) % 256}.${i % 256}.0/24`);
+    expect((await put('/project-settings', token, { client_ip: { headers: names(20), trusted_proxies: cidrs(100) } })).status).toBe(200);
+    for (const [body, pointer] of [
+      [{ client_ip: { headers: names(21) } }, '/client_ip/headers'],
+      [{ client_ip: { headers: names(10_000) } }, '/client_ip/headers'],
+      [{ client_ip: { trusted_proxies: cidrs(101) } }, '/client_ip/trusted_proxies'],
+      [{ client_ip: { trusted_proxies: cidrs(20_000) } }, '/client_ip/trusted_proxies'],
+    ] as const) {
+      const refused = await put('/project-settings', token, body);
+      expect(refused.status, pointer).toBe(400);
+      expect(refused.json.errors, pointer).toEqual([expect.objectContaining({ pointer, code: 'max-items' })]);
+    }
+    expect((await get('/project-settings', token)).json.client_ip.headers).toHaveLength(20);
+  });
+
+  it('refuses secret headers and names that are not RFC 9110 field names as client-IP headers', async () => {
+    const { token } = api.store.createProject('settings-headers');
+    for (const name of ['authorization', 'Cookie', 'proxy-authorization', 'set-cookie', 'x-api-key', 'X-Amz-Security-Token', 'x-client-secret']) {
+      const refused = await put('/project-settings', token, { client_ip: { headers: ['x-real-ip', name] } });
+      expect(refused.status, name).toBe(400);
+      expect(refused.json.errors, name).toEqual([expect.objectContaining({ pointer: '/client_ip/headers/1', code: 'secret-header' })]);
+    }
+    for (const name of ['', 'x real ip', 'x-ip:', 'x-ip\r\nx-y', 'x-\u00e9', '(x)', 'x/ip', 'x-ip\u0000']) {
+      const refused = await put('/project-settings', token, { client_ip: { headers: [name] } });
+      expect(refused.status, JSON.stringify(name)).toBe(400);
+      expect(refused.json.errors, JSON.stringify(name)).toEqual([expect.objectContaining({ pointer: '/client_ip/headers/0', code: 'invalid-header-name' })]);
+    }
+    const typed = await put('/project-settings', token, { client_ip: { headers: [42], trusted_proxies: ['10.0.0.0/8', null] } });
+    expect(typed.json.errors.map((e: any) => [e.pointer, e.code])).toEqual([
+      ['/client_ip/headers/0', 'type'],
+      ['/client_ip/trusted_proxies/1', 'type'],
+    ]);
+    // Every tchar is allowed (RFC 9110 §5.6.2), and the name is saved lower-case.
+    const saved = await put('/project-settings', token, { client_ip: { headers: ["X-Real-IP", "x!#$%&'*+.^_`|~0-9"] } });
+    expect(saved.status).toBe(200);
+    expect(saved.json.client_ip.headers).toEqual(['x-real-ip', "x!#$%&'*+.^_`|~0-9"]);
+    expect((await get('/project-settings', token)).json.client_ip).toEqual({ headers: ['x-real-ip', "x!#$%&'*+.^_`|~0-9"] });
+  });
+});
+
+describe('GET /stats/agents/{id}', () => {
+  it('answers 404 for an id that is no agent id or that the catalog and the project both do not know; catalog and unlisted agents answer', async () => {
+    const expectNotFound = async (path: string) => {
+      const res = await get(path, tokenA);
+      expect(res.status, path).toBe(404);
+      expect(res.headers.get('content-type'), path).toBe('application/problem+json');
+      expect(res.json, path).toMatchObject({ status: 404, type: 'urn:agentwarden:problem:not-found' });
+    };
+    for (const id of ['%00', 'gptbot%00', 'GPTBot', 'no-such-bot', 'unlisted:', 'unlisted:a%0Ab', '%20gptbot', 'x'.repeat(200)]) await expectNotFound(`/stats/agents/${id}`);
+    expect((await get('/stats/agents/gptbot', tokenA)).json).toMatchObject({ agent_id: 'gptbot', agent_name: 'GPTBot', visits: 4 });
+    // A catalog agent that never came, and an unlisted agent the catalog can name, answer with zero counts.
+    expect((await get('/stats/agents/claudebot', tokenB)).json).toEqual({ agent_id: 'claudebot', agent_name: 'ClaudeBot', visits: 0, results: {}, first_seen: null, last_seen: null });
+    expect((await get('/stats/agents/unlisted:DCPbot', tokenB)).json).toEqual({ agent_id: 'unlisted:DCPbot', agent_name: 'DCPbot', visits: 0, results: {}, first_seen: null, last_seen: null });
+  });
+
+  it('answers for an agent the catalog no longer names while the project has its visits', async () => {
+    const project = api.store.createProject('unlisted-history');
+    const created = new Date(NOW - 60_000).toISOString();
+    const ua = 'Mozilla/5.0 (compatible; DCPbot/1.0; +https://dcp.example/bot)';
+    expect((await post(`${api.url}/visits`, project.token, [{ request_path: '/', request_method: 'GET', request_headers: { 'user-agent': ua }, created }])).json).toEqual({ accepted: 1, rejected: [] });
+    // The same store behind a server whose catalog names no unlisted agents.
+    const handler = createApiHandler({
+      engine: createEngine({ catalog: createCatalog(READ_CATALOG, { unlistedAgents: false }) }),
+      projects: api.store,
+      visits: api.store,
+      settings: api.store,
+      hashToken: hashTokenNode,
+      rateLimit: false,
+      clock: { now: () => NOW },
+    });
+    const strict = await startNodeServer({ handler, port: 0, log: () => {}, accessLog: () => {} });
+    try {
+      const seen = await fetch(`${strict.url}/stats/agents/unlisted:DCPbot`, { headers: { authorization: `Bearer ${project.token}` } });
+      expect(seen.status).toBe(200);
+      expect(await seen.json()).toMatchObject({ agent_id: 'unlisted:DCPbot', agent_name: null, visits: 1 });
+      expect((await fetch(`${strict.url}/stats/agents/unlisted:Otherbot`, { headers: { authorization: `Bearer ${project.token}` } })).status).toBe(404);
+    } finally {
+      await strict.close();
+    }
   });
 });
 

@@ -37,6 +37,8 @@ function robotsRuleText(violations: ViolationsJson, agentType: string | undefine
   return `Your saved rules disallow its type, ${agentType ?? 'its type'} (${lines}).`;
 }
 
+const NO_ACTIVITY: AgentActivityJson = { visits: 0, results: {}, first_seen: null, last_seen: null };
+
 /** Draws the page of one agent in a project. */
 export const renderAgent: Page = async ({ main, project, route, refresh }) => {
   const p = project!;
@@ -52,7 +54,11 @@ export const renderAgent: Page = async ({ main, project, route, refresh }) => {
     const { from, to, interval, label } = chosenRange();
     const q = { project: p.id, from, to, agent: agentId };
     const [activity, byResult, byStatus, notFound, topPaths, robotsFetches, violations, latest] = await Promise.all([
-      request<AgentActivityJson>('GET', `/stats/agents/${encodeURIComponent(agentId)}`, { params: { project: p.id } }),
+      // 404: an agent neither the catalog nor this project's visits know; it has no activity to show.
+      request<AgentActivityJson>('GET', `/stats/agents/${encodeURIComponent(agentId)}`, { params: { project: p.id } }).catch((error: unknown) => {
+        if (error instanceof ApiError && error.status === 404) return NO_ACTIVITY;
+        throw error;
+      }),
       request<StatsJson>('GET', '/stats', { params: { ...q, interval, by: 'result', limit: 4 } }),
       request<StatsJson>('GET', '/stats', { params: { ...q, interval, by: 'status', limit: 20 } }),
       request<TopPathsJson>('GET', '/stats/top-paths', { params: { ...q, status: 404, limit: 10 } }),
