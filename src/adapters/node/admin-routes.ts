@@ -21,7 +21,7 @@ import {
   VisitStoreUnavailableError,
 } from '../../index.js';
 import { ADMIN_SESSION_COOKIE, type AdminStore } from './admin-store.js';
-import { hasControlCharacter } from './control-characters.js';
+import { hasControlCharacter, hasLoneSurrogate } from './control-characters.js';
 
 /** A project as the admin routes list it: its tokens by id and prefix, never the tokens themselves. */
 export interface AdminProjectInfo extends Project {
@@ -200,7 +200,7 @@ function objectBody(request: ApiRequest): { ok: true; value: Record<string, unkn
   return { ok: true, value: value as Record<string, unknown> };
 }
 
-/** A required non-empty string field of at most `max` characters, without control characters. */
+/** A required non-empty string field of at most `max` characters, without control characters or lone surrogates. */
 function stringField(body: Record<string, unknown>, name: string, max: number): { ok: true; value: string } | { ok: false; response: ApiResponse } {
   const value = body[name];
   let error: FieldError | undefined;
@@ -208,6 +208,8 @@ function stringField(body: Record<string, unknown>, name: string, max: number): 
   else if (typeof value !== 'string' || value.trim() === '') error = { pointer: `/${name}`, code: 'type', message: `${name} must be a non-empty string` };
   else if (value.length > max) error = { pointer: `/${name}`, code: 'max-length', message: `${name} must have at most ${max} characters` };
   else if (hasControlCharacter(value)) error = { pointer: `/${name}`, code: 'control-character', message: `${name} must not contain control characters or line breaks` };
+  // A lone surrogate cannot be written as UTF-8: SQLite and JSON readers would store or show U+FFFD instead.
+  else if (hasLoneSurrogate(value)) error = { pointer: `/${name}`, code: 'invalid-unicode', message: `${name} must be well-formed Unicode (it holds an unpaired surrogate)` };
   if (error !== undefined) return { ok: false, response: problem('validation-failed', `The field "${name}" is invalid; see errors.`, { errors: [error] }) };
   return { ok: true, value: value as string };
 }

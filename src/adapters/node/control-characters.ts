@@ -6,3 +6,11 @@ const CONTROL_OR_LINE_SEPARATOR = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 export function hasControlCharacter(text: string): boolean {
   return CONTROL_OR_LINE_SEPARATOR.test(text);
 }
+
+// With the u flag a surrogate range matches only an unpaired half: a pair is one code point.
+const LONE_SURROGATE = /[\ud800-\udfff]/u;
+
+/** Whether `text` holds an unpaired surrogate, which UTF-8 cannot carry: SQLite and JSON readers would store or show U+FFFD instead. */
+export function hasLoneSurrogate(text: string): boolean {
+  return LONE_SURROGATE.test(text);
+}

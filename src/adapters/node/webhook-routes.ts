@@ -19,6 +19,7 @@ import {
   type WebhookDelivery,
   type WebhookInfo,
 } from '../../index.js';
+import { hasControlCharacter, hasLoneSurrogate } from './control-characters.js';
 import type { WebhookStore } from './webhook-store.js';
 
 /** Webhooks a project may have. */
@@ -179,6 +180,10 @@ export function createWebhookRoutes(options: WebhookRoutesOptions): RouteTable {
           const { url, events } = body as Record<string, unknown>;
           if (typeof url !== 'string' || url === '') return invalid([{ pointer: '/url', code: url === undefined ? 'required' : 'type', message: 'url must be a non-empty string' }]);
           if (url.length > MAX_URL_LENGTH) return invalid([{ pointer: '/url', code: 'max-length', message: `url must have at most ${MAX_URL_LENGTH} characters` }]);
+          // Checked before the URL parser, which drops tabs and line breaks: the URL stored, listed and
+          // shown must be the one delivered to, and CR/LF in a listing or log line could forge another.
+          if (hasControlCharacter(url)) return invalid([{ pointer: '/url', code: 'control-character', message: 'url must not contain control characters or line breaks' }]);
+          if (hasLoneSurrogate(url)) return invalid([{ pointer: '/url', code: 'invalid-unicode', message: 'url must be well-formed Unicode (it holds an unpaired surrogate)' }]);
           const urlProblem = options.urlProblem(url);
           if (urlProblem !== undefined) return invalid([{ pointer: '/url', code: 'refused', message: `url cannot be used: ${urlProblem}` }]);
           if (!Array.isArray(events) || events.length === 0) return invalid([{ pointer: '/events', code: events === undefined ? 'required' : 'type', message: 'events must be a non-empty array' }]);

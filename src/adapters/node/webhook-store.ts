@@ -6,6 +6,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { hasControlCharacter, hasLoneSurrogate } from './control-characters.js';
 import { generateId, type AlertEventType, type WebhookDelivery, type WebhookDirectory, type WebhookInfo, type WebhookTarget } from '../../index.js';
 
 /** Deliveries kept per webhook in the log. */
@@ -15,7 +16,10 @@ export const DELIVERIES_KEPT = 50;
 export interface WebhookStore extends WebhookDirectory {
   list(projectId?: string): WebhookInfo[];
   target(webhookId: string): WebhookTarget | undefined;
-  /** Creates a webhook; its secret is in the result only, never readable through the store's listings. */
+  /**
+   * Creates a webhook; its secret is in the result only, never readable through the store's listings.
+   * @throws {RangeError} when `url` holds a control character or a lone surrogate (the routes refuse those with a 400 first).
+   */
   create(projectId: string, url: string, events: readonly AlertEventType[]): { webhook: WebhookInfo; secret: string };
   /** Deletes one webhook of a project with its delivery log; false when there is none. */
   delete(projectId: string, webhookId: string): boolean;
@@ -180,6 +184,8 @@ export function openWebhookStore(options: WebhookStoreOptions): WebhookStore {
       return row === undefined ? undefined : { id: row.id, projectId: row.project_id, url: row.url, secret: decrypt(row.id, row.secret) };
     },
     create(projectId, url, events) {
+      // The routes answer 400 first; this keeps any other caller from storing a URL that differs from the one delivered to.
+      if (hasControlCharacter(url) || hasLoneSurrogate(url)) throw new RangeError(`url must not contain control characters or lone surrogates, got ${JSON.stringify(url.slice(0, 100))}`);
       const id = generateId('whk');
       // 256 random bits, in the whsec_ form receivers recognise.
       const secret = `whsec_${randomBytes(32).toString('base64url')}`;

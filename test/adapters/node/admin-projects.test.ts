@@ -86,6 +86,25 @@ describe('projects in the admin API', () => {
     expect((await call('PATCH', `/admin/projects/${project.id}`, { body: { name: 'y' }, headers: { cookie: headers.cookie } })).status).toBe(403);
   });
 
+  it('refuse a project name holding a lone surrogate (UTF-8 cannot store it), on create and on rename', async () => {
+    const headers = await session();
+    const project = store.createProject('kept.example');
+    for (const name of ['\ud800', 'a\udc00b', 'x\ud83d']) {
+      const created = await call('POST', '/admin/projects', { body: { name }, headers });
+      expect(created.status, JSON.stringify(name)).toBe(400);
+      expect(created.headers['content-type']).toBe('application/problem+json');
+      expect(created.json.errors, JSON.stringify(name)).toEqual([expect.objectContaining({ pointer: '/name', code: 'invalid-unicode' })]);
+      const renamed = await call('PATCH', `/admin/projects/${project.id}`, { body: { name }, headers });
+      expect(renamed.status, JSON.stringify(name)).toBe(400);
+      expect(renamed.json.errors[0]).toMatchObject({ pointer: '/name', code: 'invalid-unicode' });
+    }
+    expect(store.listProjects().map((p) => p.name)).toEqual(['kept.example']);
+    // A surrogate pair is one character, and welcome.
+    const emoji = await call('POST', '/admin/projects', { body: { name: 'shop \ud83d\uded2' }, headers });
+    expect(emoji.status).toBe(201);
+    expect(emoji.json.name).toBe('shop \u{1f6d2}');
+  });
+
   it('delete a project: its token gets 401, its visits, rollups, keys and settings are gone, the other project keeps all of its own', async () => {
     const headers = await session();
     const doomed = store.createProject('doomed.example');

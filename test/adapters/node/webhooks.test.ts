@@ -1,7 +1,8 @@
 // Alerts through the admin API over SQLite, delivering to a real receiver on loopback: a webhook's
 // secret is shown once (and stored encrypted), a new agent's first visit arrives signed, "send
 // test" and the delivery log, URL rules (https; http only to loopback when allowed; no private
-// addresses), deleting a webhook, and a deleted project taking its webhooks along.
+// addresses, no control characters or lone surrogates), deleting a webhook, and a deleted project
+// taking its webhooks along.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -176,6 +177,33 @@ describe('webhooks in the admin API', () => {
     expect(webhookUrlProblem(receiver.url)).toMatch(/not https/);
     expect(webhookUrlProblem('https://127.0.0.1/x')).toMatch(/loopback/);
     expect(webhookUrlProblem('https://hooks.example.com/x')).toBeUndefined();
+  });
+
+  it('refuse URLs with control characters or lone surrogates (the URL parser would drop CR/LF and tabs, storing one URL and delivering to another)', async () => {
+    const headers = await session();
+    const project = store.createProject('example.com');
+    const create = (body: unknown) => call('POST', `/admin/projects/${project.id}/webhooks`, { body, headers });
+    for (const url of ['https://hooks.example.com/\r\nX: y', 'https://hooks.example.com/a\tb', 'https://hooks.example.com/\u0000', 'https://hooks.example.com/\u007f', 'https://hooks.example.com/\u0085', 'https://hooks.example.com/\u2028', '\nhttps://hooks.example.com/x']) {
+      const refused = await create({ url, events: ['agent.first_visit'] });
+      expect(refused.status, JSON.stringify(url)).toBe(400);
+      expect(refused.headers['content-type']).toBe('application/problem+json');
+      expect(refused.json.errors, JSON.stringify(url)).toEqual([expect.objectContaining({ pointer: '/url', code: 'control-character' })]);
+    }
+    for (const url of ['https://hooks.example.com/\ud800', 'https://hooks.example.com/\udc00x']) {
+      const refused = await create({ url, events: ['agent.first_visit'] });
+      expect(refused.status, JSON.stringify(url)).toBe(400);
+      expect(refused.json.errors, JSON.stringify(url)).toEqual([expect.objectContaining({ pointer: '/url', code: 'invalid-unicode' })]);
+    }
+    // Event names are a closed list: a name with a line break is not among them.
+    expect((await create({ url: 'https://hooks.example.com/x', events: ['agent.first_visit\r\n'] })).json.errors[0]).toMatchObject({ pointer: '/events/0', code: 'enum' });
+    expect(webhooks.list(project.id)).toEqual([]);
+    // Any other caller of the store is refused too.
+    expect(() => webhooks.create(project.id, 'https://hooks.example.com/\r\nX: y', ['agent.first_visit'])).toThrow(RangeError);
+    expect(() => webhooks.create(project.id, 'https://hooks.example.com/\ud800', ['agent.first_visit'])).toThrow(RangeError);
+    // A well-formed non-ASCII URL is kept as given.
+    const ok = await create({ url: 'https://hooks.example.com/caf\u00e9/\ud83d\ude00', events: ['agent.first_visit'] });
+    expect(ok.status).toBe(201);
+    expect(webhooks.list(project.id).map((hook) => hook.url)).toEqual(['https://hooks.example.com/caf\u00e9/\ud83d\ude00']);
   });
 
   it('delete a webhook (nothing more is sent) and a project with its webhooks', async () => {
