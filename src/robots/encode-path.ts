@@ -1,5 +1,6 @@
 // Checks and percent-encodes one robots.txt path pattern (RFC 9309 §2.2.2, §2.2.3) so it is safe to
 // write into the file and means the same to every parser.
+import { hasLoneSurrogate } from '../json-string.js';
 
 /** Longest path pattern accepted, in bytes after encoding: lines stay far below Google's 16,664-byte cap. */
 export const MAX_PATH_BYTES = 2048;
@@ -12,8 +13,6 @@ export type EncodedPath =
 // C0 controls (CR and LF among them), DEL, C1 controls, and the Unicode line/paragraph separators
 // some line splitters honour: any of them could end the line and inject a record of the caller's.
 export const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
-// With the u flag a surrogate range matches only unpaired halves, which UTF-8 cannot encode.
-export const LONE_SURROGATE = /[\ud800-\udfff]/u;
 // Kept as written: RFC 3986 unreserved, sub-delims (among them the robots wildcards "*" and "$"),
 // ":", "@", "/" and "?" — the set encodeURI leaves alone, minus "#", which starts a comment.
 const KEEP = /[A-Za-z0-9\-._~!$&'()*+,;=:@/?]/;
@@ -36,7 +35,7 @@ export function encodeRobotsPath(path: unknown): EncodedPath {
   if (typeof path !== 'string') return { ok: false, code: 'invalid-type', message: `expected a string path, got ${path === null ? 'null' : typeof path}` };
   if (path.length > MAX_PATH_BYTES) return { ok: false, code: 'too-long', message: `a path may be at most ${MAX_PATH_BYTES} bytes, got ${path.length} characters` };
   if (CONTROL.test(path)) return { ok: false, code: 'control-character', message: 'a path must not contain control characters, CR, LF or line separators' };
-  if (LONE_SURROGATE.test(path)) return { ok: false, code: 'invalid-unicode', message: 'a path must be well-formed Unicode (it holds an unpaired surrogate)' };
+  if (hasLoneSurrogate(path)) return { ok: false, code: 'invalid-unicode', message: 'a path must be well-formed Unicode (it holds an unpaired surrogate)' };
   // RFC 9309 §2.2: path-pattern = "/" *UTF8-char-noctl; "*" is accepted first too (RFC §5.1 uses "*.gif$").
   if (!path.startsWith('/') && !path.startsWith('*')) return { ok: false, code: 'invalid-path', message: `a path must start with "/" or "*"` };
   let out = '';

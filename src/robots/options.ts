@@ -3,7 +3,8 @@
 // one memoized rendering.
 import { resolveAgentType, type Catalog } from '../catalog/catalog.js';
 import { AGENT_TYPES, AGENT_TYPE_ALIASES, type AgentType } from '../catalog/types.js';
-import { CONTROL, LONE_SURROGATE, encodeRobotsPath } from './encode-path.js';
+import { hasLoneSurrogate } from '../json-string.js';
+import { CONTROL, encodeRobotsPath } from './encode-path.js';
 import { preview, RobotsOptionsError, type RobotsIssue } from './errors.js';
 
 /** Marker comment text around the generated block, for splicing it into an existing robots.txt. */
@@ -244,7 +245,7 @@ function markerText(value: unknown, path: string, issues: RobotsIssue[]): string
     issues.push({ path, code: 'too-long', message: `marker text may be at most ${MAX_MARKER_LENGTH} characters, got ${value.length}` });
   } else if (CONTROL.test(value)) {
     issues.push({ path, code: 'control-character', message: `marker text must not contain control characters, CR, LF or line separators: ${preview(value)}` });
-  } else if (LONE_SURROGATE.test(value)) {
+  } else if (hasLoneSurrogate(value)) {
     issues.push({ path, code: 'invalid-unicode', message: 'marker text must be well-formed Unicode (it holds an unpaired surrogate)' });
   } else {
     return value.trim();

@@ -3,7 +3,7 @@
 import { pointerTo, type FieldError } from '../field-error.js';
 import { parseIpLiteral } from '../verify/client-ip.js';
 import { daysInMonth, isoUtcMillis } from './iso-time.js';
-import { isPlainText } from '../json-string.js';
+import { hasLoneSurrogate, isPlainText } from '../json-string.js';
 
 /** Header values as stored: one string per lower-case name (repeated values joined, RFC 9110 §5.3). */
 export type VisitHeaders = Record<string, string>;
@@ -151,8 +151,6 @@ const FIELD_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // (RFC 9110 §5.5; llhttp refuses them). Bytes 0x80-0xFF are kept: node:http reads header bytes
 // as latin1, so a UTF-8 header arrives as such characters.
 const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f]/;
-// With the u flag a surrogate pair is one code point, so only an unpaired half matches.
-const LONE_SURROGATE = /[\ud800-\udfff]/u;
 // A request method is a token too (RFC 9110 §9.1).
 const METHOD = FIELD_NAME;
 /** The longest request path kept: node:http's whole request head is 16 KiB by default. */
@@ -162,7 +160,7 @@ export const MAX_PATH_LENGTH = 16 * 1024;
 function textError(value: string, pointer: string, what: string): FieldError | undefined {
   if (isPlainText(value)) return undefined;
   if (CONTROL.test(value)) return { pointer, code: 'control-character', message: `${what} must not contain control characters (tab aside), CR or LF` };
-  if (LONE_SURROGATE.test(value)) return { pointer, code: 'invalid-unicode', message: `${what} must be well-formed Unicode (it holds an unpaired surrogate)` };
+  if (hasLoneSurrogate(value)) return { pointer, code: 'invalid-unicode', message: `${what} must be well-formed Unicode (it holds an unpaired surrogate)` };
   return undefined;
 }
 
