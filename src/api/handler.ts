@@ -398,7 +398,12 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
     needsProject: boolean,
   ): Promise<{ ok: true; session: AdminSession; project: Project | undefined } | { ok: false; response: ApiResponse }> => {
     const session = admin === undefined ? undefined : await admin.authenticate(request);
-    if (admin === undefined || session === undefined) return { ok: false, response: unauthorized('missing') };
+    if (admin === undefined || session === undefined) {
+      const detail = needsProject
+        ? 'Send the project access token as "Authorization: Bearer <token>", or log in to the dashboard: the admin session cookie is missing, expired or invalid.'
+        : 'Log in to the dashboard (POST /admin/login): the admin session cookie is missing, expired or invalid.';
+      return { ok: false, response: problem('unauthorized', detail, { headers: { 'www-authenticate': bearerChallenge('missing') } }) };
+    }
     if (!SAFE_METHODS.has(request.method)) {
       const sent = headerValue(request.headers, 'x-csrf-token');
       if (sent === undefined || !constantTimeEqual(sent, session.csrfToken)) {
@@ -450,6 +455,16 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
         }),
         projectId: auth.project.id,
       };
+    }
+    // "?project=" picks a project for an admin session; a token has one, and naming another must
+    // not look like reading it.
+    if (queryAt !== -1 && request.path.includes('project=', queryAt)) {
+      const named = parseQuery(request.path, queryAt).getAll('project');
+      if (named.some((id) => id !== auth.project.id)) {
+        return problem('forbidden', `This token belongs to project ${JSON.stringify(auth.project.id)}; the "project" query parameter names another. A token reaches only its own project.`, {
+          errors: [{ pointer: '', parameter: 'project', code: 'other-project', message: 'must be the token\'s own project, or left out' }],
+        });
+      }
     }
     return serve(route, request, queryAt, params, auth.project, undefined);
   };

@@ -534,6 +534,24 @@ describe('projects and tokens', () => {
     expect(api.logs.filter((l) => l['project'] === projectB).length).toBeGreaterThan(0);
   });
 
+  it('a token naming another project with ?project= is refused, not answered from its own', async () => {
+    const other = await fetch(`${api.url}/visits?project=${encodeURIComponent(projectB)}`, { headers: { authorization: `Bearer ${tokenA}` } });
+    const json = await other.json();
+    expectProblem({ status: other.status, headers: other.headers, json }, 403);
+    expect(json.errors).toEqual([expect.objectContaining({ parameter: 'project', code: 'other-project' })]);
+    const twice = await fetch(`${api.url}/stats?project=${encodeURIComponent(projectA)}&project=${encodeURIComponent(projectB)}`, { headers: { authorization: `Bearer ${tokenA}` } });
+    expect(twice.status).toBe(403);
+    // Its own project, named or not, is served.
+    expect((await fetch(`${api.url}/visits?project=${encodeURIComponent(projectA)}`, { headers: { authorization: `Bearer ${tokenA}` } })).status).toBe(200);
+    const post = await fetch(`${api.url}/visits?project=${encodeURIComponent(projectB)}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${tokenA}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ request_path: '/misdirected', request_method: 'GET', request_headers: {} }),
+    });
+    expect(post.status).toBe(403);
+    expect(api.store.listVisits(projectA).map((v) => v.request_path)).not.toContain('/misdirected');
+  });
+
   it('rotation issues a working token and revokes the old one; revocation takes effect at once', async () => {
     const { id, token: first } = api.store.createProject('rotating');
     expect((await post(`${api.url}/agent-identifications`, first, { request_headers: {} })).status).toBe(200);

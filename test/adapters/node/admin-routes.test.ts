@@ -105,6 +105,10 @@ describe('admin routes', () => {
       expect(response.status, `${method} ${path}`).toBe(401);
     }
     expect((await call('GET', '/admin/projects', { headers: { cookie: 'aw_session=forged' } })).status).toBe(401);
+    // Their advice is to log in, not to send a project token (which these routes do not take).
+    const forged = await call('GET', '/admin/session', { headers: { cookie: 'aw_session=forged' } });
+    expect(JSON.parse(forged.body as string).detail).toMatch(/log in/i);
+    expect(JSON.parse(forged.body as string).detail).not.toMatch(/Bearer/);
   });
 
   it('answer 403 to a state-changing request without the session\'s CSRF token', async () => {
