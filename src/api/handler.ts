@@ -85,6 +85,16 @@ function parseQuery(path: string, queryAt: number): URLSearchParams {
   return new URLSearchParams(queryAt === -1 ? '' : path.slice(queryAt + 1));
 }
 
+/** The first query parameter named more than once, if any. */
+function repeatedParameter(path: string, queryAt: number): string | undefined {
+  const seen = new Set<string>();
+  for (const name of parseQuery(path, queryAt).keys()) {
+    if (seen.has(name)) return name;
+    seen.add(name);
+  }
+  return undefined;
+}
+
 const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
 
 /** A token found valid: its project and hash (the rate-limit key), until when it is believed without asking the store. */
@@ -478,6 +488,15 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
     project: Project | undefined,
     session: AdminSession | undefined,
   ): ApiResponse | Promise<ApiResponse> => {
+    if (queryAt !== -1) {
+      // No parameter takes several values: a repeated one is ambiguous, not "the first wins".
+      const repeated = repeatedParameter(request.path, queryAt);
+      if (repeated !== undefined) {
+        return problem('validation-failed', `The query parameter ${JSON.stringify(repeated.slice(0, 64))} is given more than once; give it once.`, {
+          errors: [{ pointer: '', parameter: repeated, code: 'repeated', message: 'must be given at most once' }],
+        });
+      }
+    }
     if (route.json) {
       const contentType = headerValue(request.headers, 'content-type');
       if (!isJsonMediaType(contentType)) {

@@ -67,6 +67,15 @@ describe('read APIs on the SQLite store', () => {
     expect((await get('/visits?agent_type=AI+Data+Scraper&path=/private/a', tokenA)).json.visits).toHaveLength(3);
   });
 
+  it('refuses a repeated query parameter instead of taking the first', async () => {
+    for (const path of ['/visits?limit=10&limit=20', '/stats?by=agent&interval=day&by=path', '/visits?format=csv&format=json', '/stats/top-paths?limit=5&limit=5']) {
+      const answer = await get(path, tokenA);
+      expect(answer.status, path).toBe(400);
+      expect(answer.json.errors).toEqual([expect.objectContaining({ parameter: path.match(/[?&]([a-z]+)=[^&]*&.*\1=/)![1], code: 'repeated' })]);
+    }
+    expect((await get('/visits?limit=10&after=', tokenA)).status).toBe(200);
+  });
+
   it('lists top paths and exports them as CSV', async () => {
     const res = await get('/stats/top-paths?agent=gptbot', tokenA);
     expect(res.json.paths.map((p: any) => [p.path, p.count, p.last])).toEqual([
