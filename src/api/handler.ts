@@ -202,7 +202,7 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
     return { ok: false, response: problem(code, parsed.message, { errors: [{ pointer: '', code: parsed.reason, message: parsed.message }] }) };
   };
 
-  const ingestVisits = createVisitIngest({ visits, limits, enrich: enrichFor, parseBody });
+  const ingestVisits = createVisitIngest({ visits, limits, enrich: enrichFor, parseBody, ...(options.clock === undefined ? {} : { clock: options.clock }) });
 
   const requestItems = (request: ApiRequest): { ok: true; single: boolean; items: RequestItem[] } | { ok: false; response: ApiResponse } => {
     const body = parseBody(request);

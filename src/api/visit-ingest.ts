@@ -19,7 +19,11 @@ export interface VisitIngestOptions {
   readonly enrich: (projectId: string, visits: readonly Visit[]) => Promise<EnrichedVisit[]>;
   /** The handler's JSON body parser: the value, or the problem answering a bad body. */
   readonly parseBody: (request: ApiRequest) => { ok: true; value: unknown } | { ok: false; response: ApiResponse };
+  /** The time against which the store's retention is counted (default Date.now). */
+  readonly clock?: { now(): number };
 }
+
+const DAY_MS = 86_400_000;
 
 const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
 // Stripe's name for it: tells a client (and its logs) that this answer is the first request's.
@@ -59,6 +63,7 @@ function unavailable(error: VisitStoreUnavailableError, keyed: boolean): ApiResp
  */
 export function createVisitIngest(options: VisitIngestOptions): (request: ApiRequest, projectId: string) => Promise<ApiResponse> {
   const { visits, limits, enrich, parseBody } = options;
+  const clock = options.clock ?? { now: () => Date.now() };
   const keyed = createKeyedQueue();
 
   return async (request, projectId) => {
@@ -77,6 +82,9 @@ export function createVisitIngest(options: VisitIngestOptions): (request: ApiReq
     const tooLarge: FieldError[] = [];
     const valid: Visit[] = [];
     const rejected: { index: number; errors: FieldError[] }[] = [];
+    // A visit the store's next retention pass would delete is refused, not accepted and lost.
+    const retentionDays = visits.retentionDays ?? 0;
+    const oldest = retentionDays > 0 ? clock.now() - retentionDays * DAY_MS : undefined;
     read.items.forEach((item, index) => {
       const at = read.single ? undefined : index;
       if (typeof item === 'object' && item !== null) {
@@ -85,8 +93,11 @@ export function createVisitIngest(options: VisitIngestOptions): (request: ApiReq
         checkHeaderLimits((item as Record<string, unknown>)['response_headers'], base, 'response_headers', limits, tooLarge);
       }
       const parsed = parseVisit(item, at);
-      if (parsed.ok) valid.push(parsed.visit);
-      else rejected.push({ index, errors: parsed.errors });
+      if (!parsed.ok) rejected.push({ index, errors: parsed.errors });
+      else if (oldest !== undefined && parsed.visit.created !== undefined && Date.parse(parsed.visit.created) < oldest) {
+        const pointer = pointerTo(at === undefined ? '' : pointerTo('', at), 'created');
+        rejected.push({ index, errors: [{ pointer, code: 'too-old', message: `is older than the ${retentionDays} days this server keeps visits` }] });
+      } else valid.push(parsed.visit);
     });
     if (tooLarge.length > 0) return problem('payload-too-large', 'A visit is past the size limits.', { errors: tooLarge });
     // DESIGN.md §7: 400 when none is valid; an empty array is nothing to reject.

@@ -189,6 +189,11 @@ export interface VisitStore {
   pathCounts(query: PathCountsQuery): Promise<readonly PathCount[]>;
   /** Calls `listener` with every batch appended to the project from now on; returns the unsubscribe. */
   subscribe(projectId: string, listener: VisitListener): () => void;
+  /**
+   * Days raw visits are kept, by their time (`created`); absent or 0 when they are kept for ever.
+   * `POST /visits` refuses a visit older than this: the next retention pass would delete it.
+   */
+  readonly retentionDays?: number;
 }
 
 /**

@@ -158,3 +158,24 @@ describe('idempotency keys in the SQLite file', () => {
     expect(a.countVisits(id)).toBe(1);
   });
 });
+
+describe('POST /visits and retention', () => {
+  it('refuses a visit the next retention pass would delete, by index, and keeps every visit it accepts', async () => {
+    const d = dir();
+    const now = Date.UTC(2026, 10, 26, 12);
+    const clock = { now: () => now };
+    const store = openSqliteStore({ dataDir: d, clock, retentionDays: 30 });
+    cleanups.push(() => store.close());
+    expect(store.retentionDays).toBe(30);
+    const { id, token } = store.createProject('p');
+    const handle = createApiHandler({ engine: createEngine(), projects: store, visits: store, clock });
+    const day = 86_400_000;
+    const at = (ms: number, path: string) => ({ request_path: path, request_method: 'GET', request_headers: {}, created: new Date(ms).toISOString() });
+    const body = JSON.stringify([at(now - day, '/recent'), at(now - 31 * day, '/old'), at(now - 29 * day, '/late'), { request_path: '/undated', request_method: 'GET', request_headers: {} }]);
+    const response = await handle({ method: 'POST', path: '/visits', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: new TextEncoder().encode(body) });
+    expect(response.status).toBe(202);
+    expect(JSON.parse(response.body as string)).toEqual({ accepted: 3, rejected: [{ index: 1, errors: [expect.objectContaining({ pointer: '/1/created', code: 'too-old' })] }] });
+    await store.visits.applyRetention();
+    expect(store.listVisits(id).map((v) => v.request_path).sort()).toEqual(['/late', '/recent', '/undated']);
+  });
+});

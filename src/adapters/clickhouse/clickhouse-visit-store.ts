@@ -384,6 +384,7 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
   const store: ClickHouseVisitStore = {
     url: parsedUrl.origin,
     database: databaseName,
+    ...(retentionDays === undefined ? {} : { retentionDays }),
 
     append(projectId, visits) {
       if (visits.length === 0 && !closed) return Promise.resolve([]);

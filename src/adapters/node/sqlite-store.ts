@@ -260,6 +260,9 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
       if (deleted) visitStore.deleteProject(projectId);
       return deleted;
     },
+    get retentionDays() {
+      return visitStore.retentionDays;
+    },
     append: (projectId, batch) => visitStore.append(projectId, batch),
     appendOnce: (projectId, batch, once) => visitStore.appendOnce(projectId, batch, once),
     timeline: (query) => visitStore.timeline(query),

@@ -164,6 +164,7 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
   rollupTimer?.unref();
 
   return {
+    retentionDays,
     append: (projectId, visits) => groupCommit.append(projectId, visits),
     appendOnce: (projectId, visits, batch) => groupCommit.appendOnce(projectId, visits, batch),
 
