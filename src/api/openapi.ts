@@ -15,6 +15,28 @@ const clientIpField = {
     "The visitor's address as the caller saw it (its socket or platform): an IPv4 or IPv6 address, stored in canonical form (IPv4-mapped IPv6 as IPv4, an IPv6 zone id dropped). Used before any header; anything else is a 400 naming /client_ip.",
   examples: ['203.0.113.7', '2001:db8::7'],
 };
+// What the site did with the request: sent with a visit (POST /visits) and returned as sent (GET /visits).
+const visitOutcomeFields = {
+  is_blocked: {
+    type: 'boolean',
+    description:
+      "Whether the site refused the request. agentwarden's middleware sends it with every decision: true when the policy denied the request (not in report-only mode) and answered it with the denial. The Known Agents WordPress plugin sends true when the site answered with a 403.",
+  },
+  decision: { ...ref('VisitDecision'), description: "What the site's access policy decided; absent when no rule applied (or the site has no policy)." },
+};
+// MCP calls (the SDKs take them from the JSON-RPC body and the response) and agentic-commerce
+// response bodies, kept as sent and returned with the visit.
+const visitProtocolFields = {
+  mcp_request_method: { type: 'string', description: 'The JSON-RPC method of an MCP request (tools/call, ...).' },
+  mcp_request_tool_name: { type: 'string', description: 'The tool an MCP tools/call named.' },
+  mcp_request_client_info_name: { type: 'string', description: "The MCP client's clientInfo.name." },
+  mcp_request_client_info_version: { type: 'string', description: "The MCP client's clientInfo.version." },
+  mcp_response_result_is_error: { type: 'boolean', description: "The MCP result's isError." },
+  mcp_response_error_code: { type: 'integer', description: 'The JSON-RPC error code of the MCP response.' },
+  mcp_response_error_message: { type: 'string', description: 'The JSON-RPC error message of the MCP response.' },
+  acp_response_body: { type: 'object', description: 'An ACP (Agentic Commerce Protocol) response body, kept whole.' },
+  ucp_response_body: { type: 'object', description: 'A UCP (agentic commerce) response body, kept whole.' },
+};
 const problemResponse = (description: string) => ({ description, content: { 'application/problem+json': { schema: ref('Problem') } } });
 /** Problem+json responses for the given statuses, described as this API answers them. */
 export const openApiErrorResponses = (statuses: readonly number[]) => {
@@ -459,16 +481,33 @@ export function createOpenApiDocument(options: {
         Visit: {
           type: 'object',
           required: ['request_path', 'request_method', 'request_headers'],
-          description: 'Unknown fields (MCP/ACP fields, SDK versions) are accepted and ignored. Secret headers are stripped before storage.',
+          description:
+            "Fields not listed here (SDK versions, ...) are accepted and ignored; an optional field sent as null is taken as absent. Secret headers are stripped before storage. As in any HTTP request, header names are tokens (RFC 9110 §5.1), and header values, the path and the method hold no control characters (tab aside) and no unpaired surrogates: a visit with one is rejected at its pointer. A visit whose created time is older than the server's retention (--retention-days) is rejected with the code too-old, since retention would delete it.",
           properties: {
-            request_path: { type: 'string', minLength: 1 },
-            request_method: { type: 'string', minLength: 1 },
+            request_path: { type: 'string', minLength: 1, maxLength: 16384 },
+            request_method: { type: 'string', pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$", description: 'An HTTP method token (GET, POST, ...), at most 64 characters.' },
             request_headers: headerMap,
             response_status_code: { type: 'integer', minimum: 100, maximum: 599 },
             response_headers: headerMap,
             response_duration_in_milliseconds: { type: 'number', minimum: 0 },
             created: { type: 'string', format: 'date-time' },
             client_ip: clientIpField,
+            ...visitOutcomeFields,
+            ...visitProtocolFields,
+          },
+        },
+        VisitDecision: {
+          type: 'object',
+          required: ['rule', 'action'],
+          description: "What the site's access policy decided about the request. Other members are ignored.",
+          properties: {
+            rule: {
+              type: 'string',
+              pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$',
+              description: "The rule that applied: 1 to 64 letters, digits, '.', '_' or '-'. agentwarden's middleware sends deny-verification-failed, deny-agent, deny-agent-type or allow-verified.",
+            },
+            action: { type: 'string', enum: ['allow', 'deny'] },
+            report_only: { type: 'boolean', default: false, description: 'True when the policy only reported the decision and let the request through (is_blocked then says false). Stored visits always carry it.' },
           },
         },
         VisitsAccepted: {
@@ -510,7 +549,10 @@ export function createOpenApiDocument(options: {
             agent_name: { type: ['string', 'null'] },
             agent_type: { type: ['string', 'null'], enum: [...AGENT_TYPES, null] },
             result: { type: 'string', enum: ['verified', 'verification_failed', 'not_verifiable', 'unknown_agent'] },
-            client_ip: { type: ['string', 'null'], description: "The visitor's address: the client_ip the visit was sent with, else by the project's client-IP rule." },
+            client_ip: {
+              type: ['string', 'null'],
+              description: "The visitor's address, canonical IPv4 or IPv6: the client_ip the visit was sent with, else read from a header by the project's client-IP rule; null when neither gave one.",
+            },
             client_ip_header: { type: 'string', description: 'The request header client_ip was read from (absent when none gave one).' },
             referral: { type: ['string', 'null'] },
             request_method: { type: 'string' },
@@ -524,6 +566,8 @@ export function createOpenApiDocument(options: {
             response_headers: { type: 'object', additionalProperties: { type: 'string' } },
             response_duration_in_milliseconds: { type: 'number' },
             created: { type: 'string', format: 'date-time' },
+            ...visitOutcomeFields,
+            ...visitProtocolFields,
           },
         },
         StatusCodes: {
@@ -724,8 +768,14 @@ export function createOpenApiDocument(options: {
           additionalProperties: false,
           description: 'Empty: the server default. See the serve flags --client-ip-headers and --trusted-proxies.',
           properties: {
-            headers: { type: 'array', minItems: 1, items: { type: 'string' } },
-            trusted_proxies: { oneOf: [{ type: 'integer', minimum: 0, maximum: 64 }, { type: 'array', items: { type: 'string' } }] },
+            headers: {
+              type: 'array',
+              minItems: 1,
+              maxItems: 20,
+              items: { type: 'string' },
+              description: 'Header names (RFC 9110 tokens), at most 20; secret headers (authorization, cookie, tokens, API keys) are refused.',
+            },
+            trusted_proxies: { oneOf: [{ type: 'integer', minimum: 0, maximum: 64 }, { type: 'array', maxItems: 100, items: { type: 'string' }, description: 'At most 100 CIDRs.' }] },
           },
         },
         ProjectSettings: {
