@@ -1,5 +1,6 @@
 // Build: ESM + CJS + declarations for the core ("."), the node adapter ("./node"), the ClickHouse store ("./clickhouse"),
 // the framework middleware ("./express", "./fastify", "./hono"), the CLI binary and the dashboard.
+import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { defineConfig } from 'tsup';
 import type { Plugin } from 'esbuild';
@@ -13,6 +14,16 @@ const coreAsPackage: Plugin = {
   name: 'core-as-package',
   setup(build) {
     build.onResolve({ filter: /\/index\.js$/ }, (args) => (resolve(args.resolveDir, args.path) === CORE ? { path: 'agentwarden', external: true } : undefined));
+  },
+};
+
+// `import text from './file?text'`: the file's contents as a string. The dashboard shows the
+// examples/ apps this way, so its "Connect your site" snippets are those files, word for word.
+const textImports: Plugin = {
+  name: 'text-imports',
+  setup(build) {
+    build.onResolve({ filter: /\?text$/ }, (args) => ({ path: resolve(args.resolveDir, args.path.slice(0, -'?text'.length)), namespace: 'text' }));
+    build.onLoad({ filter: /.*/, namespace: 'text' }, async (args) => ({ contents: await readFile(args.path, 'utf8'), loader: 'text' }));
   },
 };
 
@@ -62,6 +73,7 @@ export default defineConfig([
     minify: true,
     sourcemap: false,
     publicDir: 'src/web/public',
+    esbuildPlugins: [textImports],
     outExtension: () => ({ js: '.js' }),
   },
 ]);

@@ -1,6 +1,7 @@
 // Builds dist/ with tsup unless it is already newer than everything it is built from, so
 // `npm start` starts at once after the first build. Used by `npm start` and the `prepare` script
-// (which npm runs on `npm ci` and when the package is installed from git).
+// (which npm runs on `npm ci` and when the package is installed from git). The packed package
+// ships this file but not src/: there dist/ is the build, and there is nothing to rebuild it from.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,7 +25,13 @@ function isCurrent() {
   return oldestOutput >= newestInput;
 }
 
-if (!isCurrent()) {
+// An installed tarball: dist/ came built in it (prepack), with no sources or tsup beside it.
+const packed = !existsSync(join(ROOT, 'src'));
+if (packed && !existsSync(join(ROOT, 'dist', 'index.js'))) {
+  console.error('agentwarden: dist/ is missing and there is no src/ to build it from: reinstall the package.');
+  process.exit(1);
+}
+if (!packed && !isCurrent()) {
   const tsup = join(ROOT, 'node_modules', '.bin', 'tsup');
   if (!existsSync(tsup)) {
     console.error('dist/ is missing or out of date and tsup is not installed: run `npm ci` first.');

@@ -1,14 +1,17 @@
-// Every example app under examples/ started as its README says, against a real agentwarden server:
+// Every example app under examples/ started as its README says, against a real agentwarden server
+// (and shown in the README word for word):
 // a spoofed GPTBot (its Web Bot Auth signature is not one any signer makes) is refused, a GPTBot
 // known only by its loopback address is served (a site's own network is no evidence either way),
 // a person's browser is served, and the visits arrive with the decision. The Node examples deliver their batch when
 // stopped (flushOnExit on SIGTERM); the Worker, bundled as Wrangler does and run by workerd, with
 // ctx.waitUntil after each response.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../../src/index.js';
 import { startTestServer, type TestServer } from '../server/helpers.js';
 import { BROWSER_UA, GPTBOT_UA } from './fixtures.js';
-import { bundleWorker, killLeftovers, loadMiniflare, startSite, visitsArriving } from './runtime-helpers.js';
+import { bundleWorker, killLeftovers, loadMiniflare, ROOT, startSite, visitsArriving } from './runtime-helpers.js';
 
 // A web-bot-auth signature of 3 bytes where Ed25519 gives 64: evidence, found with no key fetched.
 const MALFORMED_SIGNATURE = { 'signature-input': 'sig1=("@authority");created=1;expires=2;keyid="k";tag="web-bot-auth"', signature: 'sig1=:AAAA:' };
@@ -20,10 +23,22 @@ beforeAll(async () => {
 });
 afterAll(() => srv?.stop());
 
+describe('the README', () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  it.each(['examples/express/server.mjs', 'examples/fastify/server.mjs', 'examples/hono/server.mjs', 'examples/worker/worker.js'])('shows %s whole, under its name', (path) => {
+    const block = `\`\`\`js\n${readFileSync(join(ROOT, path), 'utf8')}\`\`\`\n`;
+    const at = readme.indexOf(block);
+    expect(at, `README.md has ${path} word for word`).toBeGreaterThan(-1);
+    // The paragraph just above the block names the file.
+    const caption = readme.slice(readme.lastIndexOf('\n\n', at - 3) + 2, at);
+    expect(caption.startsWith(`\`${path}\``), caption).toBe(true);
+  });
+});
+
 describe.each(['express', 'fastify', 'hono', 'node-http'])('examples/%s', (name) => {
   it('refuses a spoofed bot, serves an unproven one and a browser, and delivers the visits when stopped', async () => {
     const { id: projectId, token } = srv.store.createProject(`${name}.example`);
-    const site = await startSite(process.execPath, [`examples/${name}/server.js`], { AGENTWARDEN_URL: srv.url, AGENTWARDEN_TOKEN: token, PORT: '0' });
+    const site = await startSite(process.execPath, [`examples/${name}/server.mjs`], { AGENTWARDEN_URL: srv.url, AGENTWARDEN_TOKEN: token, PORT: '0' });
     const spoofed = await fetch(`${site.url}/`, { headers: { 'user-agent': GPTBOT_UA, ...MALFORMED_SIGNATURE } });
     expect(spoofed.status).toBe(403);
     await spoofed.text();

@@ -1,14 +1,17 @@
 // The package as a consumer gets it: `npm pack` (of the dist/ that `npm test` built), unpacked
 // into a project's node_modules as npm installs a tarball, every subpath imported in ESM and CJS,
-// and a TypeScript consumer of each entry point type-checked with the consumer's own settings.
+// and a TypeScript consumer of each entry point type-checked with the consumer's own settings, as
+// are the README's Node examples (examples/*/server.mjs) copied into it as .mts files.
 // Dependencies resolve from this repository's node_modules (the consumer lives below it, in .tmp/),
 // so the test runs offline.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const ROOT = join(import.meta.dirname, '..', '..');
+// The examples the README shows for Node frameworks (the Worker's is JavaScript for Wrangler).
+const EXAMPLES = ['express', 'fastify', 'hono'];
 const SUBPATHS = ['agentwarden', 'agentwarden/node', 'agentwarden/clickhouse', 'agentwarden/express', 'agentwarden/fastify', 'agentwarden/hono'];
 
 let project: string;
@@ -52,6 +55,40 @@ describe('the packed package', () => {
     expect(files).toContain('data/agents.json');
     expect(files.some((file) => file.startsWith('data/ip-ranges/'))).toBe(true);
     expect(files.filter((file) => file.startsWith('src/') || file.startsWith('test/'))).toEqual([]);
+  });
+
+  it('declares every package its type declarations import, with types for each (no TS7016 for a consumer)', () => {
+    const manifest = JSON.parse(readFileSync(join(project, 'node_modules', 'agentwarden', 'package.json'), 'utf8')) as Record<string, Record<string, string> | undefined>;
+    const imported = new Set<string>();
+    for (const file of files.filter((path) => /^dist\/.*\.d\.c?ts$/.test(path))) {
+      const text = readFileSync(join(project, 'node_modules', 'agentwarden', file), 'utf8');
+      // Import and export statements only: the JSDoc examples also say `from 'express'`.
+      for (const [, specifier] of text.matchAll(/^(?:import|export)\b[^'\n]*from '([^'.][^']*)'/gm)) {
+        const name = specifier!.startsWith('@') ? specifier!.split('/').slice(0, 2).join('/') : specifier!.split('/')[0]!;
+        if (!name.startsWith('node:') && name !== 'agentwarden') imported.add(name);
+      }
+    }
+    expect([...imported].sort()).toEqual(['better-sqlite3', 'fastify', 'hono', 'structured-headers']);
+    for (const name of imported) {
+      const declared = manifest['dependencies']?.[name] ?? manifest['peerDependencies']?.[name];
+      expect(declared, `${name} in dependencies or peerDependencies`).toBeDefined();
+      if (manifest['dependencies']?.[name] === undefined) continue; // a peer's types come with the consumer's copy
+      const own = JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as Record<string, unknown>;
+      // Its own declarations: named in package.json, or beside an entry point (TypeScript looks there).
+      const entries = JSON.stringify([own['exports'] ?? null, own['main'] ?? 'index.js']).match(/[^"]+\.[cm]?js(?=")/g) ?? [];
+      const shipsTypes =
+        own['types'] !== undefined || own['typings'] !== undefined || JSON.stringify(own['exports'] ?? {}).includes('"types"') || entries.some((entry) => existsSync(join(ROOT, 'node_modules', name, entry.replace(/\.([cm]?)js$/, '.d.$1ts'))));
+      if (!shipsTypes) expect(manifest['dependencies']?.[`@types/${name}`], `@types/${name} in dependencies (devDependencies are not installed for a consumer)`).toBeDefined();
+    }
+  });
+
+  it('ships the prepare script, which does nothing in the installed package (dist/ built, no src/)', () => {
+    expect(files).toContain('scripts/build-if-stale.mjs');
+    const installed = join(project, 'node_modules', 'agentwarden');
+    const before = statSync(join(installed, 'dist', 'index.js')).mtimeMs;
+    const run = spawnSync(process.execPath, ['scripts/build-if-stale.mjs'], { cwd: installed, encoding: 'utf8' });
+    expect({ status: run.status, stdout: run.stdout, stderr: run.stderr }).toEqual({ status: 0, stdout: '', stderr: '' });
+    expect(statSync(join(installed, 'dist', 'index.js')).mtimeMs).toBe(before);
   });
 
   it('imports every subpath in ESM and requires it in CJS', () => {
@@ -112,14 +149,17 @@ export const worker = { fetch: withAgentwarden((request: Request, _env: unknown,
 export const stores = [openSqliteStore, openClickHouseVisitStore];
 `;
     writeFileSync(join(project, 'consumer.mts'), consumer);
+    // What a TypeScript user gets on copying a README snippet: it must type-check unchanged.
+    const examples = EXAMPLES.map((name) => `example-${name}.mts`);
+    EXAMPLES.forEach((name, i) => copyFileSync(join(ROOT, 'examples', name, 'server.mjs'), join(project, examples[i]!)));
     writeFileSync(join(project, 'consumer.cts'), consumer.replace(/^export const worker = /m, 'const worker = ').replace(/^export const stores = /m, 'const stores = ') + 'export = { worker, stores };\n');
     writeFileSync(
       join(project, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', strict: true, noEmit: true, esModuleInterop: true, skipLibCheck: false, types: ['node'] }, files: ['consumer.mts', 'consumer.cts'] }),
+      JSON.stringify({ compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', strict: true, noEmit: true, esModuleInterop: true, skipLibCheck: false, types: ['node'] }, files: ['consumer.mts', 'consumer.cts', ...examples] }),
     );
     const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], { cwd: project, encoding: 'utf8' });
-    // Errors in the frameworks' own declarations are theirs; ours (dist/ in node_modules/agentwarden) and the consumer's must be none.
-    const errors = tsc.stdout.split('\n').filter((line) => /error TS/.test(line) && (line.startsWith('consumer') || line.includes('node_modules/agentwarden/')));
+    // Errors in the frameworks' own declarations are theirs; ours (dist/ in node_modules/agentwarden), the consumer's and the examples' must be none.
+    const errors = tsc.stdout.split('\n').filter((line) => /error TS/.test(line) && (line.startsWith('consumer') || line.startsWith('example-') || line.includes('node_modules/agentwarden/')));
     expect(errors).toEqual([]);
     expect(readdirSync(project)).toContain('consumer.mts');
   }, 180_000); // tsc over every framework's declarations: 15 s alone, several times that on a loaded 2-core machine

@@ -2,6 +2,7 @@
 // playwright-core) against `agentwarden serve` started as a real process on loopback. Logs in,
 // creates a project, sends a test visit and sees it on the live timeline within 1 s and in the
 // charts, previews robots.txt, rotates the token. Screenshots of every page go to test-artifacts/.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -81,11 +82,12 @@ describe.skipIf(!available)('dashboard in Chromium', () => {
     // The snippet that connects a site carries this server's URL and the new token, per framework.
     const snippet = page.getByTestId('connect-snippet');
     const serverUrl = new URL(proc.url).origin;
-    expect(await snippet.textContent()).toContain(`AGENTWARDEN_URL=${serverUrl}\nAGENTWARDEN_TOKEN=${projectToken}\n`);
-    expect(await snippet.textContent()).toContain("app.use(agentwarden({ sink, policy: { denyVerificationFailed: true } }));");
-    expect(await snippet.textContent()).toContain("import { agentwarden } from 'agentwarden/express';\n\nconst sink = createHttpSink({ url: process.env.AGENTWARDEN_URL");
+    expect(await snippet.textContent()).toContain(`\nAGENTWARDEN_URL=${serverUrl} AGENTWARDEN_TOKEN=${projectToken} node server.mjs\n`);
+    // The snippet is the example app the tests start, word for word.
+    expect(await snippet.textContent()).toContain(readFileSync(join(import.meta.dirname, '../../examples/express/server.mjs'), 'utf8'));
     await page.getByLabel('Framework').selectOption('worker');
-    expect(await snippet.textContent()).toContain('withAgentwarden(app, { sink: createHttpSink({ url: env.AGENTWARDEN_URL');
+    expect(await snippet.textContent()).toContain(`[vars] AGENTWARDEN_URL = "${serverUrl}"`);
+    expect(await snippet.textContent()).toContain(readFileSync(join(import.meta.dirname, '../../examples/worker/worker.js'), 'utf8'));
     await shot('03-settings-new-token');
     // Reloaded, the page shows only the masked prefix.
     await page.reload();

@@ -106,8 +106,8 @@ function nodeBindings(env: unknown): NodeBindings | undefined {
  * import { Hono } from 'hono';
  * import { createHttpSink } from 'agentwarden';
  * import { agentwarden } from 'agentwarden/hono';
- * const app = new Hono();
- * app.use(agentwarden({ sink: createHttpSink({ url: 'https://agentwarden.example.com', token: '...' }) }));
+ * // use() chained to new Hono(): the app's type then knows c.get('agentwarden').
+ * const app = new Hono().use(agentwarden({ sink: createHttpSink({ url: 'https://agentwarden.example.com', token: '...' }) }));
  * app.get('/', (c) => c.text(c.get('agentwarden').result));
  */
 export function agentwarden(options: AgentwardenOptions | Agentwarden = {}): AgentwardenMiddleware {

@@ -1,47 +1,21 @@
-// "Connect your site" on a project's settings page: the README's middleware snippet for the chosen
-// framework, with this server's URL and the project's token filled in. Tokens are stored hashed,
-// so the token itself appears only while it is revealed (just issued); otherwise its prefix says
-// which one to paste.
+// "Connect your site" on a project's settings page: the example app of the chosen framework (the
+// README's snippet, the same file), with this server's URL and the project's token filled in.
+// Tokens are stored hashed, so the token itself appears only while it is revealed (just issued);
+// otherwise its prefix says which one to paste.
+import express from '../../../examples/express/server.mjs?text';
+import fastify from '../../../examples/fastify/server.mjs?text';
+import hono from '../../../examples/hono/server.mjs?text';
+import worker from '../../../examples/worker/worker.js?text';
 import { copyText, field, h } from '../dom.js';
 import { toast } from '../toast.js';
 
-/**
- * A Node framework's snippet: the sink, flushed on exit, and the line that adds the middleware.
- * Its text is a template in index.html: Node code, shown and never run here.
- */
-const nodeSnippet = (subpath: string, use: string) => () =>
-  (document.querySelector<HTMLTemplateElement>('#connect-node-snippet')?.content.textContent ?? '').replace('{{subpath}}', subpath).replace('{{use}}', use);
-
+// The package is installed from a tarball packed in a clone (README "Install"); the env lines are
+// what the Node examples read at start.
 const FRAMEWORKS = {
-  express: {
-    label: 'Express 5 / Connect / Node http server',
-    install: 'npm install agentwarden express',
-    code: nodeSnippet('express', 'app.use(agentwarden({ sink, policy: { denyVerificationFailed: true } }));'),
-  },
-  fastify: {
-    label: 'Fastify 5',
-    install: 'npm install agentwarden fastify',
-    code: nodeSnippet('fastify', 'await app.register(agentwarden, { sink, policy: { denyVerificationFailed: true } });'),
-  },
-  hono: {
-    label: 'Hono 4 (Node)',
-    install: 'npm install agentwarden hono',
-    code: nodeSnippet('hono', 'app.use(agentwarden({ sink, policy: { denyVerificationFailed: true } }));'),
-  },
-  worker: {
-    label: 'Cloudflare Worker',
-    install: 'npm install agentwarden',
-    code: () => `// wrangler.toml [vars] AGENTWARDEN_URL; npx wrangler secret put AGENTWARDEN_TOKEN
-import { createHttpSink, withAgentwarden } from 'agentwarden';
-
-let handler;
-export default {
-  fetch(request, env, ctx) {
-    handler ??= withAgentwarden(app, { sink: createHttpSink({ url: env.AGENTWARDEN_URL, token: env.AGENTWARDEN_TOKEN }) });
-    return handler(request, env, ctx);
-  },
-};`,
-  },
+  express: { label: 'Express 5 / Connect / Node http server', install: 'npm install /path/to/agentwarden-<version>.tgz express', file: 'server.mjs', code: express },
+  fastify: { label: 'Fastify 5', install: 'npm install /path/to/agentwarden-<version>.tgz fastify', file: 'server.mjs', code: fastify },
+  hono: { label: 'Hono 4 (Node)', install: 'npm install /path/to/agentwarden-<version>.tgz hono @hono/node-server', file: 'server.mjs', code: hono },
+  worker: { label: 'Cloudflare Worker', install: 'npm install /path/to/agentwarden-<version>.tgz', file: 'worker.js', code: worker },
 } as const;
 
 type Framework = keyof typeof FRAMEWORKS;
@@ -53,8 +27,13 @@ type Framework = keyof typeof FRAMEWORKS;
 export function connectSection(serverUrl: string, token: string | undefined, tokenPrefix: string | undefined): HTMLElement {
   const tokenLine = token ?? (tokenPrefix === undefined ? '<issue a token above>' : `<the token starting ${tokenPrefix}>`);
   const snippet = (framework: Framework) => {
-    const { install, code } = FRAMEWORKS[framework];
-    return `# ${install}\nAGENTWARDEN_URL=${serverUrl}\nAGENTWARDEN_TOKEN=${tokenLine}\n\n${code()}\n`;
+    const { install, file, code } = FRAMEWORKS[framework];
+    // A Worker reads them from wrangler.toml [vars] and a secret; a Node app from its environment.
+    const run =
+      framework === 'worker'
+        ? `# wrangler.toml: [vars] AGENTWARDEN_URL = "${serverUrl}"\n# npx wrangler secret put AGENTWARDEN_TOKEN, then paste ${tokenLine}`
+        : `# save the file below as ${file}, then:\nAGENTWARDEN_URL=${serverUrl} AGENTWARDEN_TOKEN=${tokenLine} node ${file}`;
+    return `# ${install}\n${run}\n\n// ${file}\n${code}`;
   };
   const preview = h('pre', { class: 'preview', 'data-testid': 'connect-snippet' }, snippet('express'));
   const choice = h('select', { onchange: () => (preview.textContent = snippet(choice.value as Framework)) }, ...Object.entries(FRAMEWORKS).map(([value, { label }]) => h('option', { value }, label)));
