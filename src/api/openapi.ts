@@ -482,7 +482,7 @@ export function createOpenApiDocument(options: {
           type: 'object',
           required: ['request_path', 'request_method', 'request_headers'],
           description:
-            "Fields not listed here (SDK versions, ...) are accepted and ignored; an optional field sent as null is taken as absent. Secret headers are stripped before storage. As in any HTTP request, header names are tokens (RFC 9110 §5.1), and header values, the path and the method hold no control characters (tab aside) and no unpaired surrogates: a visit with one is rejected at its pointer. A visit whose created time is older than the server's retention (--retention-days) is rejected with the code too-old, since retention would delete it.",
+            "Fields not listed here (SDK versions, ...) are accepted and ignored; an optional field sent as null is taken as absent. Secret headers are stripped before storage. As in any HTTP request, header names are tokens (RFC 9110 §5.1) or HTTP/2 pseudo-headers (:authority), and header values, the path and the method hold no control characters (tab aside) and no unpaired surrogates: a visit with one is rejected at its pointer. A visit whose created time is older than the server's retention (--retention-days) is rejected with the code too-old, since retention would delete it.",
           properties: {
             request_path: { type: 'string', minLength: 1, maxLength: 16384 },
             request_method: { type: 'string', pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$", description: 'An HTTP method token (GET, POST, ...), at most 64 characters.' },

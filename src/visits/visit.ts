@@ -145,14 +145,16 @@ function isString(value: unknown): boolean {
 
 // An HTTP field name is a token (RFC 9110 §5.1): a name with a space, a control character or a
 // lone surrogate came from no real request, and could slip a secret past the names stripped
-// ("Cookie ", "authorization\u0000").
-const FIELD_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+// ("Cookie ", "authorization\u0000"). An HTTP/2 server's headers (Node's http2, Fastify with
+// http2) also hold the pseudo-headers, a colon and a token (":authority", RFC 9113 §8.3).
+const TOKEN = "[!#$%&'*+\\-.^_`|~0-9A-Za-z]+";
+const FIELD_NAME = new RegExp(`^:?${TOKEN}$`);
 // What no field value, path or method received over HTTP holds: C0 controls but tab, and DEL
 // (RFC 9110 §5.5; llhttp refuses them). Bytes 0x80-0xFF are kept: node:http reads header bytes
 // as latin1, so a UTF-8 header arrives as such characters.
 const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f]/;
-// A request method is a token too (RFC 9110 §9.1).
-const METHOD = FIELD_NAME;
+// A request method is a token (RFC 9110 §9.1).
+const METHOD = new RegExp(`^${TOKEN}$`);
 /** The longest request path kept: node:http's whole request head is 16 KiB by default. */
 export const MAX_PATH_LENGTH = 16 * 1024;
 

@@ -3,6 +3,7 @@
 // range in the test catalog) verifies Googlebot and unmasks a GPTBot spoofer; the result reaches
 // the route, the policy answers, /robots.txt is served and each visit reaches the sink.
 import { createServer, type Server } from 'node:http';
+import { connect as connectHttp2 } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import connect from 'connect';
@@ -10,7 +11,8 @@ import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClientIpRule, type AgentwardenOptions, type SinkVisit, type VisitSink } from '../../src/index.js';
+import { createClientIpRule, parseVisit, type AgentwardenOptions, type SinkVisit, type VisitSink } from '../../src/index.js';
+import { serializeVisit } from '../../src/embed/http-sink.js';
 import { agentwarden as expressAgentwarden } from '../../src/adapters/express/index.js';
 import { agentwarden as fastifyAgentwarden } from '../../src/adapters/fastify/index.js';
 import { agentwarden as honoAgentwarden, type AgentwardenVariables } from '../../src/adapters/hono/index.js';
@@ -265,6 +267,30 @@ describe('fastify specifics', () => {
     expect(closed).toBe(1);
     const bad = Fastify();
     await expect(bad.register(fastifyAgentwarden, { policy: { denyAgents: ['nobody'] } }).ready()).rejects.toThrow(/denyAgents\[0\]/);
+  });
+
+  it('on HTTP/2 its visits carry the pseudo-headers, and POST /visits takes them as valid visits', async () => {
+    const sink = collectingSink();
+    const app = Fastify({ http2: true });
+    await app.register(fastifyAgentwarden, { engine: embedEngine(), sink });
+    app.get('/page', async (request) => ({ result: request.agentwarden?.result }));
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const session = connectHttp2(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}`);
+    try {
+      const stream = session.request({ ':path': '/page?x=1', 'user-agent': GOOGLEBOT_UA });
+      let body = '';
+      stream.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      await new Promise((resolve) => stream.on('end', resolve));
+      expect(JSON.parse(body)).toEqual({ result: 'verified' });
+      await sink.until(1);
+      const [visit] = sink.visits;
+      expect(visit!.request_headers).toMatchObject({ ':authority': expect.any(String), ':path': '/page?x=1' });
+      const parsed = parseVisit(JSON.parse(serializeVisit(visit!)));
+      expect(parsed.ok && parsed.visit.request_headers[':path']).toBe('/page?x=1');
+    } finally {
+      session.close();
+      await app.close();
+    }
   });
 
   it('takes the address from request.ip when the instance trusts its proxy, after a trusted header', async () => {

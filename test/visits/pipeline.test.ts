@@ -82,8 +82,13 @@ describe('parseVisit', () => {
       expect(errorsOf({ request_headers: { [name]: 'secret-value', accept: 'a' } }), JSON.stringify(name)).toEqual([`/2/request_headers/${name} header-name`]);
       expect(errorsOf({ response_headers: { [name]: 'secret-value' } }), JSON.stringify(name)).toEqual([`/2/response_headers/${name} header-name`]);
     }
-    // Every token character is a name.
-    expect(parsed({ request_path: '/', request_method: 'GET', request_headers: { "X-!#$%&'*+.^_`|~1": 'v' } }).request_headers).toEqual({ "x-!#$%&'*+.^_`|~1": 'v' });
+    // Every token character is a name, and an HTTP/2 server's pseudo-headers are kept (Web Bot Auth reads :authority).
+    expect(parsed({ request_path: '/', request_method: 'GET', request_headers: { "X-!#$%&'*+.^_`|~1": 'v', ':authority': 'example.com', ':path': '/' } }).request_headers).toEqual({
+      "x-!#$%&'*+.^_`|~1": 'v',
+      ':authority': 'example.com',
+      ':path': '/',
+    });
+    expect(errorsOf({ request_headers: { '::x': 'v', ':': 'v' } })).toEqual(['/2/request_headers/::x header-name', '/2/request_headers/: header-name']);
   });
 
   it('refuses control characters and unpaired surrogates in header values, the path and the method; keeps tab and latin1 bytes', () => {
