@@ -116,7 +116,9 @@ const MAX_RETRY_AFTER_MS = 3_600_000;
  */
 export function createDeliveryQueue<T>(options: DeliveryQueueOptions<T>): DeliveryQueue<T> {
   const { deliver, timers } = options;
-  let queue: T[] = [];
+  // Slots before `head` are cleared as items leave: the array is compacted only now and then, and
+  // a left item must not stay reachable (delivered or dropped visits held past the byte bound).
+  let queue: (T | undefined)[] = [];
   let sizes: number[] = [];
   let head = 0;
   let queuedBytes = 0;
@@ -168,6 +170,7 @@ export function createDeliveryQueue<T>(options: DeliveryQueueOptions<T>): Delive
   const takeHead = (): [T, number] => {
     const item = queue[head]!;
     const size = sizes[head]!;
+    queue[head] = undefined;
     head++;
     queuedBytes -= size;
     if (head > 1024 && head * 2 > queue.length) {
@@ -265,7 +268,11 @@ export function createDeliveryQueue<T>(options: DeliveryQueueOptions<T>): Delive
       const inProgress = result.inProgress === true;
       if (inProgress) batch.inProgressAnswers++;
       const failures = batch.attempt - batch.inProgressAnswers;
-      const delay = result.afterMs === undefined ? backoff(Math.max(1, failures)) : Math.min(result.afterMs, MAX_RETRY_AFTER_MS);
+      // The receiver's Retry-After is a minimum: after a second failure in a row our own backoff
+      // applies too, so "Retry-After: 0" on every answer cannot spend all attempts at once and drop
+      // the batch. (A first one may be 0: the keyless retry after a 501.)
+      const floor = failures >= 2 && !inProgress ? backoff(failures - 1) : 0;
+      const delay = result.afterMs === undefined ? backoff(Math.max(1, failures)) : Math.max(floor, Math.min(result.afterMs, MAX_RETRY_AFTER_MS));
       if (inProgress ? batch.inProgressWaitedMs + delay > options.maxInProgressWaitMs : failures >= options.maxAttempts) {
         drop(batch.items.length, inProgress ? `${result.error} (still in progress after ${Math.round(batch.inProgressWaitedMs / 1000)} s of waiting)` : result.error);
         break;

@@ -147,6 +147,17 @@ describe('HTTP sink retries and queue (stub servers)', () => {
     expect(sink.stats()).toMatchObject({ delivered: 1, retries: 1, dropped: 0 });
   });
 
+  it('takes Retry-After as a minimum: a receiver answering "Retry-After: 0" every time still gets backoff after the first retry', async () => {
+    const stub = await scriptedStub([429, 429, 429, 429], '0');
+    const timers = recordingTimers();
+    const sink = createHttpSink({ url: stub.url, token: 't', timers, flushIntervalMs: 0, retryDelayMs: 1000, random: () => 0.9999999 });
+    sink.push(visit(1));
+    await sink.flush();
+    expect(stub.keys).toHaveLength(5);
+    expect(timers.delays).toEqual([0, 1000, 2000, 4000]);
+    expect(sink.stats()).toMatchObject({ delivered: 1, retries: 4, dropped: 0 });
+  });
+
   it('backs off exponentially (with jitter) on 5xx and network errors, and gives up after maxAttempts', async () => {
     const stub = await startStub((_req, res) => res.writeHead(500).end('broken'));
     cleanups.push(() => stub.close());
