@@ -6,6 +6,7 @@ import type { AgentType } from '../catalog/types.js';
 import { isUnlistedAgentId } from '../catalog/unlisted-agent.js';
 import type { Identification } from '../identify/identification.js';
 import type { VisitDecision } from '../visits/visit.js';
+import { isHttpToken } from '../http-token.js';
 import { checkOptions } from './options.js';
 import { checkRobotsSource, type RobotsSourceOptions } from './robots-source.js';
 
@@ -61,7 +62,6 @@ export interface AccessPolicy {
 
 const KNOWN_OPTIONS = new Set(['denyVerificationFailed', 'denyAgentTypes', 'denyAgents', 'allowVerifiedAgentTypes', 'denyResponse', 'robotsTxt', 'reportOnly']);
 const DENY_RESPONSE_OPTIONS = new Set(['status', 'body', 'contentType', 'headers']);
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 function booleanOption(value: unknown, name: string): boolean {
@@ -105,7 +105,7 @@ function denyResponse(value: unknown): PolicyResponse {
   const extra = options.headers ?? {};
   if (typeof extra !== 'object' || extra === null || Array.isArray(extra)) throw new TypeError('denyResponse.headers must be an object of header names to strings');
   for (const [name, headerValue] of Object.entries(extra)) {
-    if (!HEADER_NAME.test(name)) throw new RangeError(`denyResponse.headers has an invalid header name: ${JSON.stringify(name)}`);
+    if (!isHttpToken(name)) throw new RangeError(`denyResponse.headers has an invalid header name: ${JSON.stringify(name)}`);
     if (typeof headerValue !== 'string' || !HEADER_VALUE.test(headerValue)) throw new RangeError(`denyResponse.headers[${JSON.stringify(name)}] must be a header value without line breaks`);
     headers[name.toLowerCase()] = headerValue;
   }

@@ -1,5 +1,6 @@
 // The client-IP rule: which request header holds the visitor's address, and which hop of a
 // forwarding chain (X-Forwarded-For, RFC 7239 Forwarded) to believe.
+import { isHttpToken } from '../http-token.js';
 import { formatIpAddress, normalizeIpAddress, parseIpAddress, type IpAddress } from './ip-ranges/ip-address.js';
 import { compilePrefixSet, parseCidr, type CidrPrefix } from './ip-ranges/prefix-set.js';
 import { isNonPublicAddress } from './ip-ranges/public-address.js';
@@ -65,7 +66,6 @@ export function clientIpHeader(rule: ClientIpRule, headers: ReadonlyMap<string, 
 }
 
 const DEFAULT_HEADERS = ['cf-connecting-ip', 'true-client-ip', 'x-real-ip', 'x-forwarded-for', 'forwarded'] as const;
-const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
 const PORT = /^[0-9]{1,5}$/;
 
 /**
@@ -224,7 +224,7 @@ export function createClientIpRule(options: ClientIpOptions = {}): ClientIpRule 
   const headers = headerOption.map((name: unknown, i) => {
     if (typeof name !== 'string') throw new TypeError(`headers[${i}] must be a string, got ${String(name)}`);
     const lower = name.toLowerCase();
-    if (!TOKEN.test(lower)) throw new RangeError(`headers[${i}] must be a header name, got ${JSON.stringify(name)}`);
+    if (!isHttpToken(lower)) throw new RangeError(`headers[${i}] must be a header name, got ${JSON.stringify(name)}`);
     return lower;
   });
 
