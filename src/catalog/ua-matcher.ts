@@ -470,12 +470,12 @@ function separatorFrom(buf: Uint8Array, from: number): number {
   return i;
 }
 
-/** Whether buf holds "www." (any case) from `start`. */
 /** Where the header's first word starts: after a leading "www." that a word byte follows. */
 function headerStart(buf: Uint8Array): number {
   return startsWithWww(buf, 0) && FOLD[buf[4]!] !== 0 ? 4 : 0;
 }
 
+/** Whether buf holds "www." (any case) from `start`. */
 function startsWithWww(buf: Uint8Array, start: number): boolean {
   return FOLD[buf[start]!] === 119 && FOLD[buf[start + 1]!] === 119 && FOLD[buf[start + 2]!] === 119 && buf[start + 3] === DOT;
 }

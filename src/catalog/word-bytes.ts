@@ -22,6 +22,12 @@ export const isDigit = (folded: number): boolean => folded >= 48 && folded <= 57
 /** Whether a folded byte can be part of a version: a digit, ".", "_" or "-". */
 const isVersionByte = (folded: number): boolean => isDigit(folded) || folded === DOT || folded === UNDERSCORE || folded === HYPHEN;
 
+/** Where a version starting at `at` has its first digit (after an optional "v"), or -1 when none starts there. */
+function versionDigitAt(buf: Uint8Array, at: number): number {
+  const i = FOLD[buf[at]!] === 118 ? at + 1 : at; // "v"
+  return isDigit(FOLD[buf[i]!]!) ? i : -1;
+}
+
 /** Whether [from, to) is a version: digits, dots, underscores and hyphens only ("0.5.0", "2024"). */
 export function onlyVersion(buf: Uint8Array, from: number, to: number): boolean {
   for (let i = from; i < to; i++) if (!isVersionByte(FOLD[buf[i]!]!)) return false;
@@ -36,9 +42,8 @@ export function onlyVersion(buf: Uint8Array, from: number, to: number): boolean 
 export function fusedVersionAt(buf: Uint8Array, at: number): boolean {
   const separator = FOLD[buf[at]!]!;
   if (separator !== UNDERSCORE && separator !== HYPHEN && separator !== DOT) return false;
-  let i = at + 1;
-  if (FOLD[buf[i]!] === 118) i++; // "v"
-  if (!isDigit(FOLD[buf[i]!]!)) return false;
+  let i = versionDigitAt(buf, at + 1);
+  if (i < 0) return false;
   // Read on only while the bytes can be a version, then the word must end: the scan calls this
   // for every bot word a word holds, so reading each to the word's end would cost quadratic
   // time on a crafted header ("xbot_1xbot_1...").
@@ -51,12 +56,12 @@ const SPACE = 32;
 /**
  * Whether [from, length) is nothing, or one version after a space, "-" or "_" and nothing more
  * (" 1.0", "-3.1.21", " v2"): what may follow a product's name in a header that is only the name.
+ * `buf` holds a separator (0) at `length`, as the matcher's does.
  */
 export function versionTail(buf: Uint8Array, from: number, length: number): boolean {
   if (from === length) return true;
   const separator = buf[from];
   if (separator !== SPACE && separator !== HYPHEN && separator !== UNDERSCORE) return false;
-  let i = from + 1;
-  if (FOLD[buf[i]!] === 118) i++; // "v"
-  return i < length && isDigit(FOLD[buf[i]!]!) && onlyVersion(buf, i, length);
+  const i = versionDigitAt(buf, from + 1);
+  return i >= 0 && onlyVersion(buf, i, length);
 }
