@@ -506,8 +506,8 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
       }
       // A compressed body would reach the JSON parser still compressed (RFC 9110 §15.5.16: 415
       // with Accept-Encoding for an unsupported coding).
-      const coding = headerValue(request.headers, 'content-encoding');
-      if (coding !== undefined && coding.trim().toLowerCase() !== 'identity' && coding.trim() !== '') {
+      const coding = headerValue(request.headers, 'content-encoding')?.trim().toLowerCase();
+      if (coding !== undefined && coding !== '' && coding !== 'identity') {
         return problem('unsupported-media-type', `Send the body without a content coding; got Content-Encoding ${JSON.stringify(coding.slice(0, 64))}.`, { headers: { 'accept-encoding': 'identity' } });
       }
     }

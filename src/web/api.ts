@@ -48,6 +48,14 @@ async function failure(response: Response): Promise<ApiError> {
   return new ApiError(response.status, detail, errors);
 }
 
+/** The answer of `pending`, or `fallback` when the API answers 404 (a resource it does not have). */
+export function orIfNotFound<T, F>(pending: Promise<T>, fallback: F): Promise<T | F> {
+  return pending.catch((error: unknown) => {
+    if (error instanceof ApiError && error.status === 404) return fallback;
+    throw error;
+  });
+}
+
 /**
  * Calls the API and returns the parsed JSON (or text for text responses).
  * @throws {ApiError} for any non-2xx answer; a 401 also calls the unauthorized handler.

@@ -1,7 +1,7 @@
 // One agent on one site: who it is (the catalog), when it was first and last seen, its visits over
 // time by verification result, the status codes it got (the 404s it hits), the paths it visits,
 // whether it follows robots.txt, and its latest visits, each opening the visit's detail.
-import { ApiError, request, type AgentActivityJson, type CatalogAgentJson, type StatsJson, type TopPathsJson, type ViolationsJson, type VisitJson } from '../api.js';
+import { orIfNotFound, request, type AgentActivityJson, type CatalogAgentJson, type StatsJson, type TopPathsJson, type ViolationsJson, type VisitJson } from '../api.js';
 import type { Page } from '../app.js';
 import { h } from '../dom.js';
 import { formatCount, formatDateTime, formatMinute, formatTime, plural, RESULT_LABELS } from '../format.js';
@@ -43,10 +43,7 @@ const NO_ACTIVITY: AgentActivityJson = { visits: 0, results: {}, first_seen: nul
 export const renderAgent: Page = async ({ main, project, route, refresh }) => {
   const p = project!;
   const agentId = route.segments[0]!;
-  const agent = await request<CatalogAgentJson>('GET', `/agents/${encodeURIComponent(agentId)}`).catch((error: unknown) => {
-    if (error instanceof ApiError && error.status === 404) return undefined;
-    throw error;
-  });
+  const agent = await orIfNotFound(request<CatalogAgentJson>('GET', `/agents/${encodeURIComponent(agentId)}`), undefined);
   const name = agent?.name ?? agentId;
   document.title = `${name} · ${p.name} · agentwarden`;
 
@@ -55,10 +52,7 @@ export const renderAgent: Page = async ({ main, project, route, refresh }) => {
     const q = { project: p.id, from, to, agent: agentId };
     const [activity, byResult, byStatus, notFound, topPaths, robotsFetches, violations, latest] = await Promise.all([
       // 404: an agent neither the catalog nor this project's visits know; it has no activity to show.
-      request<AgentActivityJson>('GET', `/stats/agents/${encodeURIComponent(agentId)}`, { params: { project: p.id } }).catch((error: unknown) => {
-        if (error instanceof ApiError && error.status === 404) return NO_ACTIVITY;
-        throw error;
-      }),
+      orIfNotFound(request<AgentActivityJson>('GET', `/stats/agents/${encodeURIComponent(agentId)}`, { params: { project: p.id } }), NO_ACTIVITY),
       request<StatsJson>('GET', '/stats', { params: { ...q, interval, by: 'result', limit: 4 } }),
       request<StatsJson>('GET', '/stats', { params: { ...q, interval, by: 'status', limit: 20 } }),
       request<TopPathsJson>('GET', '/stats/top-paths', { params: { ...q, status: 404, limit: 10 } }),
