@@ -119,6 +119,60 @@ describe('node server transport', () => {
     for (const client of [...held, next]) client.socket.destroy();
   });
 
+  it('at the cap, lets a new connection take the place of the oldest one that has sent no request for a second (slowloris), never of one with a request in progress', async () => {
+    const { server, token } = await start({}, { maxConnections: 3 });
+    const get = 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n';
+    // Three clients that start a head and never finish it.
+    const slow: Awaited<ReturnType<typeof open>>[] = [];
+    for (let i = 0; i < 3; i++) {
+      const client = await open(server);
+      client.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
+      slow.push(client);
+    }
+    // All three are fresh: a fourth connection is closed unanswered.
+    const early = await open(server);
+    early.socket.write(get);
+    expect(await early.closed).toBeLessThan(1000);
+    expect(early.received()).toBe('');
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    // A second on, the oldest slow client makes room, then the next one; the newcomers stay open.
+    const newcomers: Awaited<ReturnType<typeof open>>[] = [];
+    for (const evicted of [0, 1]) {
+      const client = await open(server);
+      client.socket.write(get);
+      await slow[evicted]!.closed;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(client.received()).toMatch(/^HTTP\/1\.1 200/);
+      newcomers.push(client);
+    }
+    let lastClosed = false;
+    void slow[2]!.closed.then(() => (lastClosed = true));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(lastClosed).toBe(false);
+    for (const client of [...slow, ...newcomers]) client.socket.destroy();
+    await Promise.all([...slow, ...newcomers].map((client) => client.closed));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+
+    // Three uploads in progress (a body half sent) are requests being served: none is closed for a newcomer.
+    const uploading: Awaited<ReturnType<typeof open>>[] = [];
+    for (let i = 0; i < 3; i++) {
+      const client = await open(server);
+      client.socket.write(`POST /visits HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${visitBody.length}\r\n\r\n${visitBody.slice(0, 10)}`);
+      uploading.push(client);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const late = await open(server);
+    late.socket.write(get);
+    expect(await late.closed).toBeLessThan(1000);
+    expect(late.received()).toBe('');
+    for (const client of uploading) {
+      client.socket.write(visitBody.slice(10));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(uploading.every((client) => /^HTTP\/1\.1 202/.test(client.received()))).toBe(true);
+    for (const client of uploading) client.socket.destroy();
+  });
+
   it('routes an absolute-form target by its path as written, exactly as the origin-form target (no dot-segment shortcut past a proxy)', async () => {
     const { server } = await start();
     const status = async (target: string) => {

@@ -40,7 +40,11 @@ export interface NodeServerOptions {
   readonly maxHeaderBytes?: number;
   /** Requests with more header fields than this are refused with 431 (default 100). */
   readonly maxHeaders?: number;
-  /** Connections open at once; node:http drops the ones past it (server.maxConnections; default 1,024). */
+  /**
+   * Connections open at once (default 1,024). At the cap, a new connection takes the place of the
+   * oldest one that has had no request in progress for a second (a head never finished, an idle
+   * keep-alive); when there is none, the new one is closed.
+   */
   readonly maxConnections?: number;
   readonly timeouts?: ServerTimeouts;
   /** Receives one entry per unexpected event (a rejected handler, a response header node:http refused); omit for none. */
@@ -152,6 +156,11 @@ function lingeringClose(socket: Socket): void {
   timer.unref();
   socket.once('close', () => clearTimeout(timer));
 }
+
+/** How long a connection at the cap must have gone without a request in progress before a new one may take its place. */
+const EVICT_AFTER_MS = 1000;
+/** Connections node:http may hold past the cap while the ones closed to make room finish closing. */
+const CONNECTION_SLACK = 64;
 
 /** What the server tracks of one connection: requests not yet answered, and since when it has been idle. */
 interface ConnectionState {
@@ -437,7 +446,10 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
     (req, res) => onRequest(req, res),
   );
   server.keepAliveTimeout = keepAliveMs;
-  server.maxConnections = maxConnections;
+  // node:http closes connections past server.maxConnections before anyone sees them. The cap is
+  // kept below in 'connection', which may make room; the slack covers connections closed there
+  // whose 'close' node:http has not yet counted.
+  server.maxConnections = maxConnections + CONNECTION_SLACK;
   // One more than allowed, so refuseHead sees that there were too many.
   server.maxHeadersCount = maxHeaders + 1;
   server.setTimeout(idleMs, (socket) => socket.destroy());
@@ -471,8 +483,28 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
     const req = pending?.req;
     logAccess(req?.method ?? '', req?.url ?? '', response.status, performance.now(), 0, undefined);
   });
+  // At the cap, the oldest connection without a request in progress for evictAfterMs makes room:
+  // otherwise clients that connect and never finish a head (slowloris) would hold every slot
+  // until their head timeout and keep everyone else out. One with a request in progress (a body
+  // being read, an event stream) is never closed for another.
+  const evictAfterMs = Math.min(EVICT_AFTER_MS, headersMs);
+  const evictable = (now: number): Socket | undefined => {
+    // Insertion order: the oldest connections first.
+    for (const [socket, state] of connections) if (state.open === 0 && now - state.idleSince >= evictAfterMs) return socket;
+    return undefined;
+  };
   server.on('connection', (socket: Socket) => {
-    const state: ConnectionState = { open: 0, idleSince: performance.now(), closing: false };
+    const now = performance.now();
+    if (connections.size >= maxConnections) {
+      const victim = evictable(now);
+      if (victim === undefined) {
+        socket.destroy();
+        return;
+      }
+      connections.delete(victim);
+      victim.destroy();
+    }
+    const state: ConnectionState = { open: 0, idleSince: now, closing: false };
     connections.set(socket, state);
     socket.once('close', () => connections.delete(socket));
   });
