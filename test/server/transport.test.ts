@@ -224,6 +224,28 @@ describe('node server transport', () => {
     expect(visits.list(id)).toHaveLength(3);
     for (const client of slow) client.socket.destroy();
   });
+
+  it('reserves for a declared body what has arrived (16 KiB before any), so clients declaring large bodies and sending them slowly cannot take the whole cap', async () => {
+    const budget = 128 * 1024;
+    const { server, token, visits, id } = await start({}, { maxBufferedBodyBytes: budget });
+    const head = `POST /visits HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${1024 * 1024}\r\n\r\n`;
+    // Three clients that declare 1 MiB each and send one byte: 3 MiB against a 128 KiB cap, were
+    // it reserved whole; they hold 16 KiB each.
+    const slow = [await open(server), await open(server), await open(server)];
+    for (const client of slow) client.socket.write(`${head}[`);
+    await expect.poll(() => server.bufferedBodyBytes()).toBe(3 * 16 * 1024);
+    expect((await post(server, token, visitBody)).status).toBe(202);
+    expect(visits.list(id)).toHaveLength(1);
+    // What arrives is reserved as it comes, and the cap still holds: the body that would pass it is refused.
+    slow[0]!.socket.write(' '.repeat(30 * 1024));
+    await expect.poll(() => server.bufferedBodyBytes()).toBeGreaterThan(2 * 16 * 1024 + 30 * 1024);
+    slow[1]!.socket.write(' '.repeat(60 * 1024));
+    await expect.poll(() => slow[1]!.received()).toMatch(/^HTTP\/1\.1 503 /);
+    expect(slow[1]!.received()).toMatch(/retry-after: 1/i);
+    expect(server.bufferedBodyBytes()).toBeLessThanOrEqual(budget);
+    for (const client of slow) client.socket.destroy();
+    await expect.poll(() => server.bufferedBodyBytes()).toBe(0);
+  });
 });
 
 async function post(server: NodeServer, token: string, body: string) {

@@ -26,7 +26,7 @@ export class BodyBudget {
 
 /** Seconds a client refused for a full body budget is asked to wait. */
 const BUSY_RETRY_SECONDS = 1;
-/** The first buffer a body of unknown length grows from, once it arrives in more than one chunk. */
+/** The first buffer a body grows from, once it arrives in more than one chunk; what a declared length reserves before reading. */
 const FIRST_CAPACITY = 16 * 1024;
 
 /** One request body being read: its result, whether it ended cleanly, and the release of its reservation. */
@@ -57,8 +57,11 @@ function cutOff(): ApiResponse {
 }
 
 /**
- * Starts reading a request's body. A declared length is reserved whole before reading (refused at
- * once past the per-request limit or the shared cap); a chunked body reserves as its buffer grows.
+ * Starts reading a request's body. A body reserves its buffer against the shared cap as the buffer
+ * grows with what has arrived; a declared length is refused at once past the per-request limit, and
+ * reserves up to FIRST_CAPACITY before reading (refused at once when even that does not fit).
+ * Declaring a length reserves no more than that: slow clients that declare large bodies and send
+ * them a byte at a time (R.U.D.Y.) cannot take the whole cap without sending it.
  */
 export function readRequestBody(req: IncomingMessage, maxBodyBytes: number, budget: BodyBudget): BodyReading {
   const lengthHeader = req.headers['content-length'];
@@ -83,7 +86,7 @@ export function readRequestBody(req: IncomingMessage, maxBodyBytes: number, budg
   const reading = (result: Promise<BodyRead>): BodyReading => ({ result, complete: () => ended, bytes: () => size, release });
   if (declared !== undefined) {
     if (declared > maxBodyBytes) return reading(Promise.resolve({ ok: false, response: tooLarge(maxBodyBytes) }));
-    if (!reserveUpTo(declared)) return reading(Promise.resolve({ ok: false, response: busy() }));
+    if (!reserveUpTo(Math.min(declared, FIRST_CAPACITY))) return reading(Promise.resolve({ ok: false, response: busy() }));
   }
   // The connection may have failed (a parse error, a reset) while the API authenticated the request.
   if (req.destroyed) return reading(Promise.resolve({ ok: false, response: cutOff() }));
@@ -105,14 +108,19 @@ export function readRequestBody(req: IncomingMessage, maxBodyBytes: number, budg
         if (total > maxBodyBytes) return refuse(tooLarge(maxBodyBytes));
         if (size === 0) {
           // The common case: the whole body in one chunk, used as it is.
-          if (declared === undefined && !reserveUpTo(chunk.length)) return refuse(busy());
+          if (!reserveUpTo(chunk.length)) return refuse(busy());
           first = chunk;
           size = total;
           return;
         }
         if (gathered === undefined || gathered.length < total) {
-          const capacity = declared ?? Math.min(maxBodyBytes, Math.max(FIRST_CAPACITY, 2 * total));
-          if (!reserveUpTo(capacity)) return refuse(busy());
+          let capacity = Math.min(declared ?? maxBodyBytes, Math.max(FIRST_CAPACITY, 2 * total));
+          if (!reserveUpTo(capacity)) {
+            // Short of room for the doubled buffer, a smaller step will do (never one byte at a
+            // time: a body sent in tiny chunks would be copied whole for each).
+            capacity = Math.min(declared ?? maxBodyBytes, total + FIRST_CAPACITY);
+            if (!reserveUpTo(capacity)) return refuse(busy());
+          }
           const grown = Buffer.allocUnsafeSlow(capacity);
           (gathered ?? first!).copy(grown, 0, 0, size);
           gathered = grown;
