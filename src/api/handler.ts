@@ -514,7 +514,7 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
     // The body is read only now, once the request is routed, authenticated and within its rate limit.
     const readBody = request.readBody;
     if (readBody !== undefined) {
-      return readBody().then((read) => {
+      return readBody(route.maxBodyBytes).then((read) => {
         if (!read.ok) return read.response;
         const { method, path, headers, remoteAddress } = request;
         return run(route, { method, path, headers, body: read.body, remoteAddress }, queryAt, params, project, session);
@@ -534,9 +534,10 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
   ): ApiResponse | Promise<ApiResponse> => {
     if (route.json) {
       const size = request.body?.byteLength ?? 0;
-      if (size > limits.maxBodyBytes) {
-        return problem('payload-too-large', `The body has ${size} bytes; at most ${limits.maxBodyBytes} are accepted.`, {
-          errors: [{ pointer: '', code: 'max-body-bytes', message: `at most ${limits.maxBodyBytes} bytes` }],
+      const maxBodyBytes = route.maxBodyBytes === undefined ? limits.maxBodyBytes : Math.min(route.maxBodyBytes, limits.maxBodyBytes);
+      if (size > maxBodyBytes) {
+        return problem('payload-too-large', `The body has ${size} bytes; at most ${maxBodyBytes} are accepted.`, {
+          errors: [{ pointer: '', code: 'max-body-bytes', message: `at most ${maxBodyBytes} bytes` }],
         });
       }
     }

@@ -28,6 +28,8 @@ export interface Route {
   readonly auth: RouteAuth;
   /** JSON body endpoints answer 415 to other media types and 413 past the body limit. */
   readonly json: boolean;
+  /** A body limit below the API's, for a route that takes small bodies (answered 413 past it). */
+  readonly maxBodyBytes?: number;
   readonly run: (context: RouteContext) => Promise<ApiResponse> | ApiResponse;
   /** Its OpenAPI 3.1 operation object, listed in GET /openapi.json; routes without one are not part of the API (static pages). */
   readonly openApi?: Readonly<Record<string, unknown>>;

@@ -1,6 +1,7 @@
 // Admin login behind a reverse proxy (issue 17): the login limit counts attempts per client
 // address read through the proxy by the server's client-IP rule, so one client's wrong guesses
 // lock out that client only. A real `serve` on loopback; the loopback peer plays the proxy.
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post, spawnServe, tempDir, type ServeProcess } from './helpers.js';
 
@@ -35,5 +36,22 @@ describe('admin login behind a proxy', () => {
     expect((await login(secret, '198.51.100.6, 10.0.0.2')).status).toBe(200);
     // Requests without a forwarded address count as the proxy's own, a bucket of their own.
     expect((await login(secret)).status).toBe(200);
+  });
+
+  it('reads at most 4 KiB of a login body, before anyone is authenticated: a larger declared body is answered 413 at once', async () => {
+    const { port } = new URL(server.url);
+    const started = Date.now();
+    const answer = await new Promise<string>((resolve) => {
+      const socket = connect(Number(port), '127.0.0.1', () => socket.write(`POST /admin/login HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: ${1024 * 1024}\r\n\r\n{"secret":`));
+      let data = '';
+      socket.on('data', (chunk) => (data += chunk.toString()));
+      socket.on('error', () => undefined);
+      socket.on('close', () => resolve(data));
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(answer).toContain('at most 4096 bytes');
+    expect(Date.now() - started).toBeLessThan(2000);
+    const padded = await post(`${server.url}/admin/login`, undefined, { secret: secret, padding: 'x'.repeat(5000) });
+    expect(padded.status).toBe(413);
   });
 });

@@ -75,6 +75,8 @@ const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-
 const ADMIN = [{ adminSession: [] }];
 const object = (required: string[], properties: Record<string, object>) => ({ type: 'object', required, properties });
 const jsonContent = (schema: object) => ({ 'application/json': { schema } });
+/** The login body's limit: `{"secret": "…"}` with a secret of at most 256 characters, escaped. */
+const LOGIN_MAX_BODY_BYTES = 4096;
 const CSRF = { name: 'x-csrf-token', in: 'header', required: true, description: 'The session\'s CSRF token (from login or GET /admin/session).', schema: { type: 'string' } };
 const SESSION = object(['csrf_token', 'expires'], { csrf_token: { type: 'string' }, expires: { type: ['string', 'null'], format: 'date-time' } });
 const TOKEN_INFO = object(['id', 'prefix', 'created', 'revoked'], { id: { type: 'string' }, prefix: { type: 'string' }, created: { type: 'string' }, revoked: { type: ['string', 'null'] } });
@@ -91,7 +93,7 @@ const DOCS = {
     summary: 'Logs in with the admin secret; sets the HttpOnly session cookie.',
     security: [],
     requestBody: { required: true, content: jsonContent(object(['secret'], { secret: { type: 'string' } })) },
-    responses: { '200': { description: 'Logged in.', content: jsonContent(SESSION) }, ...openApiErrorResponses([400, 401, 403, 405, 413, 415, 429, 500]) },
+    responses: { '200': { description: 'Logged in.', content: jsonContent(SESSION) }, ...openApiErrorResponses([400, 401, 403, 405, 413, 415, 429, 500, 503]) },
   },
   logout: { summary: 'Ends the session.', security: ADMIN, parameters: [CSRF], responses: { '204': { description: 'Logged out; the cookie is cleared.' }, ...openApiErrorResponses([401, 403, 405, 500]) } },
   session: { summary: 'The session\'s CSRF token and expiry.', security: ADMIN, responses: { '200': { description: 'The session.', content: jsonContent(SESSION) }, ...openApiErrorResponses([401, 405, 500]) } },
@@ -243,6 +245,8 @@ export function createAdminRoutes(options: AdminRoutesOptions): RouteTable {
     // A JSON body cannot be sent cross-site without a CORS preflight we never grant, so a forged
     // login form cannot post here (login CSRF); the Origin check below is the second lock.
     json: true,
+    // A secret of at most 256 characters: read no more before anyone is authenticated.
+    maxBodyBytes: LOGIN_MAX_BODY_BYTES,
     async run({ request }) {
       const origin = header(request, 'origin');
       const host = header(request, 'host');

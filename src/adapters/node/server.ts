@@ -267,12 +267,12 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
     }
 
     /** The deferred body the API reads once it has authenticated the request. */
-    readonly readBody = () => {
+    readonly readBody = (maxBytes?: number) => {
       if (this.body === undefined) {
         // RFC 9110 §10.1.1: the client waits for 100 Continue before it sends the body; it is told
         // so only once the API wants the body.
         if (this.expectsContinue && !this.res.headersSent) this.res.writeContinue();
-        this.body = readRequestBody(this.req, maxBodyBytes, budget);
+        this.body = readRequestBody(this.req, maxBytes === undefined ? maxBodyBytes : Math.min(maxBytes, maxBodyBytes), budget);
       }
       return this.body.result;
     };
