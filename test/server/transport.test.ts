@@ -120,7 +120,8 @@ describe('node server transport', () => {
   });
 
   it('at the cap, lets a new connection take the place of the oldest one that has sent no request for a second (slowloris), never of one with a request in progress', async () => {
-    const { server, token } = await start({}, { maxConnections: 3 });
+    const logged: Record<string, unknown>[] = [];
+    const { server, token } = await start({}, { maxConnections: 3, log: (entry) => logged.push(entry) });
     const get = 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n';
     // Three clients that start a head and never finish it.
     const slow: Awaited<ReturnType<typeof open>>[] = [];
@@ -134,6 +135,8 @@ describe('node server transport', () => {
     early.socket.write(get);
     expect(await early.closed).toBeLessThan(1000);
     expect(early.received()).toBe('');
+    // Said once in the log (what happens at the cap is counted and logged a minute later).
+    expect(logged).toEqual([expect.objectContaining({ level: 'warn', msg: 'connection cap reached', max_connections: 3 })]);
     await new Promise((resolve) => setTimeout(resolve, 1100));
     // A second on, the oldest slow client makes room, then the next one; the newcomers stay open.
     const newcomers: Awaited<ReturnType<typeof open>>[] = [];
@@ -145,6 +148,7 @@ describe('node server transport', () => {
       expect(client.received()).toMatch(/^HTTP\/1\.1 200/);
       newcomers.push(client);
     }
+    expect(logged).toHaveLength(1);
     let lastClosed = false;
     void slow[2]!.closed.then(() => (lastClosed = true));
     await new Promise((resolve) => setTimeout(resolve, 50));

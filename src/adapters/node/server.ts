@@ -159,6 +159,8 @@ function lingeringClose(socket: Socket): void {
 
 /** How long a connection at the cap must have gone without a request in progress before a new one may take its place. */
 const EVICT_AFTER_MS = 1000;
+/** How long connections closed or refused at the cap are counted before the count is logged. */
+const CAP_LOG_MS = 60_000;
 /** Connections node:http may hold past the cap while the ones closed to make room finish closing. */
 const CONNECTION_SLACK = 64;
 
@@ -493,10 +495,25 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
     for (const [socket, state] of connections) if (state.open === 0 && now - state.idleSince >= evictAfterMs) return socket;
     return undefined;
   };
+  // The cap being reached is logged once, then what happened at it over the next minute: an
+  // operator sees an attack (or a cap set too low) without a line per connection.
+  let atCap: { evicted: number; refused: number } | undefined;
+  const noteCap = (outcome: 'evicted' | 'refused') => {
+    if (atCap === undefined) {
+      const counts = (atCap = { evicted: 0, refused: 0 });
+      log?.({ time: new Date().toISOString(), level: 'warn', msg: 'connection cap reached', max_connections: maxConnections });
+      setTimeout(() => {
+        atCap = undefined;
+        log?.({ time: new Date().toISOString(), level: 'warn', msg: 'connections at the cap in the last minute', max_connections: maxConnections, ...counts });
+      }, CAP_LOG_MS).unref();
+    }
+    atCap[outcome]++;
+  };
   server.on('connection', (socket: Socket) => {
     const now = performance.now();
     if (connections.size >= maxConnections) {
       const victim = evictable(now);
+      noteCap(victim === undefined ? 'refused' : 'evicted');
       if (victim === undefined) {
         socket.destroy();
         return;
