@@ -2,6 +2,7 @@
 // server or the hosted service), with a bounded queue, retries and an Idempotency-Key per batch.
 import { isSecretHeader } from '../visits/visit.js';
 import { isPlainText } from '../json-string.js';
+import { readTextUpTo } from './bounded-text.js';
 import type { HeadersInput } from '../identify/headers.js';
 import { createDeliveryQueue, platformTimers, type Batch, type DeliveryResult, type DeliveryStats, type OverflowPolicy, type Timers } from './delivery-queue.js';
 import { checkOptions, integerOption } from './options.js';
@@ -226,7 +227,8 @@ export function createHttpSink(options: HttpSinkOptions): HttpSink {
     const timeout = timers.setTimeout(() => controller.abort(), requestTimeoutMs);
     let response: Response;
     try {
-      response = await fetchImpl(endpoint, { method: 'POST', headers, body: `[${batch.items.join(',')}]`, signal: controller.signal });
+      // A visits endpoint that redirects is a wrong url: the visits and token go nowhere they were not sent.
+      response = await fetchImpl(endpoint, { method: 'POST', headers, body: `[${batch.items.join(',')}]`, signal: controller.signal, redirect: 'manual' });
     } catch (error) {
       timers.clearTimeout(timeout);
       const reason = controller.signal.aborted ? `timed out after ${requestTimeoutMs} ms` : error instanceof Error ? error.message : String(error);
@@ -234,7 +236,8 @@ export function createHttpSink(options: HttpSinkOptions): HttpSink {
     }
     let text = '';
     try {
-      text = await response.text();
+      // Past the limit the answer is not read: its status still says what happened.
+      text = (await readTextUpTo(response, MAX_ANSWER_BYTES)) ?? '';
     } catch {
       // The answer's status is what matters; a body cut short changes nothing.
     } finally {
@@ -242,6 +245,10 @@ export function createHttpSink(options: HttpSinkOptions): HttpSink {
     }
     const status = response.status;
     if (status >= 200 && status < 300) return { outcome: 'delivered', rejected: rejectedCount(text) };
+    if (status >= 300 && status < 400) {
+      const location = response.headers.get('location');
+      return { outcome: 'failed', error: `POST ${endpoint.href} answered ${status}, a redirect${location === null ? '' : ` to ${location.slice(0, 200)}`}: set url to the address that serves POST /visits` };
+    }
     const error = `POST ${endpoint.href} answered ${status}${text === '' ? '' : `: ${text.slice(0, 200)}`}`;
     if (status === 501 && keyed) {
       keyed = false;
@@ -296,6 +303,9 @@ export function createHttpSink(options: HttpSinkOptions): HttpSink {
     stats: () => queue.stats(),
   };
 }
+
+/** The most of an answer's body read: a 2xx answer counts rejected visits in it, and nothing else of it is needed. */
+const MAX_ANSWER_BYTES = 1024 * 1024;
 
 /** How many visits a 2xx answer reports rejected (`{"accepted": n, "rejected": [...]}`); 0 when it does not say. */
 function rejectedCount(text: string): number {

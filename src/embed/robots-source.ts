@@ -5,6 +5,7 @@ import type { Engine } from '../engine.js';
 import { RobotsOptionsError } from '../robots/errors.js';
 import { validateRobotsOptions, type RobotsAgentEntry } from '../robots/options.js';
 import { MAX_ROBOTS_TXT_BYTES } from '../robots/render.js';
+import { readTextUpTo } from './bounded-text.js';
 import type { Timers } from './delivery-queue.js';
 
 /**
@@ -116,17 +117,20 @@ export function createRobotsSource(options: RobotsSourceOptions, engine: Engine,
     try {
       const headers: Record<string, string> = { authorization: `Bearer ${options.token}`, 'content-type': 'application/json', accept: 'text/plain' };
       if (cached?.etag !== undefined) headers['if-none-match'] = cached.etag;
-      const response = await fetchImpl(endpoint, { method: 'POST', headers, body: requestBody, signal: controller.signal });
+      // A redirect is not followed: the token goes only where it was configured to go.
+      const response = await fetchImpl(endpoint, { method: 'POST', headers, body: requestBody, signal: controller.signal, redirect: 'manual' });
       if (response.status === 304 && cached !== undefined) {
         await response.body?.cancel();
         nextFetch = clock.now() + refreshMs;
         return cached;
       }
-      const text = await response.text();
       // Only a plain, sane answer is served: an error page must never become the site's robots.txt.
-      if (response.status !== 200 || !(response.headers.get('content-type') ?? '').startsWith('text/plain') || text.length > MAX_ROBOTS_TXT_BYTES) {
+      if (response.status !== 200 || !(response.headers.get('content-type') ?? '').startsWith('text/plain')) {
+        await response.body?.cancel();
         throw new Error(`POST ${endpoint.href} answered ${response.status}`);
       }
+      const text = await readTextUpTo(response, MAX_ROBOTS_TXT_BYTES);
+      if (text === undefined) throw new Error(`POST ${endpoint.href} answered more than ${MAX_ROBOTS_TXT_BYTES} bytes`);
       cached = Object.freeze({ text, etag: response.headers.get('etag') ?? undefined });
       nextFetch = clock.now() + refreshMs;
       return cached;

@@ -17,7 +17,7 @@ import {
   type VisitSink,
 } from '../../src/index.js';
 import { startTestServer, type TestServer } from '../server/helpers.js';
-import { BROWSER_UA, CLAUDEBOT_UA, embedEngine, GOOGLEBOT_UA, GPTBOT_UA } from './fixtures.js';
+import { BROWSER_UA, CLAUDEBOT_UA, embedEngine, GOOGLEBOT_UA, GPTBOT_UA, startStub } from './fixtures.js';
 
 /** A sink that keeps what it is given: the test is about what the middleware hands over. */
 function collectingSink(): VisitSink & { visits: SinkVisit[]; verdicts: (VerificationOutcome | undefined)[] } {
@@ -203,6 +203,38 @@ describe('access policy in the middleware', () => {
 
     const offline = createFetchMiddleware({ engine: embedEngine(), policy: { robotsTxt: { url: 'http://127.0.0.1:9', token: 't', agentTypes: ['AI Data Scraper'] } } });
     expect(await (await offline(get('/robots.txt', BROWSER_UA), app)).text()).toBe(embedEngine().robotsTxt({ agent_types: ['AI Data Scraper'] }));
+  });
+
+  it('renders /robots.txt locally when the server it is fetched from redirects or answers without end (the token is not sent on, the body not read past 500 KB)', async () => {
+    let elsewhere = 0;
+    const other = await startStub((_req, res) => (elsewhere++, res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /\n')));
+    cleanups.push(() => other.close());
+    const redirecting = await startStub((_req, res) => res.writeHead(308, { location: other.url }).end());
+    cleanups.push(() => redirecting.close());
+    let written = 0;
+    const endless = await startStub((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      const chunk = Buffer.from('Disallow: /x\n'.repeat(4096));
+      const pour = () => {
+        while (!res.destroyed && res.write(chunk)) written += chunk.length;
+        if (!res.destroyed) res.once('drain', pour);
+      };
+      pour();
+    });
+    cleanups.push(() => endless.close());
+    const local = embedEngine().robotsTxt({ agent_types: ['AI Data Scraper'] });
+    for (const url of [redirecting.url, endless.url]) {
+      const run = createFetchMiddleware({ engine: embedEngine(), policy: { robotsTxt: { url, token: 'site-token', agentTypes: ['AI Data Scraper'] } } });
+      const started = Date.now();
+      expect(await (await run(get('/robots.txt', BROWSER_UA), app)).text()).toBe(local);
+      expect(Date.now() - started).toBeLessThan(5000);
+    }
+    expect(elsewhere).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const settled = written;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(written).toBe(settled);
+    expect(written).toBeLessThan(64 * 1024 * 1024);
   });
 
   it.each([

@@ -222,6 +222,47 @@ describe('HTTP sink retries and queue (stub servers)', () => {
     expect(errors.join('\n')).toContain('answered 401');
   });
 
+  it('does not follow a redirect: the visits and the token go only to the url given, and the batch is dropped with the reason', async () => {
+    let elsewhere = 0;
+    const other = await startStub((_req, res) => (elsewhere++, res.writeHead(202).end('{"accepted":1,"rejected":[]}')));
+    cleanups.push(() => other.close());
+    const stub = await startStub((_req, res) => res.writeHead(307, { location: `${other.url}/visits` }).end());
+    cleanups.push(() => stub.close());
+    const errors: string[] = [];
+    const sink = createHttpSink({ url: stub.url, token: 'site-token', flushIntervalMs: 0, onError: (e) => errors.push(e) });
+    sink.push(visit(1));
+    await sink.flush();
+    expect(elsewhere).toBe(0);
+    expect(sink.stats()).toMatchObject({ delivered: 0, dropped: 1, retries: 0 });
+    expect(errors.join('\n')).toContain(`answered 307, a redirect to ${other.url}/visits`);
+  });
+
+  it('reads at most 1 MiB of an answer: a server that answers without end neither holds the delivery up nor fills memory', async () => {
+    let written = 0;
+    const stub = await startStub((_req, res) => {
+      res.writeHead(202, { 'content-type': 'application/json' });
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      const pour = () => {
+        while (!res.destroyed && res.write(chunk)) written += chunk.length;
+        if (!res.destroyed) res.once('drain', pour);
+      };
+      pour();
+    });
+    cleanups.push(() => stub.close());
+    const sink = createHttpSink({ url: stub.url, token: 't', flushIntervalMs: 0 });
+    sink.push(visit(1));
+    const started = Date.now();
+    await sink.flush();
+    // Delivered (the status says so) long before the 10 s request limit, the rest never read.
+    expect(sink.stats()).toMatchObject({ delivered: 1, dropped: 0 });
+    expect(Date.now() - started).toBeLessThan(5000);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const settled = written;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(written).toBe(settled);
+    expect(written).toBeLessThan(64 * 1024 * 1024);
+  });
+
   it('splits a batch the server finds too large (413) and delivers the halves', async () => {
     const sizes: number[] = [];
     const stub = await startStub((_req, res, body) => {
