@@ -1,0 +1,100 @@
+// Visits are written by whoever sends a request to the site: their paths, user agents and headers
+// are attacker-controlled text, and so is an unlisted agent's name. In headless Chromium against
+// `agentwarden serve`, every page that shows them (timeline, visit, analytics, agent, projects)
+// must show markup as text and never run it: each payload would set window.__xss or open a dialog.
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumAvailable, launchChromium, loggedInPage, openView, projectApi, startDashboardServer, type DashboardServer } from './dashboard-harness.js';
+
+const available = chromiumAvailable();
+
+const PATH = '/<img src=x onerror="window.__xss=1">/"><svg onload=window.__xss=2>?q=<script>window.__xss=3</script>';
+const UA = 'Mozilla/5.0 (compatible; EvilBot/1.0; +javascript:window.__xss=4) <script>window.__xss=5</script><img src=x onerror=window.__xss=6>';
+const NAME = '<img src=x onerror="window.__xss=7">Shop';
+
+describe.skipIf(!available)('dashboard pages showing hostile visit data in Chromium', () => {
+  let server: DashboardServer;
+  let browser: Browser;
+  let page: Page;
+  let visitId: string;
+  const problems: string[] = [];
+  const dialogs: string[] = [];
+
+  beforeAll(async () => {
+    server = await startDashboardServer();
+    const api = projectApi(server);
+    await api('POST', '/visits', [
+      {
+        request_path: PATH,
+        request_method: 'GET',
+        request_headers: { 'user-agent': UA, referer: 'javascript:window.__xss=8', 'x-note': '"><img src=x onerror=window.__xss=9>' },
+        response_status_code: 200,
+      },
+    ]);
+    visitId = (await api('GET', '/visits?limit=1')).visits[0].id;
+    browser = await launchChromium();
+    page = await loggedInPage(browser, server.dashboard, server.secret, problems);
+    page.on('dialog', (dialog) => {
+      dialogs.push(dialog.message());
+      void dialog.dismiss();
+    });
+    // The project's name is the admin's, but it is shown beside the visits: it gets the same test.
+    const renamed = await page.evaluate(
+      async ({ id, name }) => {
+        const session = (await (await fetch('../admin/session')).json()) as { csrf_token: string };
+        const response = await fetch(`../admin/projects/${id}`, { method: 'PATCH', headers: { 'content-type': 'application/json', 'x-csrf-token': session.csrf_token }, body: JSON.stringify({ name }) });
+        return response.status;
+      },
+      { id: server.projectId, name: NAME },
+    );
+    expect(renamed).toBe(200);
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  const ranNothing = async () => {
+    // Images that fail to load fire onerror a moment later.
+    await page.waitForTimeout(300);
+    expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
+    expect(dialogs).toEqual([]);
+    expect(await page.locator('main img, main svg script, main script').count()).toBe(0);
+  };
+
+  it('shows the path, the user agent and the headers as text on the timeline and the visit page', async () => {
+    await openView(page, server.dashboard, `#/p/${server.projectId}/timeline`, /realtime timeline/);
+    const row = page.locator('table.timeline tbody tr').first();
+    await expect.poll(() => row.textContent()).toContain('/<img src=x onerror="window.__xss=1">');
+    await ranNothing();
+
+    await openView(page, server.dashboard, `#/p/${server.projectId}/visits/${visitId}`, /Visit GET/);
+    const heading = await page.getByRole('heading', { level: 1 }).textContent();
+    expect(heading).toContain(PATH);
+    const headers = await page.getByRole('region', { name: 'Request headers' }).textContent();
+    expect(headers).toContain('<script>window.__xss=5</script>');
+    expect(headers).toContain('"><img src=x onerror=window.__xss=9>');
+    // The javascript: referer is text, not a link.
+    expect(await page.locator('a[href^="javascript:"]').count()).toBe(0);
+    await ranNothing();
+  });
+
+  it('shows them as text on the analytics, the unlisted agent\'s page and the projects list', async () => {
+    await openView(page, server.dashboard, `#/p/${server.projectId}/analytics`, /analytics/);
+    await expect.poll(() => page.locator('main').textContent()).toContain('EvilBot');
+    await ranNothing();
+
+    await openView(page, server.dashboard, `#/p/${server.projectId}/agents/unlisted:EvilBot`, /EvilBot/);
+    await ranNothing();
+
+    await page.goto(`${server.dashboard}#/`);
+    await page.getByRole('heading', { level: 1, name: 'Projects' }).waitFor();
+    await expect.poll(() => page.locator('main').textContent()).toContain(NAME);
+    await ranNothing();
+  });
+
+  it('had no script error, console error or CSP violation', () => {
+    expect(problems).toEqual([]);
+  });
+});
