@@ -119,6 +119,8 @@ interface VisitRow {
 const MAX_BATCH_ROWS = 1_000_000;
 // An attempt with an idempotency key sends its INSERT within this long of its claim, or never.
 const SEND_WITHIN_MS = 5000;
+// What is left of SEND_WITHIN_MS for the INSERT when an attempt stops waiting for younger ones to step aside.
+const SEND_MARGIN_MS = 3000;
 // Claim partitions (days) are dropped once wholly past the 24-hour window, with a day to spare for
 // time zones (toYYYYMMDD is in the server's).
 const CLAIM_DAYS_KEPT = 3;
@@ -428,7 +430,8 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
       let decision;
       try {
         await claims.claim({ ...attempt, fingerprint: batch.fingerprint, response: batch.response });
-        decision = await claims.decide(projectId, batch.key, first);
+        // Looking again for younger attempts to step aside ends in time to send by the deadline.
+        decision = await claims.decide(projectId, batch.key, first, deadline - SEND_MARGIN_MS);
       } catch (error) {
         // No visit was sent: whatever became of the claim, nothing of the batch is stored.
         return notStored(error);

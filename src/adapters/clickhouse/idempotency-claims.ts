@@ -76,8 +76,12 @@ export type ClaimDecision =
   | { readonly kind: 'replay'; readonly attempt: ClaimAttempt }
   /** Look up these attempts' ids first (`probeIds`), then decide again. */
   | { readonly kind: 'probe'; readonly attempts: readonly ClaimAttempt[] }
-  /** Another attempt may still store the key: store nothing, ask the client to retry. */
-  | { readonly kind: 'wait'; readonly retryAfterSeconds: number };
+  /**
+   * Another attempt may still store the key: store nothing, ask the client to retry.
+   * `onlyYounger`: every attempt waited for is younger than this one (by `oldestFirst`), so it
+   * steps aside for this one as soon as it sees it; looking again shortly may find it released.
+   */
+  | { readonly kind: 'wait'; readonly retryAfterSeconds: number; readonly onlyYounger: boolean };
 
 /** Oldest claim first; ties (one ClickHouse second) by attempt id, as every server orders them. */
 function oldestFirst(a: ClaimAttempt, b: ClaimAttempt): number {
@@ -108,17 +112,22 @@ export function decideClaim(
   const complete = live
     .filter((attempt) => attempt.visits === 0 || (attempt.attempt !== mine && stored.get(attempt.attempt) === true))
     .sort(oldestFirst);
+  const own = live.find((attempt) => attempt.attempt === mine);
   let wait = 0;
+  let onlyYounger = own !== undefined;
   for (const attempt of others) {
     if (attempt.visits === 0 || stored.get(attempt.attempt) === true) continue;
     const left = settleSeconds - settledFor(attempt);
-    if (left > 0) wait = Math.max(wait, left);
+    if (left > 0) {
+      wait = Math.max(wait, left);
+      if (own === undefined || oldestFirst(own, attempt) > 0) onlyYounger = false;
+    }
   }
   const first = complete[0];
   if (first !== undefined && first.attempt !== mine) return { kind: 'replay', attempt: first };
   if (wait === 0) return { kind: 'proceed' };
   // Most waits end with the other attempt's INSERT, within a second or two: ask again soon.
-  return { kind: 'wait', retryAfterSeconds: Math.max(1, Math.min(5, Math.ceil(wait))) };
+  return { kind: 'wait', retryAfterSeconds: Math.max(1, Math.min(5, Math.ceil(wait))), onlyYounger };
 }
 
 /** A claim or release row as inserted (`at` is ClickHouse's, materialized at insert). */
@@ -154,8 +163,11 @@ export interface ClaimsOptions {
 export interface Claims {
   /** Inserts the claim of an attempt; resolves once ClickHouse acknowledged it. */
   claim(row: Omit<ClaimInsert, 'state'>): Promise<void>;
-  /** Reads the key's claims and decides for `attempt` (probing other attempts' ids as needed). */
-  decide(projectId: string, key: string, attempt: string): Promise<Exclude<ClaimDecision, { kind: 'probe' }>>;
+  /**
+   * Reads the key's claims and decides for `attempt` (probing other attempts' ids as needed). While
+   * it waits only for younger attempts, it reads them again every YIELD_PAUSE_MS until `until` (ms).
+   */
+  decide(projectId: string, key: string, attempt: string, until?: number): Promise<Exclude<ClaimDecision, { kind: 'probe' }>>;
   /** Whether an attempt's ids are in `visits` (it stored its batch). */
   landed(projectId: string, attempt: ClaimAttempt): Promise<boolean>;
   /** Records that this server's attempt stored nothing and never will: in memory, and as a row (best effort). */
@@ -163,6 +175,9 @@ export interface Claims {
   /** Records that this server's attempt sent its INSERT and stopped waiting for it now. */
   ended(attempt: string): void;
 }
+
+// How long an attempt that waits only for younger ones pauses before reading the claims again.
+const YIELD_PAUSE_MS = 100;
 
 // This server's knowledge of its attempts, kept well past any wait it can shorten.
 const LOCAL_KNOWLEDGE_MS = 10 * 60_000;
@@ -226,14 +241,21 @@ export function createClaims(options: ClaimsOptions): Claims {
 
   return {
     claim: (row) => insert([{ ...row, state: 'claimed' }]),
-    async decide(projectId, key, attempt) {
-      const attempts = attemptsOf(await claimsOf(projectId, key));
-      const stored = new Map<string, boolean>();
+    async decide(projectId, key, attempt, until = 0) {
       for (;;) {
-        const decision = decideClaim(attempts, attempt, stored, settledFor, settleSeconds);
-        if (decision.kind !== 'probe') return decision;
-        const present = await landed(projectId, decision.attempts);
-        for (const probed of decision.attempts) stored.set(probed.attempt, present.has(probed.attempt));
+        const attempts = attemptsOf(await claimsOf(projectId, key));
+        const stored = new Map<string, boolean>();
+        let decision = decideClaim(attempts, attempt, stored, settledFor, settleSeconds);
+        while (decision.kind === 'probe') {
+          const present = await landed(projectId, decision.attempts);
+          for (const probed of decision.attempts) stored.set(probed.attempt, present.has(probed.attempt));
+          decision = decideClaim(attempts, attempt, stored, settledFor, settleSeconds);
+        }
+        // Two attempts that claimed together each wait for the other; were both sent away, clients
+        // retrying together would meet again, and again. The younger steps aside at once (it waits
+        // for an older one); the older looks again and, once the younger's release shows, stores.
+        if (decision.kind !== 'wait' || !decision.onlyYounger || clock.now() + YIELD_PAUSE_MS > until) return decision;
+        await new Promise((resolve) => setTimeout(resolve, YIELD_PAUSE_MS));
       }
     },
     landed: async (projectId, attempt) => (await landed(projectId, [attempt])).size > 0,

@@ -154,6 +154,22 @@ describe.runIf(available)('several servers over one ClickHouse', () => {
     expect(answers.map((answer) => answer.status)).toEqual([202, 202, 202, 202]);
     expect(new Set(answers.map((answer) => answer.text)).size).toBe(1);
 
+    // Both at once again, each pair of retries sent together after the Retry-After given (clients
+    // in step): one of the first two stores the batch, and the next pair is answered from it.
+    const step = [visitBody('/idem/step/1', GPTBOT_UA, Date.now())];
+    const rounds: number[][] = [];
+    for (let round = 0; round < 3; round++) {
+      const pair = await Promise.all([a, b].map((server) => post(`${server.url}/visits`, token, step, { 'idempotency-key': 'batch-C' })));
+      rounds.push(pair.map((answer) => answer.status));
+      if (pair.every((answer) => answer.status === 202)) {
+        expect(pair[0]!.text).toBe(pair[1]!.text);
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1000 * Math.max(...pair.map((answer) => Number(answer.headers.get('retry-after') ?? 1)))));
+    }
+    expect(rounds[0]).toContain(202);
+    expect(rounds.at(-1)).toEqual([202, 202]);
+
     // A server restarted between the first try and the retry answers from ClickHouse.
     await stopServes([a]);
     a = await serve('a');
@@ -161,7 +177,7 @@ describe.runIf(available)('several servers over one ClickHouse', () => {
     expect(afterRestart.status).toBe(202);
     expect(afterRestart.text).toBe(first.text);
     const counts = (await clickhouse.query(`SELECT request_path, count() FROM ${DATABASE}.visits WHERE request_path LIKE '/idem/%' GROUP BY request_path ORDER BY request_path FORMAT TSV`)).trim();
-    expect(counts.split('\n')).toEqual(['/idem/1\t1', '/idem/2\t1', '/idem/3\t1', '/idem/both/1\t1', '/idem/both/2\t1']);
+    expect(counts.split('\n')).toEqual(['/idem/1\t1', '/idem/2\t1', '/idem/3\t1', '/idem/both/1\t1', '/idem/both/2\t1', '/idem/step/1\t1']);
   });
 
   it('answers 503 with Retry-After while ClickHouse is down, loses nothing acknowledged, and recovers', async () => {

@@ -2,7 +2,7 @@
 // attempt holds a key, when another attempt must be waited for, and what its probes look up.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { attemptsOf, decideClaim, probeIds, type ClaimAttempt } from '../../../src/adapters/clickhouse/idempotency-claims.js';
+import { attemptsOf, createClaims, decideClaim, probeIds, type ClaimAttempt, type ClaimInsert, type ClaimRow } from '../../../src/adapters/clickhouse/idempotency-claims.js';
 import { visitIdAt } from '../../../src/adapters/clickhouse/visit-id.js';
 
 const id = (ms: number) => `${ms.toString(16).padStart(12, '0')}0000abcdefabcdef`;
@@ -66,6 +66,48 @@ describe('decideClaim', () => {
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+describe('two attempts that claim together', () => {
+  it('says which waits only for younger ones: the older of the two', () => {
+    const older = attempt(1, { age: 1 });
+    const younger = attempt(2, { age: 1 });
+    const absent = new Map([
+      [older.attempt, false],
+      [younger.attempt, false],
+    ]);
+    expect(decideClaim([older, younger], older.attempt, absent, byAge, SETTLE)).toMatchObject({ kind: 'wait', onlyYounger: true });
+    expect(decideClaim([older, younger], younger.attempt, absent, byAge, SETTLE)).toMatchObject({ kind: 'wait', onlyYounger: false });
+  });
+
+  it('end with one stored and the other sent away, not both sent away (clients retrying together would meet again)', async () => {
+    // ClickHouse as the claims see it: claim rows in a table, no visit stored yet.
+    const table: ClaimRow[] = [];
+    const rows = async <T,>(query: string): Promise<T[]> => (query.includes('idempotency_claims') ? (table.slice() as T[]) : []);
+    const insert = async (inserted: readonly ClaimInsert[]) => {
+      for (const row of inserted) table.push({ ...row, age: 1 });
+    };
+    const server = () => createClaims({ rows, insert, clock: { now: () => Date.now() }, windowSeconds: 86_400, sendWithinMs: 5000, requestTimeoutMs: 10_000, settleMs: 30_000 });
+    const [a, b] = [server(), server()];
+    const claimOf = (ms: number) => ({ project_id: 'p', key: 'k', attempt: id(ms), visits: 3, fingerprint: 'f', response: 'r' });
+    await Promise.all([a.claim(claimOf(1)), b.claim(claimOf(2))]);
+    const until = Date.now() + 2000;
+    const [first, second] = await Promise.all([
+      a.decide('p', 'k', id(1), until),
+      b.decide('p', 'k', id(2), until).then(async (decision) => {
+        // The store releases an attempt sent away, as appendOnce does.
+        if (decision.kind === 'wait') await b.release({ project_id: 'p', key: 'k', attempt: id(2), visits: 3 });
+        return decision;
+      }),
+    ]);
+    expect(second).toMatchObject({ kind: 'wait', onlyYounger: false });
+    expect(first).toEqual({ kind: 'proceed' });
+    // Without time to look again, the older one is sent away too, as before.
+    table.length = 0;
+    const [c, d] = [server(), server()];
+    await Promise.all([c.claim(claimOf(3)), d.claim(claimOf(4))]);
+    expect(await c.decide('p', 'k', id(3))).toMatchObject({ kind: 'wait', onlyYounger: true });
   });
 });
 
