@@ -394,7 +394,9 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
       if (refused !== undefined) return Promise.reject(refused);
       const ids = visits.map(nextId);
       const stored = visits.map((visit, i): StoredVisit => ({ ...visit, id: ids[i]!, project_id: projectId }));
-      return sendVisits(projectId, visits, ids).then(
+      // Rows that cannot go out within SEND_WITHIN_MS (an INSERT ahead of them hangs) are never
+      // sent: the request is answered 503 "not stored" then, not held until ClickHouse wakes.
+      return sendVisits(projectId, visits, ids, clock.now() + SEND_WITHIN_MS).then(
         () => {
           fanout.publish(projectId, stored);
           return stored;

@@ -64,6 +64,25 @@ export function createInsertQueue<Row>(options: {
     }
   };
 
+  // While an INSERT hangs (ClickHouse stopped, not down), rows behind it must not wait for it to
+  // end: they are refused when their deadline passes, never sent.
+  let sweep: ReturnType<typeof setTimeout> | undefined;
+  const scheduleSweep = (): void => {
+    if (sweep !== undefined) return;
+    let earliest = Infinity;
+    for (const item of waiting) earliest = Math.min(earliest, item.deadline);
+    if (earliest === Infinity) return;
+    sweep = setTimeout(
+      () => {
+        sweep = undefined;
+        dropExpired();
+        scheduleSweep();
+      },
+      Math.max(0, earliest - clock.now()) + 1,
+    );
+    (sweep as { unref?: () => void }).unref?.();
+  };
+
   const pump = (): void => {
     // Checked as the next INSERT forms: past this point the rows are sent.
     if (inFlight < options.maxConcurrent) dropExpired();
@@ -91,6 +110,7 @@ export function createInsertQueue<Row>(options: {
           if (inFlight === 0 && waiting.length === 0) idle.splice(0).forEach((resolve) => resolve());
         });
     }
+    scheduleSweep();
   };
 
   return {

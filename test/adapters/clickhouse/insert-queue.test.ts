@@ -91,4 +91,19 @@ describe('insert queue', () => {
     await Promise.all([patient, unbounded]);
     await queue.drained();
   });
+
+  it('refuses rows whose deadline passes while the INSERT ahead of them hangs, without waiting for it to end', async () => {
+    const { calls, insert } = fakeInsert();
+    const queue = createInsertQueue({ insert, maxBatchRows: 100, maxConcurrent: 1 });
+    void queue.enqueue([1]).catch(() => undefined);
+    const started = Date.now();
+    const behind = queue.enqueue([2], Date.now() + 50);
+    await expect(behind).rejects.toBeInstanceOf(InsertDeadlineError);
+    expect(Date.now() - started).toBeLessThan(1000);
+    // The hung INSERT is still the only one sent, and nothing waits behind it.
+    expect(calls.map((c) => c.rows)).toEqual([[1]]);
+    expect(queue.queued()).toBe(0);
+    calls[0]!.resolve();
+    await queue.drained();
+  });
 });
