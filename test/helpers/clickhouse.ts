@@ -20,6 +20,9 @@ export interface ClickHouseServer {
   stop(signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>;
   /** Starts it again on the same ports and data directory and waits until it answers. */
   start(): Promise<void>;
+  /** SIGSTOP / SIGCONT: a server that hangs (connections accepted, nothing answered), then wakes. */
+  pause(): void;
+  resume(): void;
   /** Runs one SQL statement over HTTP and returns the response text. @throws on a non-2xx answer. */
   query(sql: string): Promise<string>;
   /** Stops the server and removes its directory. */
@@ -168,6 +171,8 @@ export async function startClickHouse(): Promise<ClickHouseServer> {
     httpPort,
     dataDir: dir,
     running: () => child !== undefined,
+    pause: () => void child?.kill('SIGSTOP'),
+    resume: () => void child?.kill('SIGCONT'),
     stop,
     start,
     query,

@@ -228,6 +228,39 @@ describe.runIf(available)('several servers over one ClickHouse', () => {
     const stored = new Set((await clickhouse.query(`SELECT request_path FROM ${DATABASE}.visits WHERE request_path LIKE '/load/%' FORMAT TSV`)).trim().split('\n'));
     expect(acknowledged.filter((path) => !stored.has(path))).toEqual([]);
   });
+
+  it('answers every POST /visits 503 within its bounds while ClickHouse is stopped (not down), stores none it called not stored, and recovers when it wakes', async () => {
+    const paths = Array.from({ length: 6 }, (_, i) => `/hang/${i}`);
+    // The token known to the server already, as on any server that has taken visits.
+    expect((await post(`${a.url}/visits`, token, [visitBody('/hang/before', GPTBOT_UA, Date.now())])).status).toBe(202);
+    clickhouse.pause();
+    let answers: { path: string; status: number; type: string; ms: number }[];
+    try {
+      answers = await Promise.all(
+        paths.map(async (path) => {
+          const started = Date.now();
+          const response = await post(`${a.url}/visits`, token, [visitBody(path, GPTBOT_UA, Date.now())]);
+          return { path, status: response.status, type: JSON.parse(response.text).type as string, ms: Date.now() - started };
+        }),
+      );
+    } finally {
+      clickhouse.resume();
+    }
+    // The INSERT in flight is given up after 10 s (outcome unknown); the rows behind it after 5 s (not stored).
+    for (const answer of answers) {
+      expect(answer.status).toBe(503);
+      expect(answer.ms).toBeLessThan(13_000);
+    }
+    expect(answers.some((answer) => answer.type.endsWith(':service-unavailable') && answer.ms < 8000)).toBe(true);
+    let recovered = 0;
+    for (const until = Date.now() + 15_000; recovered !== 202 && Date.now() < until; ) {
+      recovered = (await post(`${a.url}/visits`, token, [visitBody('/hang/after', GPTBOT_UA, Date.now())])).status;
+      if (recovered !== 202) await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(recovered).toBe(202);
+    const stored = new Set((await clickhouse.query(`SELECT request_path FROM ${DATABASE}.visits WHERE request_path LIKE '/hang/%' FORMAT TSV`)).trim().split('\n'));
+    expect(answers.filter((answer) => answer.type.endsWith(':service-unavailable') && stored.has(answer.path))).toEqual([]);
+  }, 60_000);
 });
 
 describe('serve --store flags', () => {
