@@ -120,7 +120,7 @@ export function decideClaim(
     const left = settleSeconds - settledFor(attempt);
     if (left > 0) {
       wait = Math.max(wait, left);
-      if (own === undefined || oldestFirst(own, attempt) > 0) onlyYounger = false;
+      if (own !== undefined && oldestFirst(own, attempt) > 0) onlyYounger = false;
     }
   }
   const first = complete[0];

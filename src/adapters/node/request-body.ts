@@ -67,6 +67,8 @@ export function readRequestBody(req: IncomingMessage, maxBodyBytes: number, budg
   const lengthHeader = req.headers['content-length'];
   // llhttp has checked the value is one decimal number (and refused it next to Transfer-Encoding).
   const declared = lengthHeader === undefined || req.headers['transfer-encoding'] !== undefined ? undefined : Number(lengthHeader);
+  // The most the buffer may ever need to hold.
+  const largest = declared ?? maxBodyBytes;
   let reserved = 0;
   let ended = false;
   let size = 0;
@@ -114,11 +116,11 @@ export function readRequestBody(req: IncomingMessage, maxBodyBytes: number, budg
           return;
         }
         if (gathered === undefined || gathered.length < total) {
-          let capacity = Math.min(declared ?? maxBodyBytes, Math.max(FIRST_CAPACITY, 2 * total));
+          let capacity = Math.min(largest, Math.max(FIRST_CAPACITY, 2 * total));
           if (!reserveUpTo(capacity)) {
             // Short of room for the doubled buffer, a smaller step will do (never one byte at a
             // time: a body sent in tiny chunks would be copied whole for each).
-            capacity = Math.min(declared ?? maxBodyBytes, total + FIRST_CAPACITY);
+            capacity = Math.min(largest, total + FIRST_CAPACITY);
             if (!reserveUpTo(capacity)) return refuse(busy());
           }
           const grown = Buffer.allocUnsafeSlow(capacity);
