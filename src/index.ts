@@ -93,12 +93,14 @@ export type { ProjectSettingsRoutesOptions } from './api/settings-routes.js';
 export { openVisitEventStream } from './api/visit-event-stream.js';
 export type { VisitEventStreamOptions } from './api/visit-event-stream.js';
 export { createEventStreamBudget, DEFAULT_EVENT_STREAM_LIMITS } from './api/event-stream-budget.js';
+export { createReadinessProbe, READINESS_DEADLINE_MS, READINESS_REUSE_MS } from './api/readiness.js';
+export type { ReadinessProbeOptions } from './api/readiness.js';
 export type { EventStreamAdmission, EventStreamBudget, EventStreamLimits, EventStreamSlot, ResolvedEventStreamLimits } from './api/event-stream-budget.js';
 export { csvCell, toCsv } from './api/csv.js';
 export type { CsvCell } from './api/csv.js';
 export { isSecretHeader, parseVisit } from './visits/visit.js';
 export type { JsonObject, Visit, VisitDecision, VisitHeaders, VisitParseResult } from './visits/visit.js';
-export { IDEMPOTENCY_WINDOW_MS, VisitQueryError, VisitStoreUnavailableError } from './visits/visit-store.js';
+export { FAILED_WRITE_MEMORY_MS, IDEMPOTENCY_WINDOW_MS, VisitQueryError, VisitStoreUnavailableError } from './visits/visit-store.js';
 export type {
   EnrichedVisit,
   IdempotencyRecord,
@@ -112,6 +114,7 @@ export type {
   StatsQuery,
   StatsResult,
   StatsSeries,
+  StoreHealth,
   StoredVisit,
   TimelineQuery,
   VisitFilter,

@@ -7,7 +7,7 @@ import { RobotsOptionsError } from '../robots/errors.js';
 import type { RobotsTxtOptions } from '../robots/options.js';
 import type { Visit } from '../visits/visit.js';
 import { createVisitEnricher } from '../visits/enrich.js';
-import { VisitStoreUnavailableError, type VisitStore } from '../visits/visit-store.js';
+import { VisitStoreUnavailableError, type StoreHealth, type VisitStore } from '../visits/visit-store.js';
 import { authFailureDetail, bearerChallenge, readBearer, type AuthFailure } from './auth.js';
 import { readItems, validateRequestItem, type RequestItem } from './items.js';
 import { parseJsonBody } from './json-body.js';
@@ -17,6 +17,7 @@ import { pointerTo, type FieldError } from '../field-error.js';
 import { problem } from './problem.js';
 import type { Project, ProjectLookup, TokenRecord } from './projects.js';
 import { createRateLimiter, type RateLimiter } from './rate-limit.js';
+import { createReadinessProbe } from './readiness.js';
 import { headerValue } from './request-headers.js';
 import { createRouter } from './router.js';
 import { constantTimeEqual, sha256Hex, type TokenHasher } from './token.js';
@@ -60,6 +61,11 @@ export interface ApiHandlerOptions {
   readonly settings?: ProjectSettingsStore;
   /** The client-IP rule of projects without their own, for their identification and verification items and visits (default `createClientIpRule()`). */
   readonly clientIp?: ClientIpRule;
+  /**
+   * Called when the store's readiness changes (`GET /readyz`): not ready, with why (it may name
+   * hosts or files, so it goes to the log, never into an answer), or ready again.
+   */
+  readonly onReadinessChange?: (health: StoreHealth) => void;
   /** `GET /visits/stream`: heartbeat interval (default 15,000 ms), `retry:` hint (default 3,000 ms), and the caps on open streams and on the events they keep for slow readers. */
   readonly eventStream?: EventStreamOptions;
 }
@@ -202,6 +208,8 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
     return { ok: false, response: problem(code, parsed.message, { errors: [{ pointer: '', code: parsed.reason, message: parsed.message }] }) };
   };
 
+  const readiness = createReadinessProbe(visits, { ...(options.clock === undefined ? {} : { clock: options.clock }), onChange: options.onReadinessChange });
+
   const ingestVisits = createVisitIngest({ visits, limits, enrich: enrichFor, parseBody, ...(options.clock === undefined ? {} : { clock: options.clock }) });
 
   const requestItems = (request: ApiRequest): { ok: true; single: boolean; items: RequestItem[] } | { ok: false; response: ApiResponse } => {
@@ -308,6 +316,17 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
     },
     '/healthz': {
       GET: { auth: 'none', json: false, run: () => json(200, { status: 'ok' }) },
+    },
+    '/readyz': {
+      GET: {
+        auth: 'none',
+        json: false,
+        async run() {
+          const { status } = await readiness();
+          if (status === 'ok') return json(200, { status: 'ready', checks: { store: status } });
+          return { ...json(503, { status: 'not_ready', checks: { store: status } }), headers: { ...JSON_HEADERS, 'retry-after': '5' } };
+        },
+      },
     },
   };
   const readRoutes = createVisitRoutes({ engine, visits, settings, enrich: enrichFor, clock: options.clock, maxJsonDepth: limits.maxJsonDepth, eventStream: options.eventStream });

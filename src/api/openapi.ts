@@ -363,6 +363,23 @@ export function createOpenApiDocument(options: {
           },
         },
       },
+      '/readyz': {
+        get: {
+          summary: 'Readiness check: whether this server can take visits now.',
+          description:
+            'Not ready (503) while the visit store is unreachable, does not answer within 3 s, has a backlog of visits at its limit, or failed its last write in the past 30 s (no write has succeeded since); with the embedded SQLite store also while its disk has less than 64 MiB free. One check serves every request for a second. Why the store is not ready goes to the server log, never into this answer.',
+          security: [],
+          responses: {
+            '200': { description: 'Ready.', content: { 'application/json': { schema: { $ref: '#/components/schemas/Readiness' } } } },
+            '503': {
+              description: 'Not ready: take this server out of rotation.',
+              headers: { 'Retry-After': { description: 'Seconds before asking again.', schema: { type: 'integer', minimum: 1 } } },
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/Readiness' } } },
+            },
+            ...openApiErrorResponses([405]),
+          },
+        },
+      },
     },
     components: {
       securitySchemes: {
@@ -370,6 +387,18 @@ export function createOpenApiDocument(options: {
         adminSession: { type: 'apiKey', in: 'cookie', name: 'aw_session', description: 'The dashboard admin session; state-changing requests also send X-CSRF-Token.' },
       },
       schemas: {
+        Readiness: {
+          type: 'object',
+          required: ['status', 'checks'],
+          properties: {
+            status: { enum: ['ready', 'not_ready'] },
+            checks: {
+              type: 'object',
+              required: ['store'],
+              properties: { store: { enum: ['ok', 'busy', 'unavailable'], description: 'The visit store: ok, busy (its backlog is full) or unavailable.' } },
+            },
+          },
+        },
         IdentificationRequest: {
           type: 'object',
           required: ['request_headers'],

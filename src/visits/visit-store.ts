@@ -166,6 +166,18 @@ export type IdempotentAppendResult =
   | { readonly outcome: 'in-progress'; readonly retryAfterSeconds: number };
 
 /**
+ * How long a failed write keeps a store unready when no write succeeds after it: a server taken
+ * out of rotation gets no visits to prove itself with, so it asks to be tried again after this.
+ */
+export const FAILED_WRITE_MEMORY_MS = 30_000;
+
+/**
+ * Whether a store can take visits now (`GET /readyz`). `detail` says why not, for the operator's
+ * log: it may name hosts or files, so the API never puts it in an answer.
+ */
+export type StoreHealth = { readonly status: 'ok' } | { readonly status: 'busy' | 'unavailable'; readonly detail: string };
+
+/**
  * Stores visits per project and answers the analytics over them.
  *
  * `append` resolves only once the visits are durable for the store (SQLite: committed; ClickHouse:
@@ -194,6 +206,12 @@ export interface VisitStore {
    * `POST /visits` refuses a visit older than this: the next retention pass would delete it.
    */
   readonly retentionDays?: number;
+  /**
+   * Whether the store can take visits now: reachable, not backed up, its last write not failed.
+   * Resolves, never rejects, within a few seconds (the API gives up on it after 3 s and calls the
+   * store not ready); a store without it is always ready.
+   */
+  health?(): Promise<StoreHealth>;
 }
 
 /**

@@ -2,6 +2,8 @@
 // a Known Agents style client end to end, project commands against a running server, SIGTERM
 // under load losing no acknowledged visit, and acknowledged visits surviving kill -9.
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../src/adapters/node/index.js';
 import { CLI, GPTBOT_UA, post, runCli, spawnServe, tempDir, writeTestCatalog, type ServeProcess } from './helpers.js';
@@ -210,6 +212,44 @@ describe('durability', () => {
       store.close();
     }
   });
+
+  it('GET /readyz says not ready while another process holds the database, logs why once, and ready again after a write goes through', async () => {
+    const { proc, dir } = await serve();
+    expect((await fetch(`${proc.url}/readyz`)).status).toBe(200);
+    // Another process (a backup, the CLI) holds the write lock past the 5 s busy timeout.
+    const other = new Database(join(dir, 'agentwarden.db'));
+    other.exec('BEGIN IMMEDIATE');
+    let refused: number;
+    let notReady: Response;
+    try {
+      refused = (await post(`${proc.url}/visits`, proc.firstToken, visit('/locked'))).status;
+      notReady = await fetch(`${proc.url}/readyz`);
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    expect(refused).toBe(503);
+    expect(notReady.status).toBe(503);
+    expect(notReady.headers.get('retry-after')).toBe('5');
+    expect(await notReady.json()).toEqual({ status: 'not_ready', checks: { store: 'unavailable' } });
+    expect((await post(`${proc.url}/visits`, proc.firstToken, visit('/unlocked'))).status).toBe(202);
+    // The last answer is reused for a second.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect((await fetch(`${proc.url}/readyz`)).status).toBe(200);
+    const readinessLines = () =>
+      proc
+        .stdout()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line))
+        .filter((entry) => entry.msg === 'not ready' || entry.msg === 'ready again');
+    // The log is written in batches, a few times a second.
+    for (const until = Date.now() + 3000; readinessLines().length < 2 && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(readinessLines()).toEqual([
+      expect.objectContaining({ level: 'warn', msg: 'not ready', store: 'unavailable', detail: expect.stringContaining('SQLITE_BUSY') }),
+      expect.objectContaining({ level: 'info', msg: 'ready again', store: 'ok' }),
+    ]);
+  }, 20_000);
 
   it('kill -9 right after a 202 loses nothing acknowledged', async () => {
     const { proc, dir } = await serve(['--log', 'off']);

@@ -195,6 +195,15 @@ describe('public endpoints', () => {
     expectDocumented('/healthz', 'get', { status: res.status, headers: res.headers, json: await res.json() });
   });
 
+  it('GET /readyz answers ready without a token while the store takes visits', async () => {
+    const res = await fetch(`${api.url}/readyz`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    const json = await res.json();
+    expect(json).toEqual({ status: 'ready', checks: { store: 'ok' } });
+    expectDocumented('/readyz', 'get', { status: res.status, headers: res.headers, json });
+  });
+
   it('GET /openapi.json is OpenAPI 3.1, and every documented operation is served', async () => {
     expect(openapi['openapi']).toBe('3.1.0');
     expect(Object.keys(openapi['paths']).sort()).toEqual([
@@ -205,6 +214,7 @@ describe('public endpoints', () => {
       '/healthz',
       '/openapi.json',
       '/project-settings',
+      '/readyz',
       '/robots-txts',
       '/robots-violations',
       '/stats',

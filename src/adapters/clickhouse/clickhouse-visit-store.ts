@@ -5,6 +5,7 @@ import {
   bucketStart,
   buildStatsResult,
   createVisitFanout,
+  FAILED_WRITE_MEMORY_MS,
   IDEMPOTENCY_WINDOW_MS,
   INTERVAL_MS,
   pathWithoutQuery,
@@ -16,6 +17,7 @@ import {
   type IdempotentBatch,
   type PathCount,
   type StatsCell,
+  type StoreHealth,
   type StoredVisit,
   type VisitFilter,
   type VisitListener,
@@ -32,6 +34,12 @@ import { createVisitIdGenerator, isVisitId, visitIdAt, visitIdFloor, visitIdTime
 
 /** The ClickHouse store: visits, project lookup, settings and administration, shared by servers. */
 export interface ClickHouseVisitStore extends VisitStore, ProjectTables {
+  /**
+   * Unavailable while closed, while an INSERT has gone unanswered for HUNG_INSERT_MS, for
+   * FAILED_WRITE_MEMORY_MS after a failed INSERT (until one succeeds), or when `SELECT 1` fails or
+   * takes over HEALTH_QUERY_MS; busy with the queue of waiting visits full.
+   */
+  health(): Promise<StoreHealth>;
   /** Always there: through claims every server sharing the database sees (idempotency-claims.ts). */
   appendOnce(projectId: string, visits: readonly EnrichedVisit[], batch: IdempotentBatch): Promise<IdempotentAppendResult>;
   readonly url: string;
@@ -121,6 +129,14 @@ const MAX_BATCH_ROWS = 1_000_000;
 const SEND_WITHIN_MS = 5000;
 // What is left of SEND_WITHIN_MS for the INSERT when an attempt stops waiting for younger ones to step aside.
 const SEND_MARGIN_MS = 3000;
+// An INSERT unanswered this long means ClickHouse is stuck (stopped, or its disk hangs), whatever
+// it answers to a query: it is the longest a visit waits for its INSERT to be sent (SEND_WITHIN_MS).
+const HUNG_INSERT_MS = SEND_WITHIN_MS;
+// A token, project or settings read gets this long, start to end (they are small).
+const LOOKUP_TIMEOUT_MS = 2000;
+// A health check's query gets this long: under the API's 3 s readiness deadline.
+const HEALTH_QUERY_MS = 2000;
+const READY: StoreHealth = Object.freeze({ status: 'ok' });
 // Claim partitions (days) are dropped once wholly past the 24-hour window, with a day to spare for
 // time zones (toYYYYMMDD is in the server's).
 const CLAIM_DAYS_KEPT = 3;
@@ -227,7 +243,8 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
     log: { level: ClickHouseLogLevel.OFF },
   });
   const sql = (text: string) => text.replaceAll('{db}', db);
-  const rows = async <T>(query: string): Promise<T[]> => (await client.query({ query: sql(query), format: 'JSONEachRow' })).json<T>();
+  const rows = async <T>(query: string, timeoutMs?: number): Promise<T[]> =>
+    (await client.query({ query: sql(query), format: 'JSONEachRow', ...(timeoutMs === undefined ? {} : { abort_signal: AbortSignal.timeout(timeoutMs) }) })).json<T>();
   const command = async (query: string): Promise<void> => {
     await client.command({ query: sql(query) });
   };
@@ -279,9 +296,17 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
   // client's request_timeout counts only idle time on a socket it has; the abort bounds the whole
   // INSERT, so its rows reach ClickHouse within requestTimeoutMs of being sent, or never (the
   // idempotency claims rely on that bound).
+  // The last visits INSERT that failed, while none has succeeded since (readiness).
+  let insertFailure: { readonly at: number; readonly detail: string } | undefined;
   const inserts = createInsertQueue<VisitRow>({
     insert: async (values) => {
-      await client.insert({ table: `${db}.visits`, values: values as VisitRow[], format: 'JSONEachRow', abort_signal: AbortSignal.timeout(requestTimeoutMs) });
+      try {
+        await client.insert({ table: `${db}.visits`, values: values as VisitRow[], format: 'JSONEachRow', abort_signal: AbortSignal.timeout(requestTimeoutMs) });
+      } catch (error) {
+        insertFailure = { at: clock.now(), detail: error instanceof Error ? error.message : String(error) };
+        throw error;
+      }
+      insertFailure = undefined;
     },
     maxBatchRows,
     maxConcurrent: maxConcurrentInserts,
@@ -347,7 +372,10 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
       (await rows<{ project_id: string; id: string; visit: string }>(`SELECT project_id, id, visit FROM {db}.visits WHERE ${inProjects(projectIds)} AND id IN (${ids.map(sqlString).join(', ')}) ORDER BY id`)).map(fromRow),
     publish: (projectId, visits) => fanout.publish(projectId, visits),
   });
-  const projects = createProjectTables({ rows, insert: insertRows, clock, tokenCacheMs, retryAfterSeconds });
+  // Token, project and settings reads sit in front of every request: bounded as a whole, so a
+  // ClickHouse that hangs costs a request LOOKUP_TIMEOUT_MS each (then a token or rule seen before
+  // is used), not the client's idle timeout.
+  const projects = createProjectTables({ rows: (query) => rows(query, LOOKUP_TIMEOUT_MS), insert: insertRows, clock, tokenCacheMs, retryAfterSeconds });
 
   let retentionTimer: ReturnType<typeof setInterval> | undefined;
   /** Drops the partitions of `table` whose ids (YYYYMM or YYYYMMDD numbers) are below `keepFrom`; resolves to those dropped. */
@@ -598,6 +626,23 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
       return Number(row?.n ?? 0);
     },
     enforceRetention,
+    async health() {
+      if (closed) return { status: 'unavailable', detail: 'the ClickHouse store is closed' };
+      const now = clock.now();
+      const sent = inserts.inFlightSince();
+      if (sent !== undefined && now - sent >= HUNG_INSERT_MS) return { status: 'unavailable', detail: `an INSERT sent ${Math.round((now - sent) / 1000)} s ago is not answered yet` };
+      if (insertFailure !== undefined && now - insertFailure.at < FAILED_WRITE_MEMORY_MS) {
+        return { status: 'unavailable', detail: `the last INSERT, ${Math.round((now - insertFailure.at) / 1000)} s ago, failed: ${insertFailure.detail}` };
+      }
+      if (inserts.queued() >= maxQueuedRows) return { status: 'busy', detail: `${inserts.queued()} visits are waiting for ClickHouse` };
+      try {
+        await (await client.query({ query: 'SELECT 1', format: 'TabSeparated', abort_signal: AbortSignal.timeout(HEALTH_QUERY_MS) })).text();
+      } catch (error) {
+        return { status: 'unavailable', detail: `ClickHouse did not answer SELECT 1 (${HEALTH_QUERY_MS} ms allowed): ${error instanceof Error ? error.message : String(error)}` };
+      }
+      return READY;
+    },
+
     async close() {
       if (closed) return;
       closed = true;

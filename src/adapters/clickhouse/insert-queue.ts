@@ -19,6 +19,8 @@ export interface InsertQueue<Row> {
   enqueue(rows: readonly Row[], deadline?: number): Promise<void>;
   /** Rows waiting for an INSERT (not yet sent). */
   queued(): number;
+  /** When the oldest INSERT in flight was sent (the queue's clock); undefined when none is. */
+  inFlightSince(): number | undefined;
   /** Resolves when nothing is waiting or in flight. */
   drained(): Promise<void>;
 }
@@ -48,6 +50,8 @@ export function createInsertQueue<Row>(options: {
   const waiting: Waiting<Row>[] = [];
   let queuedRows = 0;
   let inFlight = 0;
+  // When each INSERT in flight was sent, oldest first.
+  const sentAt: number[] = [];
   const idle: (() => void)[] = [];
 
   const dropExpired = (): void => {
@@ -97,12 +101,22 @@ export function createInsertQueue<Row>(options: {
       }
       queuedRows -= count;
       inFlight++;
+      const sent = clock.now();
+      sentAt.push(sent);
+      // Before the batch settles: whoever it wakes sees this INSERT answered.
+      const answered = () => void sentAt.splice(sentAt.indexOf(sent), 1);
       const rows = batch.length === 1 ? batch[0]!.rows : batch.flatMap((item) => item.rows);
       options
         .insert(rows)
         .then(
-          () => batch.forEach((item) => item.resolve()),
-          (error: unknown) => batch.forEach((item) => item.reject(error)),
+          () => {
+            answered();
+            batch.forEach((item) => item.resolve());
+          },
+          (error: unknown) => {
+            answered();
+            batch.forEach((item) => item.reject(error));
+          },
         )
         .finally(() => {
           inFlight--;
@@ -122,6 +136,7 @@ export function createInsertQueue<Row>(options: {
       });
     },
     queued: () => queuedRows,
+    inFlightSince: () => sentAt[0],
     drained: () => (inFlight === 0 && waiting.length === 0 ? Promise.resolve() : new Promise<void>((resolve) => idle.push(resolve))),
   };
 }

@@ -55,6 +55,8 @@ export interface GroupCommit {
   flush(): void;
   /** Visits waiting for the next commit. */
   pending(): number;
+  /** The last commit that failed for the database's sake (disk, lock), when no commit has succeeded since: when, and why. */
+  lastFailure(): { readonly at: number; readonly detail: string } | undefined;
   /** Commits what is queued (when the database is open); later appends are refused as unavailable. */
   close(): void;
 }
@@ -149,6 +151,21 @@ export function createGroupCommit(db: BetterSqlite3.Database, options: GroupComm
   let commits = 0;
   let closed = false;
 
+  let failure: { readonly at: number; readonly detail: string } | undefined;
+  /** Commits a group, noting whether the database took it (readiness); throws as commitGroup does. */
+  const commitNoted = (group: readonly Pending[]): Written[] => {
+    try {
+      const written = commitGroup(group);
+      commits++;
+      failure = undefined;
+      return written;
+    } catch (error) {
+      const refused = unavailable(error);
+      if (refused instanceof VisitStoreUnavailableError) failure = { at: clock.now(), detail: refused.message };
+      throw refused;
+    }
+  };
+
   const flush = () => {
     scheduled = undefined;
     const group = queue;
@@ -157,18 +174,16 @@ export function createGroupCommit(db: BetterSqlite3.Database, options: GroupComm
     if (group.length === 0) return;
     let written: Written[] | undefined;
     try {
-      written = commitGroup(group);
-      commits++;
+      written = commitNoted(group);
     } catch (error) {
       // One failing append must not fail the others it shared a transaction with: retry each alone.
-      if (group.length === 1) return group[0]!.reject(unavailable(error));
+      if (group.length === 1) return group[0]!.reject(error);
       for (const item of group) {
         let alone: Written[];
         try {
-          alone = commitGroup([item]);
-          commits++;
+          alone = commitNoted([item]);
         } catch (itemError) {
-          item.reject(unavailable(itemError));
+          item.reject(itemError);
           continue;
         }
         settle([item], alone);
@@ -204,6 +219,7 @@ export function createGroupCommit(db: BetterSqlite3.Database, options: GroupComm
     },
     commits: () => commits,
     pending: () => queued,
+    lastFailure: () => failure,
     flush() {
       if (scheduled === undefined || closed) return;
       clearImmediate(scheduled);

@@ -75,6 +75,8 @@ export interface SqliteStoreOptions {
   readonly retentionDays?: number;
   /** Visits allowed to wait for the next group commit before appends answer busy (default 100,000). */
   readonly maxPendingVisits?: number;
+  /** Below this many bytes free on the data directory's disk the store reports itself not ready (default 64 MiB; 0: never). */
+  readonly minFreeDiskBytes?: number;
 }
 
 // crypto.hash (Node >= 20.12) is a one-shot digest without a Hash object per call.
@@ -164,7 +166,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   try {
     // No retention unless asked: a CLI command opening the file beside a running server must not
     // delete what the server's own --retention-days keeps.
-    visitStore = openSqliteVisitStore(db, { clock, retentionDays: options.retentionDays ?? 0, maxPendingVisits: options.maxPendingVisits });
+    visitStore = openSqliteVisitStore(db, { clock, retentionDays: options.retentionDays ?? 0, maxPendingVisits: options.maxPendingVisits, minFreeDiskBytes: options.minFreeDiskBytes });
   } catch (error) {
     db.close();
     throw error;
@@ -269,6 +271,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     getVisit: (projectId, id) => visitStore.getVisit(projectId, id),
     stats: (query) => visitStore.stats(query),
     pathCounts: (query) => visitStore.pathCounts(query),
+    health: () => visitStore.health(),
     subscribe: (projectId, listener) => visitStore.subscribe(projectId, listener),
     listVisits: (projectId, listOptions = {}) => visitStore.list(projectId, listOptions.limit),
     countVisits: (projectId) => visitStore.count(projectId),

@@ -3,8 +3,20 @@
 // layout (sqlite-visit-rows.ts), group commit (sqlite-group-commit.ts), rollups behind a watermark
 // (sqlite-visit-rollups.ts), retention (sqlite-visit-retention.ts), timeline and stats
 // (sqlite-visit-queries.ts) and top paths (sqlite-top-paths.ts).
+import { statfs } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
-import { createVisitFanout, validateStatsQuery, type EnrichedVisit, type IdempotentAppendResult, type IdempotentBatch, type StoredVisit, type VisitStore } from '../../index.js';
+import {
+  createVisitFanout,
+  FAILED_WRITE_MEMORY_MS,
+  validateStatsQuery,
+  type EnrichedVisit,
+  type IdempotentAppendResult,
+  type IdempotentBatch,
+  type StoreHealth,
+  type StoredVisit,
+  type VisitStore,
+} from '../../index.js';
 import { createGroupCommit } from './sqlite-group-commit.js';
 import { openHeaderPairs } from './sqlite-header-pairs.js';
 import { createTopPaths } from './sqlite-top-paths.js';
@@ -35,6 +47,11 @@ export interface SqliteVisitStoreOptions {
    * without bound; an append arriving at an empty queue is always taken, whatever its size.
    */
   readonly maxPendingVisits?: number;
+  /**
+   * Below this many bytes free on the disk of the database file, `health()` reports the store
+   * unavailable (default 64 MiB; 0: never), so a balancer stops sending visits before writes fail.
+   */
+  readonly minFreeDiskBytes?: number;
   /** How often retention runs, in ms (default one hour; 0: only at open and by `applyRetention()`). */
   readonly retentionIntervalMs?: number;
   /**
@@ -49,6 +66,8 @@ export interface SqliteVisitStoreOptions {
 
 /** The SQLite visit store: a VisitStore plus what the server and its tests need around it. */
 export interface SqliteVisitStore extends VisitStore {
+  /** Unavailable while closed, for FAILED_WRITE_MEMORY_MS after a failed commit (until one succeeds), or with the disk nearly full; busy with the backlog full. */
+  health(): Promise<StoreHealth>;
   /** Always there: the key's row is written in the transaction of its visits. */
   appendOnce(projectId: string, visits: readonly EnrichedVisit[], batch: IdempotentBatch): Promise<IdempotentAppendResult>;
   /** Every stored visit of a project, oldest first (at most `limit`). */
@@ -74,6 +93,10 @@ export interface SqliteVisitStore extends VisitStore {
   /** Commits what is queued and stops the timers (rollups catch up at the next open); the caller closes the database. */
   close(): void;
 }
+
+const DEFAULT_MIN_FREE_DISK_BYTES = 64 * 1024 * 1024;
+const READY: StoreHealth = Object.freeze({ status: 'ok' });
+const mebibytes = (bytes: number) => Math.floor(bytes / (1024 * 1024));
 
 function integerOption(name: string, value: number | undefined, fallback: number, min: number): number {
   if (value === undefined) return fallback;
@@ -103,6 +126,7 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
   const maxPending = integerOption('maxPendingVisits', options.maxPendingVisits, 100_000, 1);
   const retentionIntervalMs = integerOption('retentionIntervalMs', options.retentionIntervalMs, HOUR_MS, 0);
   const rollupIntervalMs = integerOption('rollupIntervalMs', options.rollupIntervalMs, 1000, 0);
+  const minFreeDiskBytes = integerOption('minFreeDiskBytes', options.minFreeDiskBytes, DEFAULT_MIN_FREE_DISK_BYTES, 0);
   const clock = options.clock ?? { now: () => Date.now() };
   if (typeof clock.now !== 'function') throw new TypeError('clock must be an object with now()');
 
@@ -199,6 +223,23 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
     rollUp: rollups.rollUp,
     commits: groupCommit.commits,
     pending: groupCommit.pending,
+    async health() {
+      if (closed || !db.open) return { status: 'unavailable', detail: 'the visit store is closed' };
+      const failure = groupCommit.lastFailure();
+      const since = failure === undefined ? Infinity : clock.now() - failure.at;
+      if (since < FAILED_WRITE_MEMORY_MS) return { status: 'unavailable', detail: `the last write, ${Math.round(since / 1000)} s ago, failed: ${failure!.detail}` };
+      if (groupCommit.pending() >= maxPending) return { status: 'busy', detail: `${groupCommit.pending()} visits are waiting to be written` };
+      if (minFreeDiskBytes === 0 || db.memory) return READY;
+      const directory = dirname(db.name);
+      try {
+        const disk = await statfs(directory);
+        const free = disk.bavail * disk.bsize;
+        if (free < minFreeDiskBytes) return { status: 'unavailable', detail: `${mebibytes(free)} MiB free on the disk of ${directory}, below the ${mebibytes(minFreeDiskBytes)} MiB the store keeps in reserve` };
+      } catch (error) {
+        return { status: 'unavailable', detail: `cannot read the free space of ${directory}: ${(error as Error).message}` };
+      }
+      return READY;
+    },
     close() {
       if (closed) return;
       groupCommit.close();

@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openClickHouseVisitStore, type ClickHouseVisitStore } from '../../../src/adapters/clickhouse/index.js';
-import { createMemoryVisitStore, VisitQueryError, VisitStoreUnavailableError, type EnrichedVisit, type StatsDimension, type StatsInterval, type StoredVisit } from '../../../src/index.js';
+import { createMemoryVisitStore, VisitQueryError, VisitStoreUnavailableError, type EnrichedVisit, type StoreHealth, type StatsDimension, type StatsInterval, type StoredVisit } from '../../../src/index.js';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from '../../helpers/clickhouse.js';
 import { describeVisitStore } from '../../visits/store-suite.js';
 import { sqlString } from '../../../src/adapters/clickhouse/sql.js';
@@ -359,4 +359,51 @@ describe.runIf(available)('ClickHouse visit store when ClickHouse goes away', ()
       await store.close();
     }
   });
+
+  it('reports its health (GET /readyz): unavailable within 2.5 s while ClickHouse hangs or is down, and while an INSERT hangs or after one failed; ok once an INSERT goes through', async () => {
+    const store = await openClickHouseVisitStore({ url: server.url, database: 'aw_health' });
+    const detail = (health: StoreHealth) => (health.status === 'ok' ? '' : health.detail);
+    try {
+      expect(await store.health()).toEqual({ status: 'ok' });
+      // Stopped, not down: connections are accepted and never answered.
+      server.pause();
+      let started = Date.now();
+      let hung: StoreHealth;
+      let insert: Promise<unknown>;
+      try {
+        hung = await store.health();
+        expect(Date.now() - started).toBeLessThan(2500);
+        // An INSERT sent now hangs with it: past 5 s the store says so without asking ClickHouse again.
+        insert = store.append('prj_health', [visit({ request_path: '/health/hung' })]).catch((e: unknown) => e);
+        await new Promise((resolve) => setTimeout(resolve, 5200));
+        started = Date.now();
+        const waiting = await store.health();
+        expect(Date.now() - started).toBeLessThan(100);
+        expect(waiting.status).toBe('unavailable');
+        expect(detail(waiting)).toMatch(/^an INSERT sent \d+ s ago is not answered yet$/);
+      } finally {
+        server.resume();
+      }
+      expect(hung.status).toBe('unavailable');
+      expect(detail(hung)).toContain('ClickHouse did not answer SELECT 1');
+      await insert;
+      // Down: refused at once.
+      await server.stop('SIGKILL');
+      started = Date.now();
+      const down = await store.health();
+      expect(Date.now() - started).toBeLessThan(2500);
+      expect(down.status).toBe('unavailable');
+      await expect(store.append('prj_health', [visit()])).rejects.toBeInstanceOf(VisitStoreUnavailableError);
+      await server.start();
+      // Back, but the last INSERT failed: not ready until one goes through (or 30 s pass).
+      const failed = await store.health();
+      expect(failed.status).toBe('unavailable');
+      expect(detail(failed)).toMatch(/^the last INSERT, \d+ s ago, failed: /);
+      await store.append('prj_health', [visit({ request_path: '/health/after' })]);
+      expect(await store.health()).toEqual({ status: 'ok' });
+    } finally {
+      await store.close();
+    }
+    expect(await store.health()).toEqual({ status: 'unavailable', detail: 'the ClickHouse store is closed' });
+  }, 40_000);
 });

@@ -34,6 +34,23 @@ describe('insert queue', () => {
     await queue.drained();
   });
 
+  it('says when the oldest INSERT in flight was sent, until it settles (a hung INSERT is visible to readiness)', async () => {
+    const { calls, insert } = fakeInsert();
+    let now = 1000;
+    const queue = createInsertQueue({ insert, maxBatchRows: 1, maxConcurrent: 2, clock: { now: () => now } });
+    expect(queue.inFlightSince()).toBeUndefined();
+    const first = queue.enqueue([1]);
+    now = 2000;
+    const second = queue.enqueue([2]);
+    expect(queue.inFlightSince()).toBe(1000);
+    calls[0]!.resolve();
+    await first;
+    expect(queue.inFlightSince()).toBe(2000);
+    calls[1]!.reject(new Error('broken'));
+    await expect(second).rejects.toThrow('broken');
+    expect(queue.inFlightSince()).toBeUndefined();
+  });
+
   it('rejects every batch of a failed INSERT with its error, and goes on with the next', async () => {
     const { calls, insert } = fakeInsert();
     const queue = createInsertQueue({ insert, maxBatchRows: 100, maxConcurrent: 1 });

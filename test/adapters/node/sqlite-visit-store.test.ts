@@ -3,6 +3,7 @@
 // crash between the two), retention with rollups that outlive raw rows, reopening, and the
 // migration of the first schema's visits table.
 import { mkdtempSync, rmSync } from 'node:fs';
+import { statfs } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -11,7 +12,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { serveCommand } from '../../../src/adapters/node/commands/serve.js';
 import { openSqliteStore } from '../../../src/adapters/node/sqlite-store.js';
 import { openSqliteVisitStore, VISIT_SCHEMA_VERSION, type SqliteVisitStoreOptions } from '../../../src/adapters/node/sqlite-visit-store.js';
-import { createMemoryVisitStore, VisitStoreUnavailableError, type EnrichedVisit, type PathCountsQuery, type StatsQuery } from '../../../src/index.js';
+import { createMemoryVisitStore, FAILED_WRITE_MEMORY_MS, VisitStoreUnavailableError, type EnrichedVisit, type PathCountsQuery, type StatsQuery } from '../../../src/index.js';
 import { captureIo } from '../../helpers/cli-io.js';
 import { BASE, describeVisitStore, expectedPathCounts, expectedStats, generateVisits, makeVisit } from '../../visits/store-suite.js';
 
@@ -166,6 +167,62 @@ describe('openSqliteVisitStore', () => {
     expect((error as VisitStoreUnavailableError).outcome).toBe('not-stored');
     expect(store.count()).toBe(0);
     expect(await store.append('prj_a', [makeVisit()])).toHaveLength(1);
+  });
+
+  it('reports itself not ready (GET /readyz) after a failed commit until a commit succeeds, or until FAILED_WRITE_MEMORY_MS pass', async () => {
+    let now = Date.parse('2026-11-26T12:00:00Z');
+    const { db, store, dir } = openFresh({ clock: { now: () => now } });
+    expect(await store.health()).toEqual({ status: 'ok' });
+    db.pragma('busy_timeout = 0');
+    const other = new Database(join(dir.dir, 'visits.db'));
+    other.exec('BEGIN IMMEDIATE');
+    await expect(store.append('prj_a', [makeVisit()])).rejects.toBeInstanceOf(VisitStoreUnavailableError);
+    const down = await store.health();
+    expect(down.status).toBe('unavailable');
+    expect(down.status !== 'ok' && down.detail).toContain('SQLITE_BUSY');
+    // Still failing while the other writer holds the file; the memory of it fades with time.
+    now += FAILED_WRITE_MEMORY_MS - 1;
+    expect((await store.health()).status).toBe('unavailable');
+    now += 1;
+    expect(await store.health()).toEqual({ status: 'ok' });
+    await expect(store.append('prj_a', [makeVisit()])).rejects.toBeInstanceOf(VisitStoreUnavailableError);
+    expect((await store.health()).status).toBe('unavailable');
+    other.exec('ROLLBACK');
+    other.close();
+    // One commit that goes through makes it ready again at once.
+    expect(await store.append('prj_a', [makeVisit()])).toHaveLength(1);
+    expect(await store.health()).toEqual({ status: 'ok' });
+  });
+
+  it('reports itself not ready when the database is full (SQLITE_FULL), as on a full disk', async () => {
+    const { db, store } = openFresh();
+    await store.append('prj_a', [makeVisit()]);
+    // SQLite's own size cap fails writes exactly as a full disk does: with SQLITE_FULL.
+    db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true }) as number}`);
+    const error = await store.append('prj_a', Array.from({ length: 500 }, (_, i) => makeVisit({ request_path: `/full/${i}/${'x'.repeat(200)}` }))).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({ reason: 'unavailable', outcome: 'not-stored' });
+    const health = await store.health();
+    expect(health.status).toBe('unavailable');
+    expect(health.status !== 'ok' && health.detail).toContain('SQLITE_FULL');
+    expect(store.count()).toBe(1);
+  });
+
+  it('reports itself not ready when the disk of its file has less free space than minFreeDiskBytes, and when closed', async () => {
+    const free = (await statfs(tmpdir())).bavail * (await statfs(tmpdir())).bsize;
+    const { store: roomy } = openFresh({ minFreeDiskBytes: 1 });
+    expect(await roomy.health()).toEqual({ status: 'ok' });
+    const { store: cramped, dir } = openFresh({ minFreeDiskBytes: free * 4 });
+    const health = await cramped.health();
+    expect(health.status).toBe('unavailable');
+    expect(health.status !== 'ok' && health.detail).toMatch(new RegExp(`^\\d+ MiB free on the disk of ${dir.dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, below the \\d+ MiB`));
+    const { store: unchecked } = openFresh({ minFreeDiskBytes: 0 });
+    expect(await unchecked.health()).toEqual({ status: 'ok' });
+    unchecked.close();
+    expect(await unchecked.health()).toEqual({ status: 'unavailable', detail: 'the visit store is closed' });
+    expect(() => openFresh({ minFreeDiskBytes: -1 })).toThrow('minFreeDiskBytes must be an integer >= 0, got -1');
   });
 
   it('says the outcome of a failed write is unknown for an I/O error (the commit may have reached the WAL)', async () => {

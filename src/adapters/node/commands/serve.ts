@@ -53,7 +53,7 @@ const USAGE = [
   'Usage: agentwarden serve [options]',
   '',
   'Serves the Known Agents compatible REST API (POST /agent-identifications, /agent-verifications,',
-  '/robots-txts, /visits; GET /openapi.json, /healthz) with projects, tokens and visits in SQLite, or in',
+  '/robots-txts, /visits; GET /openapi.json, /healthz, /readyz) with projects, tokens and visits in SQLite, or in',
   'ClickHouse shared by several servers (--store clickhouse).',
   'Read APIs (token or admin session): GET /visits, /visits/stream (Server-Sent Events), /stats,',
   '/stats/top-paths, /robots-violations (CSV with format=csv); GET/PUT /project-settings; POST /test-visits.',
@@ -271,6 +271,12 @@ export const serveCommand: Command = {
           createWebhookRoutes({ webhooks, alerts, findProject, urlProblem: (url) => webhookUrlProblem(url, { allowLoopback: allowLoopbackWebhooks }) }),
           ...(webDir === undefined ? [] : [createWebRoutes({ dir: webDir, basePath: v['base-path'] ?? '/' })]),
         ],
+        // Why the store is not ready goes to the log only: it may name hosts and files.
+        onReadinessChange(health) {
+          const time = new Date().toISOString();
+          if (health.status === 'ok') log?.({ time, level: 'info', msg: 'ready again', store: 'ok' });
+          else log?.({ time, level: 'warn', msg: 'not ready', store: health.status, detail: health.detail });
+        },
         onError(error, request) {
           // Internals go here, never into the response; the request is named by method and path only.
           io.stderr.write(
