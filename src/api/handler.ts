@@ -111,6 +111,10 @@ interface CachedToken {
 }
 
 const TOKEN_CACHE_MS = 1000;
+// Owners of request bodies besides projects, for the transport's per-owner share; the parentheses
+// keep them apart from project ids (prj_…).
+const ADMIN_BODY_OWNER = '(admin)';
+const ANONYMOUS_BODY_OWNER = '(anonymous)';
 const TOKEN_CACHE_MAX = 10_000;
 
 // RFC 9110 §9.2.1: methods that change nothing, so they need no CSRF token.
@@ -533,7 +537,9 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
     // The body is read only now, once the request is routed, authenticated and within its rate limit.
     const readBody = request.readBody;
     if (readBody !== undefined) {
-      return readBody(route.maxBodyBytes).then((read) => {
+      // Whose share of the transport's body cap it takes: a project's bodies cannot crowd out another's.
+      const owner = session !== undefined ? ADMIN_BODY_OWNER : (project?.id ?? ANONYMOUS_BODY_OWNER);
+      return readBody(route.maxBodyBytes, owner).then((read) => {
         if (!read.ok) return read.response;
         const { method, path, headers, remoteAddress } = request;
         return run(route, { method, path, headers, body: read.body, remoteAddress }, queryAt, params, project, session);

@@ -18,9 +18,11 @@ export interface ApiRequest {
    * A body the transport has not read yet (instead of `body`). The API calls it once, after the
    * request is routed and authenticated, so an unauthenticated or misrouted request costs no
    * buffering; it resolves to the bytes, or to the answer that refuses them (too large, busy).
-   * `maxBytes` lowers the transport's body limit for this request (a route that takes small bodies).
+   * `maxBytes` lowers the transport's body limit for this request (a route that takes small bodies);
+   * `owner` (a project id, or a name for the admin or anonymous clients) is whose share of the
+   * transport's buffered-body cap the body counts against.
    */
-  readonly readBody?: (maxBytes?: number) => Promise<BodyRead>;
+  readonly readBody?: (maxBytes?: number, owner?: string) => Promise<BodyRead>;
   /** The peer address of the connection, when the transport knows it (login rate limits key on it). */
   readonly remoteAddress?: string;
 }

@@ -125,6 +125,9 @@ describe('agentwarden serve', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/--port must be an integer/);
     expect((await runCli(['serve', '--prot', '1'])).stderr).toMatch(/unknown option --prot/);
+    const share = await runCli(['serve', '--max-buffered-body-bytes', '1000', '--max-buffered-body-bytes-per-project', '2000']);
+    expect(share.code).toBe(2);
+    expect(share.stderr).toContain('--max-buffered-body-bytes-per-project must be at most --max-buffered-body-bytes (1000), got 2000');
   });
 });
 

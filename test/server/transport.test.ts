@@ -17,9 +17,10 @@ async function start(timeouts = {}, options: Partial<NodeServerOptions> = {}) {
   const projects = createMemoryProjectStore();
   const visits = createMemoryVisitStore();
   const { id, token } = await projects.createProject('t');
+  const other = await projects.createProject('other');
   const server = await startNodeServer({ handler: createApiHandler({ engine: createEngine({ catalog: TEST_CATALOG }), projects, visits }), port: 0, timeouts, shutdownGraceMs: 5000, ...options });
   servers.push(server);
-  return { server, token, visits, id };
+  return { server, token, visits, id, other };
 }
 
 function open(server: NodeServer): Promise<{ socket: Socket; received: () => string; closed: Promise<number> }> {
@@ -211,7 +212,7 @@ describe('node server transport', () => {
   });
 
   it('holds at most maxBufferedBodyBytes of bodies across connections: 503 with Retry-After past it, room again once a body is handled', async () => {
-    const { server, token, visits, id } = await start({}, { maxBodyBytes: 2000, maxBufferedBodyBytes: 3000 });
+    const { server, token, visits, id } = await start({}, { maxBodyBytes: 2000, maxBufferedBodyBytes: 3000, maxBufferedBodyBytesPerProject: 3000 });
     const body = visitBody.padEnd(1500, ' ');
     const head = `POST /visits HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
     const slow = [await open(server), await open(server)];
@@ -231,7 +232,7 @@ describe('node server transport', () => {
 
   it('reserves for a declared body what has arrived (16 KiB before any), so clients declaring large bodies and sending them slowly cannot take the whole cap', async () => {
     const budget = 128 * 1024;
-    const { server, token, visits, id } = await start({}, { maxBufferedBodyBytes: budget });
+    const { server, token, visits, id } = await start({}, { maxBufferedBodyBytes: budget, maxBufferedBodyBytesPerProject: budget });
     const head = `POST /visits HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${1024 * 1024}\r\n\r\n`;
     // Three clients that declare 1 MiB each and send one byte: 3 MiB against a 128 KiB cap, were
     // it reserved whole; they hold 16 KiB each.
@@ -249,6 +250,37 @@ describe('node server transport', () => {
     expect(server.bufferedBodyBytes()).toBeLessThanOrEqual(budget);
     for (const client of slow) client.socket.destroy();
     await expect.poll(() => server.bufferedBodyBytes()).toBe(0);
+  });
+
+  it('gives one project at most its share of the body cap: past it that project gets 429, while other projects still get their visits in', async () => {
+    const budget = 128 * 1024;
+    const { server, token, visits, id, other } = await start({}, { maxBufferedBodyBytes: budget, maxBufferedBodyBytesPerProject: budget / 2 });
+    const head = (bearer: string) => `POST /visits HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${bearer}\r\nContent-Type: application/json\r\nContent-Length: ${200 * 1024}\r\n\r\n`;
+    // One project's clients send 60 KiB of their bodies and stall (a flood of large batches, or R.U.D.Y. with its token).
+    const greedy = [await open(server), await open(server)];
+    for (const client of greedy) client.socket.write(`${head(token)}[${' '.repeat(30 * 1024)}`);
+    for (const client of greedy) client.socket.write(' '.repeat(30 * 1024));
+    await expect.poll(() => greedy.filter((client) => /^HTTP\/1\.1 429 /.test(client.received())).length).toBe(1);
+    const refused = greedy.find((client) => /^HTTP\/1\.1 429 /.test(client.received()))!;
+    expect(refused.received()).toMatch(/retry-after: 1/i);
+    expect(refused.received()).toContain('as one project may (65536)');
+    expect(server.bufferedBodyBytes()).toBeLessThanOrEqual(budget / 2);
+    // Its next body does not fit either; another project's does.
+    expect((await post(server, token, visitBody.padEnd(20 * 1024, ' '))).status).toBe(429);
+    const answered = await post(server, other.token, visitBody.padEnd(20 * 1024, ' '));
+    expect(answered.status).toBe(202);
+    expect(visits.list(other.id)).toHaveLength(1);
+    expect(visits.list(id)).toHaveLength(0);
+    for (const client of greedy) client.socket.destroy();
+    await expect.poll(() => server.bufferedBodyBytes()).toBe(0);
+    expect((await post(server, token, visitBody)).status).toBe(202);
+  });
+
+  it('refuses a per-project share above the cap, by name', async () => {
+    const handler = createApiHandler({ engine: createEngine({ catalog: TEST_CATALOG }), projects: createMemoryProjectStore(), visits: createMemoryVisitStore() });
+    await expect(startNodeServer({ handler, port: 0, maxBufferedBodyBytes: 1000, maxBufferedBodyBytesPerProject: 1001 })).rejects.toThrow(
+      'maxBufferedBodyBytesPerProject must be at most maxBufferedBodyBytes (1000), got 1001',
+    );
   });
 });
 

@@ -5,22 +5,39 @@
 import type { IncomingMessage } from 'node:http';
 import { problem, type ApiResponse, type BodyRead } from '../../index.js';
 
-/** Body bytes reserved across all connections of one server, against one cap. */
+/**
+ * Body bytes reserved across all connections of one server, against one cap, and per owner (a
+ * project, the admin, or anonymous clients) against a share of it: one project's many or slow
+ * bodies leave room for the others.
+ */
 export class BodyBudget {
   private reserved = 0;
-  constructor(readonly capBytes: number) {}
-  /** Reserves bytes; false (nothing reserved) when the cap would be passed. */
-  take(bytes: number): boolean {
-    if (this.reserved + bytes > this.capBytes) return false;
+  private readonly byOwner = new Map<string, number>();
+  constructor(
+    readonly capBytes: number,
+    readonly ownerCapBytes: number = capBytes,
+  ) {}
+  /** Reserves bytes for an owner; 'cap' or 'share' (nothing reserved) when the server's cap or the owner's share would be passed. */
+  take(bytes: number, owner: string): true | 'cap' | 'share' {
+    if (this.reserved + bytes > this.capBytes) return 'cap';
+    const held = this.byOwner.get(owner) ?? 0;
+    if (held + bytes > this.ownerCapBytes) return 'share';
     this.reserved += bytes;
+    this.byOwner.set(owner, held + bytes);
     return true;
   }
-  give(bytes: number): void {
+  give(bytes: number, owner: string): void {
     this.reserved -= bytes;
+    const left = (this.byOwner.get(owner) ?? 0) - bytes;
+    if (left > 0) this.byOwner.set(owner, left);
+    else this.byOwner.delete(owner);
   }
-  /** Bytes reserved now. */
+  /** Bytes reserved now, in all or by one owner. */
   get held(): number {
     return this.reserved;
+  }
+  heldBy(owner: string): number {
+    return this.byOwner.get(owner) ?? 0;
   }
 }
 
@@ -46,10 +63,11 @@ function tooLarge(maxBodyBytes: number): ApiResponse {
   });
 }
 
-function busy(): ApiResponse {
-  return problem('service-unavailable', `The server holds as many request bodies as it may; retry after ${BUSY_RETRY_SECONDS} s.`, {
-    headers: { 'retry-after': String(BUSY_RETRY_SECONDS) },
-  });
+function busy(refusal: 'cap' | 'share', budget: BodyBudget): ApiResponse {
+  const headers = { 'retry-after': String(BUSY_RETRY_SECONDS) };
+  if (refusal === 'cap') return problem('service-unavailable', `The server holds as many request bodies as it may; retry after ${BUSY_RETRY_SECONDS} s.`, { headers });
+  // This client's own doing: too many bodies of one project at once.
+  return problem('rate-limited', `Requests of this project hold as many body bytes at once as one project may (${budget.ownerCapBytes}); retry after ${BUSY_RETRY_SECONDS} s.`, { headers });
 }
 
 function cutOff(): ApiResponse {
@@ -63,7 +81,7 @@ function cutOff(): ApiResponse {
  * Declaring a length reserves no more than that: slow clients that declare large bodies and send
  * them a byte at a time (R.U.D.Y.) cannot take the whole cap without sending it.
  */
-export function readRequestBody(req: IncomingMessage, maxBodyBytes: number, budget: BodyBudget): BodyReading {
+export function readRequestBody(req: IncomingMessage, maxBodyBytes: number, budget: BodyBudget, owner: string): BodyReading {
   const lengthHeader = req.headers['content-length'];
   // llhttp has checked the value is one decimal number (and refused it next to Transfer-Encoding).
   const declared = lengthHeader === undefined || req.headers['transfer-encoding'] !== undefined ? undefined : Number(lengthHeader);
@@ -76,19 +94,20 @@ export function readRequestBody(req: IncomingMessage, maxBodyBytes: number, budg
   const release = () => {
     if (released) return;
     released = true;
-    budget.give(reserved);
+    budget.give(reserved, owner);
     reserved = 0;
   };
-  const reserveUpTo = (capacity: number): boolean => {
+  const reserveUpTo = (capacity: number): true | 'cap' | 'share' => {
     if (capacity <= reserved) return true;
-    if (!budget.take(capacity - reserved)) return false;
-    reserved = capacity;
-    return true;
+    const taken = budget.take(capacity - reserved, owner);
+    if (taken === true) reserved = capacity;
+    return taken;
   };
   const reading = (result: Promise<BodyRead>): BodyReading => ({ result, complete: () => ended, bytes: () => size, release });
   if (declared !== undefined) {
     if (declared > maxBodyBytes) return reading(Promise.resolve({ ok: false, response: tooLarge(maxBodyBytes) }));
-    if (!reserveUpTo(Math.min(declared, FIRST_CAPACITY))) return reading(Promise.resolve({ ok: false, response: busy() }));
+    const taken = reserveUpTo(Math.min(declared, FIRST_CAPACITY));
+    if (taken !== true) return reading(Promise.resolve({ ok: false, response: busy(taken, budget) }));
   }
   // The connection may have failed (a parse error, a reset) while the API authenticated the request.
   if (req.destroyed) return reading(Promise.resolve({ ok: false, response: cutOff() }));
@@ -110,18 +129,20 @@ export function readRequestBody(req: IncomingMessage, maxBodyBytes: number, budg
         if (total > maxBodyBytes) return refuse(tooLarge(maxBodyBytes));
         if (size === 0) {
           // The common case: the whole body in one chunk, used as it is.
-          if (!reserveUpTo(chunk.length)) return refuse(busy());
+          const taken = reserveUpTo(chunk.length);
+          if (taken !== true) return refuse(busy(taken, budget));
           first = chunk;
           size = total;
           return;
         }
         if (gathered === undefined || gathered.length < total) {
           let capacity = Math.min(largest, Math.max(FIRST_CAPACITY, 2 * total));
-          if (!reserveUpTo(capacity)) {
+          if (reserveUpTo(capacity) !== true) {
             // Short of room for the doubled buffer, a smaller step will do (never one byte at a
             // time: a body sent in tiny chunks would be copied whole for each).
             capacity = Math.min(largest, total + FIRST_CAPACITY);
-            if (!reserveUpTo(capacity)) return refuse(busy());
+            const taken = reserveUpTo(capacity);
+            if (taken !== true) return refuse(busy(taken, budget));
           }
           const grown = Buffer.allocUnsafeSlow(capacity);
           (gathered ?? first!).copy(grown, 0, 0, size);

@@ -4,7 +4,7 @@
 // held across connections have one cap. Also graceful shutdown and JSON-line access logs.
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { problem, type ApiHandler, type ApiRequest, type ApiResponse, type ProblemCode } from '../../index.js';
+import { problem, type ApiHandler, type ApiRequest, type ApiResponse, type BodyRead, type ProblemCode } from '../../index.js';
 import { BodyBudget, readRequestBody, type BodyReading } from './request-body.js';
 
 /** Timeouts in milliseconds against slow or idle clients. */
@@ -36,6 +36,12 @@ export interface NodeServerOptions {
   readonly maxBodyBytes?: number;
   /** Request bodies held at once across all connections; past it requests are answered 503 with Retry-After (default 64 MiB). */
   readonly maxBufferedBodyBytes?: number;
+  /**
+   * Of those, the bodies of one project (or of the admin, or of unauthenticated clients) at once;
+   * past it that project's requests are answered 429 with Retry-After while others go on (default
+   * half of maxBufferedBodyBytes, and at least one body of maxBodyBytes).
+   */
+  readonly maxBufferedBodyBytesPerProject?: number;
   /** Request heads (request line and header fields) past this are refused with 431 (node:http's maxHeaderSize; default 16 KiB). */
   readonly maxHeaderBytes?: number;
   /** Requests with more header fields than this are refused with 431 (default 100). */
@@ -218,7 +224,10 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
   const keepAliveMs = positiveInteger('timeouts.keepAliveMs', t.keepAliveMs, 5_000, 'milliseconds');
   const idleMs = positiveInteger('timeouts.idleMs', t.idleMs, 60_000, 'milliseconds');
   const maxBodyBytes = positiveInteger('maxBodyBytes', options.maxBodyBytes, 1024 * 1024, 'bytes');
-  const budget = new BodyBudget(positiveInteger('maxBufferedBodyBytes', options.maxBufferedBodyBytes, 64 * 1024 * 1024, 'bytes'));
+  const maxBufferedBodyBytes = positiveInteger('maxBufferedBodyBytes', options.maxBufferedBodyBytes, 64 * 1024 * 1024, 'bytes');
+  const perProject = positiveInteger('maxBufferedBodyBytesPerProject', options.maxBufferedBodyBytesPerProject, Math.max(Math.floor(maxBufferedBodyBytes / 2), Math.min(maxBodyBytes, maxBufferedBodyBytes)), 'bytes');
+  if (perProject > maxBufferedBodyBytes) throw new RangeError(`maxBufferedBodyBytesPerProject must be at most maxBufferedBodyBytes (${maxBufferedBodyBytes}), got ${perProject}`);
+  const budget = new BodyBudget(maxBufferedBodyBytes, perProject);
   const maxHeaderBytes = positiveInteger('maxHeaderBytes', options.maxHeaderBytes, 16 * 1024, 'bytes');
   const maxHeaders = positiveInteger('maxHeaders', options.maxHeaders, 100, 'header fields');
   const maxConnections = positiveInteger('maxConnections', options.maxConnections, 1024, 'connections');
@@ -269,12 +278,12 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
     }
 
     /** The deferred body the API reads once it has authenticated the request. */
-    readonly readBody = (maxBytes?: number) => {
+    readonly readBody = (maxBytes?: number, owner = ''): Promise<BodyRead> => {
       if (this.body === undefined) {
         // RFC 9110 §10.1.1: the client waits for 100 Continue before it sends the body; it is told
         // so only once the API wants the body.
         if (this.expectsContinue && !this.res.headersSent) this.res.writeContinue();
-        this.body = readRequestBody(this.req, maxBytes === undefined ? maxBodyBytes : Math.min(maxBytes, maxBodyBytes), budget);
+        this.body = readRequestBody(this.req, maxBytes === undefined ? maxBodyBytes : Math.min(maxBytes, maxBodyBytes), budget, owner);
       }
       return this.body.result;
     };

@@ -29,6 +29,7 @@ export const SERVE_FLAGS: Readonly<Record<string, FlagSpec>> = {
   'rate-burst': { kind: 'string', env: 'AGENTWARDEN_RATE_BURST' },
   'max-body-bytes': { kind: 'string', env: 'AGENTWARDEN_MAX_BODY_BYTES' },
   'max-buffered-body-bytes': { kind: 'string', env: 'AGENTWARDEN_MAX_BUFFERED_BODY_BYTES' },
+  'max-buffered-body-bytes-per-project': { kind: 'string', env: 'AGENTWARDEN_MAX_BUFFERED_BODY_BYTES_PER_PROJECT' },
   'max-connections': { kind: 'string', env: 'AGENTWARDEN_MAX_CONNECTIONS' },
   'max-items': { kind: 'string', env: 'AGENTWARDEN_MAX_ITEMS' },
   'max-streams': { kind: 'string', env: 'AGENTWARDEN_MAX_STREAMS' },
@@ -70,6 +71,8 @@ const USAGE = [
   '  --max-body-bytes N     AGENTWARDEN_MAX_BODY_BYTES  largest request body (default 1048576)',
   '  --max-buffered-body-bytes N  AGENTWARDEN_MAX_BUFFERED_BODY_BYTES  request bodies held at once across all',
   '                                                     connections; past it 503 with Retry-After (default 67108864)',
+  '  --max-buffered-body-bytes-per-project N  AGENTWARDEN_MAX_BUFFERED_BODY_BYTES_PER_PROJECT  of those, one project\'s',
+  '                                                     at once; past it 429 for that project only (default half the cap)',
   '  --max-connections N    AGENTWARDEN_MAX_CONNECTIONS  connections open at once (default 1024); at the cap a new one',
   '                                                     replaces the oldest idle for 1 s, else it is dropped',
   '  --max-items N          AGENTWARDEN_MAX_ITEMS       largest array per request (default 1000)',
@@ -150,8 +153,14 @@ export const serveCommand: Command = {
     const streamQueueTotalBytes = integerFlag('stream-queue-total-bytes', v['stream-queue-total-bytes'], DEFAULT_EVENT_STREAM_LIMITS.maxQueuedBytesTotal, 1, 64 * 1024 * 1024 * 1024);
     const maxBufferedBodyBytes = integerFlag('max-buffered-body-bytes', v['max-buffered-body-bytes'], 64 * 1024 * 1024, 1, 2 ** 40);
     const maxConnections = integerFlag('max-connections', v['max-connections'], 1024, 1, 1e6);
-    for (const value of [port, rate, maxBodyBytes, maxItems, maxStreams, maxStreamsPerToken, streamQueueBytes, streamQueueTotalBytes, maxBufferedBodyBytes, maxConnections]) {
+    // Unset: the server's default (half the cap, and at least one largest body).
+    const perProjectFlag = v['max-buffered-body-bytes-per-project'];
+    const maxBufferedBodyBytesPerProject = perProjectFlag === undefined ? undefined : integerFlag('max-buffered-body-bytes-per-project', perProjectFlag, 0, 1, 2 ** 40);
+    for (const value of [port, rate, maxBodyBytes, maxItems, maxStreams, maxStreamsPerToken, streamQueueBytes, streamQueueTotalBytes, maxBufferedBodyBytes, maxConnections, maxBufferedBodyBytesPerProject]) {
       if (typeof value === 'string') return fail(value);
+    }
+    if (maxBufferedBodyBytesPerProject !== undefined && (maxBufferedBodyBytesPerProject as number) > (maxBufferedBodyBytes as number)) {
+      return fail(`--max-buffered-body-bytes-per-project must be at most --max-buffered-body-bytes (${maxBufferedBodyBytes as number}), got ${maxBufferedBodyBytesPerProject as number}`);
     }
     const burst = integerFlag('rate-burst', v['rate-burst'], Math.max(1, (rate as number) * 2), 1, 2e9);
     if (typeof burst === 'string') return fail(burst);
@@ -291,6 +300,7 @@ export const serveCommand: Command = {
         port: port as number,
         maxBodyBytes: maxBodyBytes as number,
         maxBufferedBodyBytes: maxBufferedBodyBytes as number,
+        ...(maxBufferedBodyBytesPerProject === undefined ? {} : { maxBufferedBodyBytesPerProject: maxBufferedBodyBytesPerProject as number }),
         maxConnections: maxConnections as number,
         log,
         // Off by default: a line per request (the dashboard polls every few seconds) drowns the errors.
