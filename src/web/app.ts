@@ -17,6 +17,7 @@ import { renderSettings } from './pages/settings.js';
 import { renderTimeline } from './pages/timeline.js';
 import { renderVisit } from './pages/visit.js';
 import { currentRoute, href, type HashRoute } from './route-state.js';
+import { watchStoreStatus } from './store-status.js';
 import { clearToast, toast } from './toast.js';
 
 /** What a page gets: where to draw, the project (for project pages) and a way to navigate. */
@@ -142,6 +143,7 @@ async function route(): Promise<void> {
 }
 
 async function start(): Promise<void> {
+  watchStoreStatus(document.getElementById('store-status') as HTMLElement);
   setUnauthorizedHandler(() => {
     if (!loggedIn) return;
     loggedIn = false;
