@@ -367,7 +367,7 @@ export function createOpenApiDocument(options: {
         get: {
           summary: 'Readiness check: whether this server can take visits now.',
           description:
-            'Not ready (503) while the visit store is unreachable, does not answer within 3 s, has a backlog of visits at its limit, or failed its last write in the past 30 s (no write has succeeded since); with the embedded SQLite store also while its disk has less than 64 MiB free. One check serves every request for a second. Why the store is not ready goes to the server log, never into this answer.',
+            'Not ready (503) while the visit store is unreachable, does not answer within 3 s, has a backlog of visits at its limit, or failed its last write in the past 30 s (no write has succeeded since; for ClickHouse, a write it refused or that timed out); with the embedded SQLite store also while its disk has less than 64 MiB free. One check serves every request for a second. Why the store is not ready goes to the server log, never into this answer.',
           security: [],
           responses: {
             '200': { description: 'Ready.', content: { 'application/json': { schema: { $ref: '#/components/schemas/Readiness' } } } },

@@ -29,15 +29,16 @@ import { createLiveTail } from './live-tail.js';
 import { createProjectTables, type ProjectTables } from './project-tables.js';
 import { MIGRATIONS, MIGRATIONS_TABLE, quoteDatabase, SCHEMA_VERSION } from './schema.js';
 import { sqlString, sqlUInt } from './sql.js';
-import { insertError, insertOutcome, unavailableError } from './unavailable.js';
+import { insertError, insertOutcome, isConnectionError, unavailableError } from './unavailable.js';
 import { createVisitIdGenerator, isVisitId, visitIdAt, visitIdFloor, visitIdTime } from './visit-id.js';
 
 /** The ClickHouse store: visits, project lookup, settings and administration, shared by servers. */
 export interface ClickHouseVisitStore extends VisitStore, ProjectTables {
   /**
    * Unavailable while closed, while an INSERT has gone unanswered for HUNG_INSERT_MS, for
-   * FAILED_WRITE_MEMORY_MS after a failed INSERT (until one succeeds), or when `SELECT 1` fails or
-   * takes over HEALTH_QUERY_MS; busy with the queue of waiting visits full.
+   * FAILED_WRITE_MEMORY_MS after an INSERT ClickHouse refused or that timed out (until one
+   * succeeds), or when `SELECT 1` fails or takes over HEALTH_QUERY_MS (which is all an INSERT that
+   * only lost its connection needs); busy with the queue of waiting visits full.
    */
   health(): Promise<StoreHealth>;
   /** Always there: through claims every server sharing the database sees (idempotency-claims.ts). */
@@ -296,14 +297,15 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
   // client's request_timeout counts only idle time on a socket it has; the abort bounds the whole
   // INSERT, so its rows reach ClickHouse within requestTimeoutMs of being sent, or never (the
   // idempotency claims rely on that bound).
-  // The last visits INSERT that failed, while none has succeeded since (readiness).
-  let insertFailure: { readonly at: number; readonly detail: string } | undefined;
+  // The last visits INSERT that failed, while none has succeeded since (readiness); `connection`
+  // when only the connection failed, which a query that goes through later clears.
+  let insertFailure: { readonly at: number; readonly detail: string; readonly connection: boolean } | undefined;
   const inserts = createInsertQueue<VisitRow>({
     insert: async (values) => {
       try {
         await client.insert({ table: `${db}.visits`, values: values as VisitRow[], format: 'JSONEachRow', abort_signal: AbortSignal.timeout(requestTimeoutMs) });
       } catch (error) {
-        insertFailure = { at: clock.now(), detail: error instanceof Error ? error.message : String(error) };
+        insertFailure = { at: clock.now(), detail: error instanceof Error ? error.message : String(error), connection: isConnectionError(error) };
         throw error;
       }
       insertFailure = undefined;
@@ -631,7 +633,8 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
       const now = clock.now();
       const sent = inserts.inFlightSince();
       if (sent !== undefined && now - sent >= HUNG_INSERT_MS) return { status: 'unavailable', detail: `an INSERT sent ${Math.round((now - sent) / 1000)} s ago is not answered yet` };
-      if (insertFailure !== undefined && now - insertFailure.at < FAILED_WRITE_MEMORY_MS) {
+      // ClickHouse refused the INSERT, or it timed out: SELECT 1 cannot vouch for the next one.
+      if (insertFailure !== undefined && !insertFailure.connection && now - insertFailure.at < FAILED_WRITE_MEMORY_MS) {
         return { status: 'unavailable', detail: `the last INSERT, ${Math.round((now - insertFailure.at) / 1000)} s ago, failed: ${insertFailure.detail}` };
       }
       if (inserts.queued() >= maxQueuedRows) return { status: 'busy', detail: `${inserts.queued()} visits are waiting for ClickHouse` };

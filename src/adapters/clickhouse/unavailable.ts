@@ -38,6 +38,16 @@ export function insertOutcome(error: unknown): 'not-stored' | 'unknown' {
   return typeof code === 'string' && NOT_CONNECTED.has(code) ? 'not-stored' : 'unknown';
 }
 
+/**
+ * Whether an error only says the connection to ClickHouse failed (none made, or it broke), not
+ * that ClickHouse refused or could not finish the work: a later query that goes through shows
+ * ClickHouse is back (readiness).
+ */
+export function isConnectionError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return !(error instanceof ClickHouseError) && typeof code === 'string' && (NOT_CONNECTED.has(code) || code === 'ECONNRESET' || code === 'EPIPE');
+}
+
 // TOO_MANY_PARTS and TOO_MANY_SIMULTANEOUS_QUERIES are raised before an INSERT writes anything.
 const BUSY_BEFORE_WRITING = new Set(['252', '202']);
 

@@ -360,7 +360,7 @@ describe.runIf(available)('ClickHouse visit store when ClickHouse goes away', ()
     }
   });
 
-  it('reports its health (GET /readyz): unavailable within 2.5 s while ClickHouse hangs or is down, and while an INSERT hangs or after one failed; ok once an INSERT goes through', async () => {
+  it('reports its health (GET /readyz): unavailable within 2.5 s while ClickHouse hangs or is down, while an INSERT hangs, and after ClickHouse refused one until one goes through', async () => {
     const store = await openClickHouseVisitStore({ url: server.url, database: 'aw_health' });
     const detail = (health: StoreHealth) => (health.status === 'ok' ? '' : health.detail);
     try {
@@ -395,10 +395,17 @@ describe.runIf(available)('ClickHouse visit store when ClickHouse goes away', ()
       expect(down.status).toBe('unavailable');
       await expect(store.append('prj_health', [visit()])).rejects.toBeInstanceOf(VisitStoreUnavailableError);
       await server.start();
-      // Back, but the last INSERT failed: not ready until one goes through (or 30 s pass).
-      const failed = await store.health();
-      expect(failed.status).toBe('unavailable');
-      expect(detail(failed)).toMatch(/^the last INSERT, \d+ s ago, failed: /);
+      // Back: that INSERT only found no connection, and SELECT 1 going through says enough.
+      expect(await store.health()).toEqual({ status: 'ok' });
+      // An INSERT ClickHouse itself refuses (here: no such table) keeps the store unready while
+      // SELECT 1 still answers, until an INSERT goes through (or 30 s pass).
+      await server.query('DETACH TABLE aw_health.visits');
+      await expect(store.append('prj_health', [visit()])).rejects.toBeInstanceOf(VisitStoreUnavailableError);
+      const refused = await store.health();
+      expect(refused.status).toBe('unavailable');
+      expect(detail(refused)).toMatch(/^the last INSERT, \d+ s ago, failed: /);
+      await server.query('ATTACH TABLE aw_health.visits');
+      expect((await store.health()).status).toBe('unavailable');
       await store.append('prj_health', [visit({ request_path: '/health/after' })]);
       expect(await store.health()).toEqual({ status: 'ok' });
     } finally {
