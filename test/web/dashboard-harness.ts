@@ -27,8 +27,6 @@ export interface DashboardServer {
   /** The first project's token and id. */
   readonly token: string;
   readonly projectId: string;
-  /** The server's --data-dir (its SQLite file is agentwarden.db there). */
-  readonly dataDir: string;
   stop(): Promise<void>;
 }
 
@@ -49,7 +47,6 @@ export async function startDashboardServer(extraArgs: readonly string[] = []): P
     secret: /admin login secret, shown only now: (aws_[A-Za-z0-9_-]+)/.exec(out)![1]!,
     token: proc.firstToken!,
     projectId: /created project "[^"]*" \((prj_[A-Za-z0-9_-]+)\)/.exec(out)![1]!,
-    dataDir: dir,
     async stop() {
       if (proc.child.exitCode === null) {
         proc.child.kill('SIGTERM');

@@ -14,6 +14,14 @@ import {
 import type { HeaderPairs } from './sqlite-header-pairs.js';
 import { storedVisit, type VisitRowWriter } from './sqlite-visit-rows.js';
 
+/** A commit that failed for the database's sake. */
+export interface CommitFailure {
+  readonly at: number;
+  readonly detail: string;
+  /** SQLITE_BUSY or SQLITE_LOCKED: another connection held the database; nothing is wrong with the disk. */
+  readonly lock: boolean;
+}
+
 /** What one append came to in a committed transaction: its visits' ids, or the record of its key. */
 type Written = { readonly ids: readonly number[] } | { readonly replayed: IdempotencyRecord };
 
@@ -55,14 +63,18 @@ export interface GroupCommit {
   flush(): void;
   /** Visits waiting for the next commit. */
   pending(): number;
-  /** The last commit that failed for the database's sake (disk, lock), when no commit has succeeded since: when, and why. */
-  lastFailure(): { readonly at: number; readonly detail: string } | undefined;
+  /**
+   * The last commit that failed for the database's sake (disk, lock), when no commit has succeeded
+   * since: when, why, and whether it was only the lock (another connection writing).
+   */
+  lastFailure(): CommitFailure | undefined;
   /** Commits what is queued (when the database is open); later appends are refused as unavailable. */
   close(): void;
 }
 
 // SQLite reports these when the disk or another writer is in the way: retry later, not a bug.
 const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|READONLY)/;
+const LOCK_CODES = /^SQLITE_(BUSY|LOCKED)/;
 // Every code but I/O errors means the transaction rolled back. An I/O error may come from the
 // COMMIT's own write or sync: a commit frame that reached the WAL before a failed fsync is
 // replayed by the next open, so whether the visits are stored is not known.
@@ -151,7 +163,7 @@ export function createGroupCommit(db: BetterSqlite3.Database, options: GroupComm
   let commits = 0;
   let closed = false;
 
-  let failure: { readonly at: number; readonly detail: string } | undefined;
+  let failure: CommitFailure | undefined;
   /** Commits a group, noting whether the database took it (readiness); throws as commitGroup does. */
   const commitNoted = (group: readonly Pending[]): Written[] => {
     try {
@@ -161,7 +173,7 @@ export function createGroupCommit(db: BetterSqlite3.Database, options: GroupComm
       return written;
     } catch (error) {
       const refused = unavailable(error);
-      if (refused instanceof VisitStoreUnavailableError) failure = { at: clock.now(), detail: refused.message };
+      if (refused instanceof VisitStoreUnavailableError) failure = { at: clock.now(), detail: refused.message, lock: LOCK_CODES.test(String((error as { code?: unknown }).code)) };
       throw refused;
     }
   };

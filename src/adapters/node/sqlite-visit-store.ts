@@ -66,7 +66,11 @@ export interface SqliteVisitStoreOptions {
 
 /** The SQLite visit store: a VisitStore plus what the server and its tests need around it. */
 export interface SqliteVisitStore extends VisitStore {
-  /** Unavailable while closed, for FAILED_WRITE_MEMORY_MS after a failed commit (until one succeeds), or with the disk nearly full; busy with the backlog full. */
+  /**
+   * Unavailable while closed, for FAILED_WRITE_MEMORY_MS after a failed commit (until one succeeds;
+   * one that failed only for another connection's lock, until that lock is gone), or with the disk
+   * nearly full; busy with the backlog full.
+   */
   health(): Promise<StoreHealth>;
   /** Always there: the key's row is written in the transaction of its visits. */
   appendOnce(projectId: string, visits: readonly EnrichedVisit[], batch: IdempotentBatch): Promise<IdempotentAppendResult>;
@@ -172,6 +176,24 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
     }
     return removed;
   });
+  /**
+   * Whether this connection could start writing now, asked without waiting (busy_timeout 0 for the
+   * moment): the write lock taken and given back, nothing written.
+   */
+  const writeLockFree = (): boolean => {
+    if (db.inTransaction) return true;
+    const timeout = db.pragma('busy_timeout', { simple: true }) as number;
+    db.pragma('busy_timeout = 0');
+    try {
+      db.exec('BEGIN IMMEDIATE');
+      db.exec('ROLLBACK');
+      return true;
+    } catch {
+      return false;
+    } finally {
+      db.pragma(`busy_timeout = ${timeout}`);
+    }
+  };
   const applyRetention = createRetention(db, { retentionDays, aggregateRetentionDays, clock, rollUp: rollups.rollUp, closed: isClosed });
 
   // A failed pass (disk trouble, another writer) is retried at the next interval; ingestion is unaffected.
@@ -227,7 +249,10 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
       if (closed || !db.open) return { status: 'unavailable', detail: 'the visit store is closed' };
       const failure = groupCommit.lastFailure();
       const since = failure === undefined ? Infinity : clock.now() - failure.at;
-      if (since < FAILED_WRITE_MEMORY_MS) return { status: 'unavailable', detail: `the last write, ${Math.round(since / 1000)} s ago, failed: ${failure!.detail}` };
+      // A write that failed only for the lock is forgiven once the lock can be had.
+      if (since < FAILED_WRITE_MEMORY_MS && !(failure!.lock && writeLockFree())) {
+        return { status: 'unavailable', detail: `the last write, ${Math.round(since / 1000)} s ago, failed: ${failure!.detail}` };
+      }
       if (groupCommit.pending() >= maxPending) return { status: 'busy', detail: `${groupCommit.pending()} visits are waiting to be written` };
       if (minFreeDiskBytes === 0 || db.memory) return READY;
       const directory = dirname(db.name);

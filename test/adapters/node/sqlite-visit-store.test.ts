@@ -169,7 +169,7 @@ describe('openSqliteVisitStore', () => {
     expect(await store.append('prj_a', [makeVisit()])).toHaveLength(1);
   });
 
-  it('reports itself not ready (GET /readyz) after a failed commit until a commit succeeds, or until FAILED_WRITE_MEMORY_MS pass', async () => {
+  it('reports itself not ready (GET /readyz) after a commit failed for another connection\'s lock, until the lock is gone, a commit succeeds, or FAILED_WRITE_MEMORY_MS pass', async () => {
     let now = Date.parse('2026-11-26T12:00:00Z');
     const { db, store, dir } = openFresh({ clock: { now: () => now } });
     expect(await store.health()).toEqual({ status: 'ok' });
@@ -188,8 +188,21 @@ describe('openSqliteVisitStore', () => {
     await expect(store.append('prj_a', [makeVisit()])).rejects.toBeInstanceOf(VisitStoreUnavailableError);
     expect((await store.health()).status).toBe('unavailable');
     other.exec('ROLLBACK');
+    // The lock is free again: asked without waiting, and without writing anything.
+    const pages = db.pragma('page_count', { simple: true });
+    expect(await store.health()).toEqual({ status: 'ok' });
+    expect(db.pragma('page_count', { simple: true })).toBe(pages);
+    expect(db.pragma('busy_timeout', { simple: true })).toBe(0);
+    // Taken again by the other connection: the failure counts again, and the check does not wait.
+    other.exec('BEGIN IMMEDIATE');
+    db.pragma('busy_timeout = 2000');
+    const started = Date.now();
+    expect((await store.health()).status).toBe('unavailable');
+    expect(Date.now() - started).toBeLessThan(200);
+    expect(db.pragma('busy_timeout', { simple: true })).toBe(2000);
+    other.exec('ROLLBACK');
     other.close();
-    // One commit that goes through makes it ready again at once.
+    // One commit that goes through makes it ready again whatever the lock does.
     expect(await store.append('prj_a', [makeVisit()])).toHaveLength(1);
     expect(await store.health()).toEqual({ status: 'ok' });
   });

@@ -45,6 +45,7 @@ export const SERVE_FLAGS: Readonly<Record<string, FlagSpec>> = {
   'client-ip-headers': { kind: 'string', env: 'AGENTWARDEN_CLIENT_IP_HEADERS' },
   'trusted-proxies': { kind: 'string', env: 'AGENTWARDEN_TRUSTED_PROXIES' },
   'retention-days': { kind: 'string', env: 'AGENTWARDEN_RETENTION_DAYS' },
+  'min-free-disk-bytes': { kind: 'string', env: 'AGENTWARDEN_MIN_FREE_DISK_BYTES' },
   ...STORE_FLAGS,
   'secure-cookies': { kind: 'boolean', env: 'AGENTWARDEN_SECURE_COOKIES' },
   'webhooks-allow-loopback': { kind: 'boolean', env: 'AGENTWARDEN_WEBHOOKS_ALLOW_LOOPBACK' },
@@ -106,6 +107,8 @@ const USAGE = [
   '                                                     drops whole months once they end N days ago and keeps',
   '                                                     per-minute counts forever; POST /visits refuses (by index)',
   '                                                     a visit whose created time is older than N days',
+  '  --min-free-disk-bytes N  AGENTWARDEN_MIN_FREE_DISK_BYTES  with SQLite, GET /readyz answers 503 while the',
+  '                                                     data directory\'s disk has less free (default 67108864; 0: never)',
   '  --store sqlite|clickhouse  AGENTWARDEN_STORE       where projects, tokens and visits live (default sqlite);',
   '                                                     clickhouse lets several servers share one database',
   '  --clickhouse-url URL   AGENTWARDEN_CLICKHOUSE_URL  ClickHouse HTTP interface, e.g. http://user:pass@host:8123',
@@ -168,6 +171,8 @@ export const serveCommand: Command = {
     if (logMode !== 'json' && logMode !== 'off') return fail(`--log must be json or off, got ${JSON.stringify(logMode)}`);
     const retentionDays = integerFlag('retention-days', v['retention-days'], 90, 0, 1e6);
     if (typeof retentionDays === 'string') return fail(retentionDays);
+    const minFreeDiskBytes = integerFlag('min-free-disk-bytes', v['min-free-disk-bytes'], 64 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER);
+    if (typeof minFreeDiskBytes === 'string') return fail(minFreeDiskBytes);
     const synchronous = v['synchronous'] ?? 'normal';
     if (synchronous !== 'normal' && synchronous !== 'full') return fail(`--synchronous must be normal or full, got ${JSON.stringify(synchronous)}`);
     const storeChoice = readStoreChoice(v);
@@ -218,7 +223,7 @@ export const serveCommand: Command = {
         return 1;
       }
     }
-    const store = openSqliteStore({ dataDir: v['data-dir'] ?? './data-dir', synchronous, retentionDays });
+    const store = openSqliteStore({ dataDir: v['data-dir'] ?? './data-dir', synchronous, retentionDays, minFreeDiskBytes });
     const admin = openAdminStore({ dataDir: v['data-dir'] ?? './data-dir', findProject: (id) => store.listProjects().find((p) => p.id === id) });
     // Webhooks live beside the admin sessions, in this server's data directory.
     const webhooks = openWebhookStore({ dataDir: v['data-dir'] ?? './data-dir' });
