@@ -178,6 +178,37 @@ describe('node server transport', () => {
     for (const client of uploading) client.socket.destroy();
   });
 
+  it('at the cap, lets a new connection take the place of the oldest one whose body, dribbled, could not finish before the request timeout (R.U.D.Y.), never of an upload going at a useful rate', async () => {
+    const { server, token } = await start({}, { maxConnections: 2 });
+    const get = 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n';
+    const head = (length: number) => `POST /visits HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
+    // One client uploads 4 KB at 2 KB a second (done in time); one declares 4 KB and sends a byte.
+    const uploading = await open(server);
+    uploading.socket.write(head(4000) + '[' + ' '.repeat(1999));
+    const dribbling = await open(server);
+    dribbling.socket.write(head(4000) + '[');
+    // For its first second a body is given the benefit of the doubt.
+    const early = await open(server);
+    early.socket.write(get);
+    expect(await early.closed).toBeLessThan(1000);
+    expect(early.received()).toBe('');
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    uploading.socket.write(' '.repeat(1000));
+    const newcomer = await open(server);
+    newcomer.socket.write(get);
+    await dribbling.closed;
+    await expect.poll(() => newcomer.received()).toMatch(/^HTTP\/1\.1 200/);
+    // The upload at a useful rate was kept, and finishes.
+    uploading.socket.write(' '.repeat(999) + ']');
+    await expect.poll(() => uploading.received()).toMatch(/^HTTP\/1\.1 (202|422)/);
+    // With no body stalling and no connection idle, the next newcomer is refused as before.
+    const refused = await open(server);
+    refused.socket.write(get);
+    expect(await refused.closed).toBeLessThan(1000);
+    expect(refused.received()).toBe('');
+    for (const client of [uploading, newcomer]) client.socket.destroy();
+  });
+
   it('routes an absolute-form target by its path as written, exactly as the origin-form target (no dot-segment shortcut past a proxy)', async () => {
     const { server } = await start();
     const status = async (target: string) => {

@@ -165,6 +165,8 @@ function lingeringClose(socket: Socket): void {
 
 /** How long a connection at the cap must have gone without a request in progress before a new one may take its place. */
 const EVICT_AFTER_MS = 1000;
+/** The slowest a chunked body (no declared length to finish) may arrive and not count as stalling, in bytes a second. */
+const MIN_CHUNKED_BYTES_PER_SECOND = 1024;
 /** How long connections closed or refused at the cap are counted before the count is logged. */
 const CAP_LOG_MS = 60_000;
 /** Connections node:http may hold past the cap while the ones closed to make room finish closing. */
@@ -176,6 +178,28 @@ interface ConnectionState {
   idleSince: number;
   /** A response said `connection: close`: requests parsed after it are not handled (no answer could reach the client). */
   closing: boolean;
+  /** The request body being read on it, if any: how far it has come, to tell a slow upload from a stalling one. */
+  reading: BodyProgress | undefined;
+}
+
+/** How far a request body has come since its request's head arrived. */
+interface BodyProgress {
+  readonly started: number;
+  /** Content-Length, or undefined for a chunked body. */
+  readonly declared: number | undefined;
+  readonly body: BodyReading;
+}
+
+/**
+ * Whether a body, at the rate it has arrived so far, cannot be complete before the request
+ * timeout ends it anyway (a declared length), or arrives slower than MIN_CHUNKED_BYTES_PER_SECOND
+ * (chunked): a client dribbling it (R.U.D.Y.) holds its connection for nothing.
+ */
+function stalling({ started, declared, body }: BodyProgress, now: number, requestMs: number): boolean {
+  const elapsed = now - started;
+  const bytes = body.bytes();
+  if (declared === undefined) return bytes < (elapsed * MIN_CHUNKED_BYTES_PER_SECOND) / 1000;
+  return bytes + (bytes / elapsed) * (requestMs - elapsed) < declared;
 }
 
 /** How many fields of a (lower-case) name the raw header list holds. */
@@ -284,6 +308,10 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
         // so only once the API wants the body.
         if (this.expectsContinue && !this.res.headersSent) this.res.writeContinue();
         this.body = readRequestBody(this.req, maxBytes === undefined ? maxBodyBytes : Math.min(maxBytes, maxBodyBytes), budget, owner);
+        const length = this.req.headers['content-length'];
+        if (this.connection !== undefined) {
+          this.connection.reading = { started: this.started, declared: length === undefined || this.req.headers['transfer-encoding'] !== undefined ? undefined : Number(length), body: this.body };
+        }
       }
       return this.body.result;
     };
@@ -295,6 +323,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
     release(): void {
       if (--this.holds > 0) return;
       this.body?.release();
+      if (this.connection !== undefined && this.connection.reading?.body === this.body) this.connection.reading = undefined;
       if (this.connection !== undefined && --this.connection.open === 0) this.connection.idleSince = performance.now();
       if (--inFlight === 0) for (const waiter of drainWaiters.splice(0)) waiter();
     }
@@ -496,12 +525,17 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
   });
   // At the cap, the oldest connection without a request in progress for evictAfterMs makes room:
   // otherwise clients that connect and never finish a head (slowloris) would hold every slot
-  // until their head timeout and keep everyone else out. One with a request in progress (a body
-  // being read, an event stream) is never closed for another.
+  // until their head timeout and keep everyone else out. Failing that, the oldest whose body has
+  // come for evictAfterMs too slowly to finish before the request timeout would cut it anyway (a
+  // login body sent a byte every few seconds needs no token). Any other request in progress (an
+  // upload going at a useful rate, an event stream) is never closed for another.
   const evictAfterMs = Math.min(EVICT_AFTER_MS, headersMs);
   const evictable = (now: number): Socket | undefined => {
     // Insertion order: the oldest connections first.
     for (const [socket, state] of connections) if (state.open === 0 && now - state.idleSince >= evictAfterMs) return socket;
+    for (const [socket, { open, reading }] of connections) {
+      if (open === 1 && reading !== undefined && !reading.body.complete() && now - reading.started >= evictAfterMs && stalling(reading, now, requestMs)) return socket;
+    }
     return undefined;
   };
   // The cap being reached is logged once, then what happened at it over the next minute: an
@@ -530,7 +564,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
       connections.delete(victim);
       victim.destroy();
     }
-    const state: ConnectionState = { open: 0, idleSince: now, closing: false };
+    const state: ConnectionState = { open: 0, idleSince: now, closing: false, reading: undefined };
     connections.set(socket, state);
     socket.once('close', () => connections.delete(socket));
   });
