@@ -158,11 +158,13 @@ describe('node server transport', () => {
     await Promise.all([...slow, ...newcomers].map((client) => client.closed));
     await new Promise((resolve) => setTimeout(resolve, 50));
 
-    // Three uploads in progress (a body half sent) are requests being served: none is closed for a newcomer.
+    // Three uploads in progress (half of a 40 KB body sent in the first second) are requests being
+    // served: none is closed for a newcomer.
+    const large = visitBody.padEnd(40_000, ' ');
     const uploading: Awaited<ReturnType<typeof open>>[] = [];
     for (let i = 0; i < 3; i++) {
       const client = await open(server);
-      client.socket.write(`POST /visits HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${visitBody.length}\r\n\r\n${visitBody.slice(0, 10)}`);
+      client.socket.write(`POST /visits HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${large.length}\r\n\r\n${large.slice(0, 20_000)}`);
       uploading.push(client);
     }
     await new Promise((resolve) => setTimeout(resolve, 1100));
@@ -171,7 +173,7 @@ describe('node server transport', () => {
     expect(await late.closed).toBeLessThan(1000);
     expect(late.received()).toBe('');
     for (const client of uploading) {
-      client.socket.write(visitBody.slice(10));
+      client.socket.write(large.slice(20_000));
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(uploading.every((client) => /^HTTP\/1\.1 202/.test(client.received()))).toBe(true);
@@ -182,24 +184,24 @@ describe('node server transport', () => {
     const { server, token } = await start({}, { maxConnections: 2 });
     const get = 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n';
     const head = (length: number) => `POST /visits HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
-    // One client uploads 4 KB at 2 KB a second (done in time); one declares 4 KB and sends a byte.
+    // One client uploads 40 KB at 20 KB a second (done in time); one declares 40 KB and sends a byte.
     const uploading = await open(server);
-    uploading.socket.write(head(4000) + '[' + ' '.repeat(1999));
+    uploading.socket.write(head(40_000) + '[' + ' '.repeat(19_999));
     const dribbling = await open(server);
-    dribbling.socket.write(head(4000) + '[');
+    dribbling.socket.write(head(40_000) + '[');
     // For its first second a body is given the benefit of the doubt.
     const early = await open(server);
     early.socket.write(get);
     expect(await early.closed).toBeLessThan(1000);
     expect(early.received()).toBe('');
     await new Promise((resolve) => setTimeout(resolve, 1100));
-    uploading.socket.write(' '.repeat(1000));
+    uploading.socket.write(' '.repeat(10_000));
     const newcomer = await open(server);
     newcomer.socket.write(get);
     await dribbling.closed;
     await expect.poll(() => newcomer.received()).toMatch(/^HTTP\/1\.1 200/);
     // The upload at a useful rate was kept, and finishes.
-    uploading.socket.write(' '.repeat(999) + ']');
+    uploading.socket.write(' '.repeat(9_999) + ']');
     await expect.poll(() => uploading.received()).toMatch(/^HTTP\/1\.1 (202|422)/);
     // With no body stalling and no connection idle, the next newcomer is refused as before.
     const refused = await open(server);
@@ -207,6 +209,22 @@ describe('node server transport', () => {
     expect(await refused.closed).toBeLessThan(1000);
     expect(refused.received()).toBe('');
     for (const client of [uploading, newcomer]) client.socket.destroy();
+    await Promise.all([uploading.closed, newcomer.closed]);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+
+    // A small body (a login, a few visits) still coming after a second is stalling at any rate:
+    // at 400 bytes a second this one would finish in time, but it holds a connection for 10 s.
+    const small = await open(server);
+    small.socket.write(head(4000) + '[' + ' '.repeat(399));
+    const other = await open(server);
+    other.socket.write(head(40_000) + '[' + ' '.repeat(19_999));
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    small.socket.write(' '.repeat(400));
+    const next = await open(server);
+    next.socket.write(get);
+    await small.closed;
+    await expect.poll(() => next.received()).toMatch(/^HTTP\/1\.1 200/);
+    for (const client of [other, next]) client.socket.destroy();
   });
 
   it('routes an absolute-form target by its path as written, exactly as the origin-form target (no dot-segment shortcut past a proxy)', async () => {

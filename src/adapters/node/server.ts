@@ -167,6 +167,12 @@ function lingeringClose(socket: Socket): void {
 const EVICT_AFTER_MS = 1000;
 /** The slowest a chunked body (no declared length to finish) may arrive and not count as stalling, in bytes a second. */
 const MIN_CHUNKED_BYTES_PER_SECOND = 1024;
+/**
+ * A declared body this small still arriving after a second is stalling whatever its rate: it is
+ * a login or a batch of a few visits, which fits a packet or two on any link (a client dribbling
+ * one at 150 bytes a second would otherwise hold its connection for the whole request timeout).
+ */
+const SMALL_BODY_BYTES = 16 * 1024;
 /** How long connections closed or refused at the cap are counted before the count is logged. */
 const CAP_LOG_MS = 60_000;
 /** Connections node:http may hold past the cap while the ones closed to make room finish closing. */
@@ -191,14 +197,16 @@ interface BodyProgress {
 }
 
 /**
- * Whether a body, at the rate it has arrived so far, cannot be complete before the request
- * timeout ends it anyway (a declared length), or arrives slower than MIN_CHUNKED_BYTES_PER_SECOND
- * (chunked): a client dribbling it (R.U.D.Y.) holds its connection for nothing.
+ * Whether a body (still arriving a second after its head) is stalling: a small one (SMALL_BODY_BYTES)
+ * at all; a larger one when, at the rate it has arrived so far, it cannot be complete before the
+ * request timeout ends it anyway; a chunked one when it arrives slower than
+ * MIN_CHUNKED_BYTES_PER_SECOND. A client dribbling a body (R.U.D.Y.) holds its connection for nothing.
  */
 function stalling({ started, declared, body }: BodyProgress, now: number, requestMs: number): boolean {
   const elapsed = now - started;
   const bytes = body.bytes();
   if (declared === undefined) return bytes < (elapsed * MIN_CHUNKED_BYTES_PER_SECOND) / 1000;
+  if (declared <= SMALL_BODY_BYTES) return true;
   return bytes + (bytes / elapsed) * (requestMs - elapsed) < declared;
 }
 
