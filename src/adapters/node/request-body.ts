@@ -32,12 +32,9 @@ export class BodyBudget {
     if (left > 0) this.byOwner.set(owner, left);
     else this.byOwner.delete(owner);
   }
-  /** Bytes reserved now, in all or by one owner. */
+  /** Bytes reserved now. */
   get held(): number {
     return this.reserved;
-  }
-  heldBy(owner: string): number {
-    return this.byOwner.get(owner) ?? 0;
   }
 }
 
@@ -49,6 +46,8 @@ const FIRST_CAPACITY = 16 * 1024;
 /** One request body being read: its result, whether it ended cleanly, and the release of its reservation. */
 export interface BodyReading {
   readonly result: Promise<BodyRead>;
+  /** The Content-Length the request declared; undefined for a chunked body. */
+  readonly declared: number | undefined;
   /** Whether the body was read to its end (false: refused or cut off, so the connection cannot be reused). */
   complete(): boolean;
   /** Body bytes received so far. */
@@ -103,7 +102,7 @@ export function readRequestBody(req: IncomingMessage, maxBodyBytes: number, budg
     if (taken === true) reserved = capacity;
     return taken;
   };
-  const reading = (result: Promise<BodyRead>): BodyReading => ({ result, complete: () => ended, bytes: () => size, release });
+  const reading = (result: Promise<BodyRead>): BodyReading => ({ result, declared, complete: () => ended, bytes: () => size, release });
   if (declared !== undefined) {
     if (declared > maxBodyBytes) return reading(Promise.resolve({ ok: false, response: tooLarge(maxBodyBytes) }));
     const taken = reserveUpTo(Math.min(declared, FIRST_CAPACITY));

@@ -188,11 +188,9 @@ interface ConnectionState {
   reading: BodyProgress | undefined;
 }
 
-/** How far a request body has come since its request's head arrived. */
+/** A request body being read, and when its request's head arrived. */
 interface BodyProgress {
   readonly started: number;
-  /** Content-Length, or undefined for a chunked body. */
-  readonly declared: number | undefined;
   readonly body: BodyReading;
 }
 
@@ -202,9 +200,10 @@ interface BodyProgress {
  * request timeout ends it anyway; a chunked one when it arrives slower than
  * MIN_CHUNKED_BYTES_PER_SECOND. A client dribbling a body (R.U.D.Y.) holds its connection for nothing.
  */
-function stalling({ started, declared, body }: BodyProgress, now: number, requestMs: number): boolean {
+function stalling({ started, body }: BodyProgress, now: number, requestMs: number): boolean {
   const elapsed = now - started;
   const bytes = body.bytes();
+  const { declared } = body;
   if (declared === undefined) return bytes < (elapsed * MIN_CHUNKED_BYTES_PER_SECOND) / 1000;
   if (declared <= SMALL_BODY_BYTES) return true;
   return bytes + (bytes / elapsed) * (requestMs - elapsed) < declared;
@@ -316,10 +315,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
         // so only once the API wants the body.
         if (this.expectsContinue && !this.res.headersSent) this.res.writeContinue();
         this.body = readRequestBody(this.req, maxBytes === undefined ? maxBodyBytes : Math.min(maxBytes, maxBodyBytes), budget, owner);
-        const length = this.req.headers['content-length'];
-        if (this.connection !== undefined) {
-          this.connection.reading = { started: this.started, declared: length === undefined || this.req.headers['transfer-encoding'] !== undefined ? undefined : Number(length), body: this.body };
-        }
+        if (this.connection !== undefined) this.connection.reading = { started: this.started, body: this.body };
       }
       return this.body.result;
     };
