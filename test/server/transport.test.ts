@@ -227,6 +227,23 @@ describe('node server transport', () => {
     for (const client of [other, next]) client.socket.destroy();
   });
 
+  it('at the cap, never closes an event stream for a newcomer, however long it has been open', async () => {
+    const { server, token } = await start({}, { maxConnections: 2 });
+    const streams = [await open(server), await open(server)];
+    for (const stream of streams) stream.socket.write(`GET /visits/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nAccept: text/event-stream\r\n\r\n`);
+    for (const stream of streams) await expect.poll(() => stream.received()).toMatch(/^HTTP\/1\.1 200 /);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const newcomer = await open(server);
+    newcomer.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(await newcomer.closed).toBeLessThan(1000);
+    expect(newcomer.received()).toBe('');
+    let closed = 0;
+    for (const stream of streams) void stream.closed.then(() => closed++);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(closed).toBe(0);
+    for (const stream of streams) stream.socket.destroy();
+  });
+
   it('routes an absolute-form target by its path as written, exactly as the origin-form target (no dot-segment shortcut past a proxy)', async () => {
     const { server } = await start();
     const status = async (target: string) => {
