@@ -100,7 +100,7 @@ export { csvCell, toCsv } from './api/csv.js';
 export type { CsvCell } from './api/csv.js';
 export { isSecretHeader, parseVisit } from './visits/visit.js';
 export type { JsonObject, Visit, VisitDecision, VisitHeaders, VisitParseResult } from './visits/visit.js';
-export { FAILED_WRITE_MEMORY_MS, IDEMPOTENCY_WINDOW_MS, VisitQueryError, VisitStoreUnavailableError } from './visits/visit-store.js';
+export { FAILED_WRITE_MEMORY_MS, IDEMPOTENCY_WINDOW_MS, STORE_READY, VisitQueryError, VisitStoreUnavailableError } from './visits/visit-store.js';
 export type {
   EnrichedVisit,
   IdempotencyRecord,

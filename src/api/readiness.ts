@@ -1,14 +1,12 @@
 // Readiness (`GET /readyz`): whether the visit store can take visits now. The route needs no
 // token, so one probe serves every request for a second, and a store that does not answer within
 // the deadline is called unavailable rather than holding the request.
-import type { StoreHealth, VisitStore } from '../visits/visit-store.js';
+import { STORE_READY, type StoreHealth, type VisitStore } from '../visits/visit-store.js';
 
 /** How long a store's answer is reused: a balancer polling every server cannot make probes pile up. */
 export const READINESS_REUSE_MS = 1000;
 /** How long a probe may take before the store is called unavailable. */
 export const READINESS_DEADLINE_MS = 3000;
-
-const READY: StoreHealth = Object.freeze({ status: 'ok' });
 
 /** Options of `createReadinessProbe`. */
 export interface ReadinessProbeOptions {
@@ -39,7 +37,7 @@ export function createReadinessProbe(store: Pick<VisitStore, 'health'>, options:
     return health;
   };
   const probe = async (): Promise<StoreHealth> => {
-    if (store.health === undefined) return READY;
+    if (store.health === undefined) return STORE_READY;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<StoreHealth>((resolve) => {
       timer = setTimeout(() => resolve({ status: 'unavailable', detail: `the store did not answer its health check within ${deadlineMs} ms` }), deadlineMs);

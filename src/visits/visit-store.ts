@@ -177,6 +177,9 @@ export const FAILED_WRITE_MEMORY_MS = 30_000;
  */
 export type StoreHealth = { readonly status: 'ok' } | { readonly status: 'busy' | 'unavailable'; readonly detail: string };
 
+/** The health of a store that can take visits. */
+export const STORE_READY: StoreHealth = Object.freeze({ status: 'ok' });
+
 /**
  * Stores visits per project and answers the analytics over them.
  *

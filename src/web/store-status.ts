@@ -26,20 +26,21 @@ async function storeStatus(): Promise<string | undefined> {
 
 /** Keeps `box` showing the server's readiness, asking now and every `pollMs` while the page is visible. */
 export function watchStoreStatus(box: HTMLElement, pollMs = STORE_STATUS_POLL_MS): void {
-  const check = async () => {
-    const status = document.hidden ? undefined : await storeStatus();
+  const show = (status: string | undefined) => {
     box.dataset['status'] = status ?? 'ready';
-    if (status === undefined) {
-      box.hidden = true;
-      replace(box);
-    } else {
+    box.hidden = status === undefined;
+    if (status === undefined) replace(box);
+    else {
       replace(
         box,
         h('strong', {}, 'This server is not ready: '),
         `${MEANING[status] ?? `its visit store is ${status}`}. A load balancer stops sending it traffic, and visits sent to it meanwhile may be refused (503; senders retry). The server log says why (its "not ready" line).`,
       );
-      box.hidden = false;
     }
+  };
+  const check = async () => {
+    // A hidden page asks nothing, and keeps what it shows until it is looked at again.
+    if (!document.hidden) show(await storeStatus());
     setTimeout(() => void check(), pollMs);
   };
   void check();

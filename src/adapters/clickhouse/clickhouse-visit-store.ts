@@ -9,6 +9,7 @@ import {
   IDEMPOTENCY_WINDOW_MS,
   INTERVAL_MS,
   pathWithoutQuery,
+  STORE_READY,
   validateStatsQuery,
   VisitQueryError,
   VisitStoreUnavailableError,
@@ -137,7 +138,6 @@ const HUNG_INSERT_MS = SEND_WITHIN_MS;
 const LOOKUP_TIMEOUT_MS = 2000;
 // A health check's query gets this long: under the API's 3 s readiness deadline.
 const HEALTH_QUERY_MS = 2000;
-const READY: StoreHealth = Object.freeze({ status: 'ok' });
 // Claim partitions (days) are dropped once wholly past the 24-hour window, with a day to spare for
 // time zones (toYYYYMMDD is in the server's).
 const CLAIM_DAYS_KEPT = 3;
@@ -643,7 +643,7 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
       } catch (error) {
         return { status: 'unavailable', detail: `ClickHouse did not answer SELECT 1 (${HEALTH_QUERY_MS} ms allowed): ${error instanceof Error ? error.message : String(error)}` };
       }
-      return READY;
+      return STORE_READY;
     },
 
     async close() {

@@ -80,9 +80,15 @@ const LOCK_CODES = /^SQLITE_(BUSY|LOCKED)/;
 // replayed by the next open, so whether the visits are stored is not known.
 const UNKNOWN_OUTCOME_CODES = /^SQLITE_IOERR/;
 
-function unavailable(error: unknown): unknown {
+/** better-sqlite3's error code (SQLITE_BUSY, SQLITE_FULL...); '' for an error without one. */
+function sqliteCode(error: unknown): string {
   const code = (error as { code?: unknown })?.code;
-  if (typeof code === 'string' && UNAVAILABLE_CODES.test(code)) {
+  return typeof code === 'string' ? code : '';
+}
+
+function unavailable(error: unknown): unknown {
+  const code = sqliteCode(error);
+  if (UNAVAILABLE_CODES.test(code)) {
     const outcome = UNKNOWN_OUTCOME_CODES.test(code) ? 'unknown' : 'not-stored';
     return new VisitStoreUnavailableError('unavailable', 5, `the visit database cannot take writes now (${code})`, { cause: error, outcome });
   }
@@ -164,7 +170,7 @@ export function createGroupCommit(db: BetterSqlite3.Database, options: GroupComm
   let closed = false;
 
   let failure: CommitFailure | undefined;
-  /** Commits a group, noting whether the database took it (readiness); throws as commitGroup does. */
+  /** Commits a group, noting whether the database took it (readiness); throws commitGroup's error, as the store's when the database refused. */
   const commitNoted = (group: readonly Pending[]): Written[] => {
     try {
       const written = commitGroup(group);
@@ -173,7 +179,7 @@ export function createGroupCommit(db: BetterSqlite3.Database, options: GroupComm
       return written;
     } catch (error) {
       const refused = unavailable(error);
-      if (refused instanceof VisitStoreUnavailableError) failure = { at: clock.now(), detail: refused.message, lock: LOCK_CODES.test(String((error as { code?: unknown }).code)) };
+      if (refused instanceof VisitStoreUnavailableError) failure = { at: clock.now(), detail: refused.message, lock: LOCK_CODES.test(sqliteCode(error)) };
       throw refused;
     }
   };

@@ -9,6 +9,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import {
   createVisitFanout,
   FAILED_WRITE_MEMORY_MS,
+  STORE_READY,
   validateStatsQuery,
   type EnrichedVisit,
   type IdempotentAppendResult,
@@ -99,7 +100,6 @@ export interface SqliteVisitStore extends VisitStore {
 }
 
 const DEFAULT_MIN_FREE_DISK_BYTES = 64 * 1024 * 1024;
-const READY: StoreHealth = Object.freeze({ status: 'ok' });
 const mebibytes = (bytes: number) => Math.floor(bytes / (1024 * 1024));
 
 function integerOption(name: string, value: number | undefined, fallback: number, min: number): number {
@@ -254,7 +254,7 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
         return { status: 'unavailable', detail: `the last write, ${Math.round(since / 1000)} s ago, failed: ${failure!.detail}` };
       }
       if (groupCommit.pending() >= maxPending) return { status: 'busy', detail: `${groupCommit.pending()} visits are waiting to be written` };
-      if (minFreeDiskBytes === 0 || db.memory) return READY;
+      if (minFreeDiskBytes === 0 || db.memory) return STORE_READY;
       const directory = dirname(db.name);
       try {
         const disk = await statfs(directory);
@@ -263,7 +263,7 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
       } catch (error) {
         return { status: 'unavailable', detail: `cannot read the free space of ${directory}: ${(error as Error).message}` };
       }
-      return READY;
+      return STORE_READY;
     },
     close() {
       if (closed) return;
