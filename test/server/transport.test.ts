@@ -127,7 +127,8 @@ describe('node server transport', () => {
 
   it('at the cap, lets a new connection take the place of the oldest one that has sent no request for a second (slowloris), never of one with a request in progress', async () => {
     const logged: Record<string, unknown>[] = [];
-    const { server, token } = await start({}, { maxConnections: 3, log: (entry) => logged.push(entry) });
+    // One project may upload on every connection here (by default on half of them).
+    const { server, token } = await start({}, { maxConnections: 3, maxUploadsPerProject: 3, log: (entry) => logged.push(entry) });
     const get = 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n';
     // Three clients that start a head and never finish it.
     const slow: Awaited<ReturnType<typeof open>>[] = [];
@@ -180,7 +181,7 @@ describe('node server transport', () => {
   });
 
   it('at the cap, lets a new connection take the place of the oldest one whose body, dribbled, could not finish before the request timeout (R.U.D.Y.), never of an upload going at a useful rate', async () => {
-    const { server, token } = await start({}, { maxConnections: 2 });
+    const { server, token } = await start({}, { maxConnections: 2, maxUploadsPerProject: 2 });
     const get = 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n';
     const head = (length: number) => `POST /visits HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
     // One client uploads 40 KB at 20 KB a second (done in time); one declares 40 KB and sends a byte.
@@ -330,6 +331,41 @@ describe('node server transport', () => {
     for (const client of greedy) client.socket.destroy();
     await expect.poll(() => server.bufferedBodyBytes()).toBe(0);
     expect((await post(server, token, visitBody)).status).toBe(202);
+  });
+
+  it('lets one project send at most half the connections\' bodies at once (maxUploadsPerProject): past it 429 before the body is read, and the connections stay open to other projects', async () => {
+    const { server, token, visits, id, other } = await start({}, { maxConnections: 4 });
+    const head = (bearer: string, length: number) => `POST /visits HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${bearer}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
+    const body = visitBody.padEnd(40_000, ' ');
+    // A token holder's uploads, each sent fast enough to finish in time, so none is evicted as stalling.
+    const holding = [await open(server), await open(server)];
+    for (const client of holding) client.socket.write(head(token, body.length) + body.slice(0, 20_000));
+    await expect.poll(() => server.bufferedBodyBytes()).toBeGreaterThanOrEqual(2 * 16 * 1024);
+    // Its third is refused before anything of the body is read, and its connection closed.
+    const third = await open(server);
+    third.socket.write(head(token, body.length));
+    const closedAfter = await third.closed;
+    expect(closedAfter).toBeLessThan(2000);
+    expect(third.received()).toMatch(/^HTTP\/1\.1 429 /);
+    expect(third.received()).toMatch(/retry-after: 1/i);
+    expect(third.received()).toContain('as many bodies at once as one project may (2)');
+    // Another project's upload gets a connection and is stored.
+    const answered = await post(server, other.token, body);
+    expect(answered.status).toBe(202);
+    expect(visits.list(other.id)).toHaveLength(1);
+    // Once one of the first project's uploads ends, it may start another.
+    holding[0]!.socket.write(body.slice(20_000));
+    await expect.poll(() => holding[0]!.received()).toMatch(/^HTTP\/1\.1 202 /);
+    expect((await post(server, token, body)).status).toBe(202);
+    expect(visits.list(id)).toHaveLength(2);
+    holding[1]!.socket.destroy();
+    await expect.poll(() => server.bufferedBodyBytes()).toBe(0);
+    for (const client of holding) client.socket.destroy();
+  });
+
+  it('refuses maxUploadsPerProject above maxConnections, by name', async () => {
+    const handler = createApiHandler({ engine: createEngine({ catalog: TEST_CATALOG }), projects: createMemoryProjectStore(), visits: createMemoryVisitStore() });
+    await expect(startNodeServer({ handler, port: 0, maxConnections: 10, maxUploadsPerProject: 11 })).rejects.toThrow('maxUploadsPerProject must be at most maxConnections (10), got 11');
   });
 
   it('refuses a per-project share above the cap, by name', async () => {

@@ -7,15 +7,18 @@ import { problem, type ApiResponse, type BodyRead } from '../../index.js';
 
 /**
  * Body bytes reserved across all connections of one server, against one cap, and per owner (a
- * project, the admin, or anonymous clients) against a share of it: one project's many or slow
- * bodies leave room for the others.
+ * project, the admin, or anonymous clients) against a share of it; and per owner, the bodies still
+ * arriving (uploads) against a count: one project's many or slow bodies leave room, and
+ * connections, for the others.
  */
 export class BodyBudget {
   private reserved = 0;
   private readonly byOwner = new Map<string, number>();
+  private readonly uploadsByOwner = new Map<string, number>();
   constructor(
     readonly capBytes: number,
     readonly ownerCapBytes: number = capBytes,
+    readonly ownerCapUploads: number = Number.POSITIVE_INFINITY,
   ) {}
   /** Reserves bytes for an owner; 'cap' or 'share' (nothing reserved) when the server's cap or the owner's share would be passed. */
   take(bytes: number, owner: string): true | 'cap' | 'share' {
@@ -31,6 +34,19 @@ export class BodyBudget {
     const left = (this.byOwner.get(owner) ?? 0) - bytes;
     if (left > 0) this.byOwner.set(owner, left);
     else this.byOwner.delete(owner);
+  }
+  /** Counts one more body arriving (an upload) for an owner; false (nothing counted) when the owner already has ownerCapUploads. */
+  beginUpload(owner: string): boolean {
+    const uploads = this.uploadsByOwner.get(owner) ?? 0;
+    if (uploads >= this.ownerCapUploads) return false;
+    this.uploadsByOwner.set(owner, uploads + 1);
+    return true;
+  }
+  /** An upload counted by beginUpload() has ended, been refused or been cut off. */
+  endUpload(owner: string): void {
+    const left = (this.uploadsByOwner.get(owner) ?? 0) - 1;
+    if (left > 0) this.uploadsByOwner.set(owner, left);
+    else this.uploadsByOwner.delete(owner);
   }
   /** Bytes reserved now. */
   get held(): number {
@@ -62,8 +78,12 @@ function tooLarge(maxBodyBytes: number): ApiResponse {
   });
 }
 
-function busy(refusal: 'cap' | 'share', budget: BodyBudget): ApiResponse {
+function busy(refusal: 'cap' | 'share' | 'uploads', budget: BodyBudget): ApiResponse {
   const headers = { 'retry-after': String(BUSY_RETRY_SECONDS) };
+  if (refusal === 'uploads') {
+    // A client of this project holding connections with bodies sent just fast enough to be kept.
+    return problem('rate-limited', `Requests of this project are sending as many bodies at once as one project may (${budget.ownerCapUploads}); retry after ${BUSY_RETRY_SECONDS} s.`, { headers });
+  }
   if (refusal === 'cap') return problem('service-unavailable', `The server holds as many request bodies as it may; retry after ${BUSY_RETRY_SECONDS} s.`, { headers });
   // This client's own doing: too many bodies of one project at once.
   return problem('rate-limited', `Requests of this project hold as many body bytes at once as one project may (${budget.ownerCapBytes}); retry after ${BUSY_RETRY_SECONDS} s.`, { headers });
@@ -78,7 +98,8 @@ function cutOff(): ApiResponse {
  * grows with what has arrived; a declared length is refused at once past the per-request limit, and
  * reserves up to FIRST_CAPACITY before reading (refused at once when even that does not fit).
  * Declaring a length reserves no more than that: slow clients that declare large bodies and send
- * them a byte at a time (R.U.D.Y.) cannot take the whole cap without sending it.
+ * them a byte at a time (R.U.D.Y.) cannot take the whole cap without sending it. Nor can one
+ * owner's clients hold more than its count of uploads, however fast they send.
  */
 export function readRequestBody(req: IncomingMessage, maxBodyBytes: number, budget: BodyBudget, owner: string): BodyReading {
   const lengthHeader = req.headers['content-length'];
@@ -90,7 +111,15 @@ export function readRequestBody(req: IncomingMessage, maxBodyBytes: number, budg
   let ended = false;
   let size = 0;
   let released = false;
+  // Whether this body is counted among its owner's uploads, until it ends or is released.
+  let uploading = false;
+  const uploaded = () => {
+    if (!uploading) return;
+    uploading = false;
+    budget.endUpload(owner);
+  };
   const release = () => {
+    uploaded();
     if (released) return;
     released = true;
     budget.give(reserved, owner);
@@ -110,6 +139,11 @@ export function readRequestBody(req: IncomingMessage, maxBodyBytes: number, budg
   }
   // The connection may have failed (a parse error, a reset) while the API authenticated the request.
   if (req.destroyed) return reading(Promise.resolve({ ok: false, response: cutOff() }));
+  if (!budget.beginUpload(owner)) {
+    release();
+    return reading(Promise.resolve({ ok: false, response: busy('uploads', budget) }));
+  }
+  uploading = true;
   return reading(
     new Promise<BodyRead>((resolve) => {
       let first: Buffer | undefined;
@@ -157,6 +191,7 @@ export function readRequestBody(req: IncomingMessage, maxBodyBytes: number, budg
         if (settled) return;
         settled = true;
         ended = true;
+        uploaded();
         resolve({ ok: true, body: size === 0 ? undefined : (gathered?.subarray(0, size) ?? first) });
       });
       // A client that leaves mid-body gets no answer (its connection is gone); nothing reaches a route.

@@ -52,6 +52,13 @@ export interface NodeServerOptions {
    * keep-alive); when there is none, the new one is closed.
    */
   readonly maxConnections?: number;
+  /**
+   * Request bodies one project (or the admin, or unauthenticated clients) may be sending at once;
+   * past it that project's requests are answered 429 with Retry-After before their bodies are read
+   * (default half of maxConnections): a project's clients holding connections with bodies sent just
+   * fast enough to be kept cannot take every connection.
+   */
+  readonly maxUploadsPerProject?: number;
   readonly timeouts?: ServerTimeouts;
   /** Receives one entry per unexpected event (a rejected handler, a response header node:http refused); omit for none. */
   readonly log?: (entry: LogEntry) => void;
@@ -258,10 +265,12 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
   const maxBufferedBodyBytes = positiveInteger('maxBufferedBodyBytes', options.maxBufferedBodyBytes, 64 * 1024 * 1024, 'bytes');
   const perProject = positiveInteger('maxBufferedBodyBytesPerProject', options.maxBufferedBodyBytesPerProject, Math.max(Math.floor(maxBufferedBodyBytes / 2), Math.min(maxBodyBytes, maxBufferedBodyBytes)), 'bytes');
   if (perProject > maxBufferedBodyBytes) throw new RangeError(`maxBufferedBodyBytesPerProject must be at most maxBufferedBodyBytes (${maxBufferedBodyBytes}), got ${perProject}`);
-  const budget = new BodyBudget(maxBufferedBodyBytes, perProject);
   const maxHeaderBytes = positiveInteger('maxHeaderBytes', options.maxHeaderBytes, 16 * 1024, 'bytes');
   const maxHeaders = positiveInteger('maxHeaders', options.maxHeaders, 100, 'header fields');
   const maxConnections = positiveInteger('maxConnections', options.maxConnections, 1024, 'connections');
+  const uploadsPerProject = positiveInteger('maxUploadsPerProject', options.maxUploadsPerProject, Math.max(1, Math.floor(maxConnections / 2)), 'connections');
+  if (uploadsPerProject > maxConnections) throw new RangeError(`maxUploadsPerProject must be at most maxConnections (${maxConnections}), got ${uploadsPerProject}`);
+  const budget = new BodyBudget(maxBufferedBodyBytes, perProject, uploadsPerProject);
   const graceMs = positiveInteger('shutdownGraceMs', options.shutdownGraceMs, 10_000, 'milliseconds');
   const { handler, log, accessLog } = options;
   let inFlight = 0;

@@ -31,6 +31,7 @@ export const SERVE_FLAGS: Readonly<Record<string, FlagSpec>> = {
   'max-buffered-body-bytes': { kind: 'string', env: 'AGENTWARDEN_MAX_BUFFERED_BODY_BYTES' },
   'max-buffered-body-bytes-per-project': { kind: 'string', env: 'AGENTWARDEN_MAX_BUFFERED_BODY_BYTES_PER_PROJECT' },
   'max-connections': { kind: 'string', env: 'AGENTWARDEN_MAX_CONNECTIONS' },
+  'max-uploads-per-project': { kind: 'string', env: 'AGENTWARDEN_MAX_UPLOADS_PER_PROJECT' },
   'max-items': { kind: 'string', env: 'AGENTWARDEN_MAX_ITEMS' },
   'max-streams': { kind: 'string', env: 'AGENTWARDEN_MAX_STREAMS' },
   'max-streams-per-token': { kind: 'string', env: 'AGENTWARDEN_MAX_STREAMS_PER_TOKEN' },
@@ -76,6 +77,9 @@ const USAGE = [
   '                                                     at once; past it 429 for that project only (default half the cap)',
   '  --max-connections N    AGENTWARDEN_MAX_CONNECTIONS  connections open at once (default 1024); at the cap a new one',
   '                                                     replaces the oldest idle for 1 s, else it is dropped',
+  '  --max-uploads-per-project N  AGENTWARDEN_MAX_UPLOADS_PER_PROJECT  request bodies one project may be sending',
+  '                                                     at once; past it 429 for that project (default half the',
+  '                                                     connections)',
   '  --max-items N          AGENTWARDEN_MAX_ITEMS       largest array per request (default 1000)',
   '  --max-streams N        AGENTWARDEN_MAX_STREAMS     event streams (GET /visits/stream) open at once; past it 429',
   '                                                     (default 1000)',
@@ -159,11 +163,17 @@ export const serveCommand: Command = {
     // Unset: the server's default (half the cap, and at least one largest body).
     const perProjectFlag = v['max-buffered-body-bytes-per-project'];
     const maxBufferedBodyBytesPerProject = perProjectFlag === undefined ? undefined : integerFlag('max-buffered-body-bytes-per-project', perProjectFlag, 0, 1, 2 ** 40);
-    for (const value of [port, rate, maxBodyBytes, maxItems, maxStreams, maxStreamsPerToken, streamQueueBytes, streamQueueTotalBytes, maxBufferedBodyBytes, maxConnections, maxBufferedBodyBytesPerProject]) {
+    // Unset: the server's default (half the connections).
+    const uploadsFlag = v['max-uploads-per-project'];
+    const maxUploadsPerProject = uploadsFlag === undefined ? undefined : integerFlag('max-uploads-per-project', uploadsFlag, 0, 1, 1e6);
+    for (const value of [port, rate, maxBodyBytes, maxItems, maxStreams, maxStreamsPerToken, streamQueueBytes, streamQueueTotalBytes, maxBufferedBodyBytes, maxConnections, maxBufferedBodyBytesPerProject, maxUploadsPerProject]) {
       if (typeof value === 'string') return fail(value);
     }
     if (maxBufferedBodyBytesPerProject !== undefined && (maxBufferedBodyBytesPerProject as number) > (maxBufferedBodyBytes as number)) {
       return fail(`--max-buffered-body-bytes-per-project must be at most --max-buffered-body-bytes (${maxBufferedBodyBytes as number}), got ${maxBufferedBodyBytesPerProject as number}`);
+    }
+    if (maxUploadsPerProject !== undefined && (maxUploadsPerProject as number) > (maxConnections as number)) {
+      return fail(`--max-uploads-per-project must be at most --max-connections (${maxConnections as number}), got ${maxUploadsPerProject as number}`);
     }
     const burst = integerFlag('rate-burst', v['rate-burst'], Math.max(1, (rate as number) * 2), 1, 2e9);
     if (typeof burst === 'string') return fail(burst);
@@ -307,6 +317,7 @@ export const serveCommand: Command = {
         maxBufferedBodyBytes: maxBufferedBodyBytes as number,
         ...(maxBufferedBodyBytesPerProject === undefined ? {} : { maxBufferedBodyBytesPerProject: maxBufferedBodyBytesPerProject as number }),
         maxConnections: maxConnections as number,
+        ...(maxUploadsPerProject === undefined ? {} : { maxUploadsPerProject: maxUploadsPerProject as number }),
         log,
         // Off by default: a line per request (the dashboard polls every few seconds) drowns the errors.
         accessLog: logRequests ? jsonLog?.writeLine : undefined,
