@@ -22,6 +22,16 @@ const routes: Record<string, (res: import('node:http').ServerResponse) => void> 
   '/empty.json': (res) => res.writeHead(200).end(JSON.stringify({ creationTime: 'x', prefixes: [] })),
   '/not-jafar.json': (res) => res.writeHead(200).end(JSON.stringify({ gptbot: { ipv4Prefixes: ['192.0.2.0/24'] } })),
   '/slow.json': () => {}, // never answers
+  // Answers without end (chunked, no length), as fast as the client reads.
+  '/endless.json': (res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    const chunk = Buffer.alloc(64 * 1024, ' ');
+    const more = () => {
+      while (!res.destroyed && res.write(chunk));
+    };
+    res.on('drain', more);
+    more();
+  },
 };
 
 let server: Server;
@@ -75,6 +85,7 @@ describe('agentwarden refresh-ip-ranges', () => {
     ['/empty.json', /no prefixes/],
     ['/not-jafar.json', /"prefixes" must be an array/],
     ['/slow.json', /timed out after 300 ms/],
+    ['/endless.json', /too large \(over 5242880 bytes\)/],
     ['/missing.json', /HTTP 404/],
   ])('keeps the previous copy when the source gives %s', async (path, reason) => {
     const { code, out } = await refresh({ 'a.json': path, 'b.json': '/ok.json' });

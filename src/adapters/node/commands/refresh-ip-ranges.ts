@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Validator } from 'ip-num';
-import { parseIpRangeList } from '../../../index.js';
+import { parseIpRangeList, readTextUpTo } from '../../../index.js';
 import { bundledIpRangesDirectory } from '../ip-ranges-loader.js';
 import type { Command } from './command.js';
 
@@ -112,14 +112,16 @@ async function download(name: string, url: string, timeoutMs: number): Promise<{
   if (!response.ok) throw new Error(`HTTP ${response.status}`);
   const length = Number(response.headers.get('content-length') ?? '0');
   if (length > MAX_BYTES) throw new Error(`too large (${length} bytes)`);
-  let text: string;
+  // Read up to the limit, never whole: a source that answers without end (chunked, no length)
+  // would otherwise fill memory for as long as the timeout allows.
+  let text: string | undefined;
   try {
-    text = await response.text();
+    text = await readTextUpTo(response, MAX_BYTES);
   } catch (error) {
     const cause = error as Error;
     throw new Error(cause.name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : `download failed: ${cause.message}`);
   }
-  if (text.length > MAX_BYTES) throw new Error(`too large (${text.length} characters)`);
+  if (text === undefined) throw new Error(`too large (over ${MAX_BYTES} bytes)`);
   let document: unknown;
   try {
     document = JSON.parse(text);
