@@ -258,7 +258,7 @@ export function compileUserAgentMatcher(agents: readonly Agent[], { unlisted = f
       // A bot that names itself beats the listed library or platform it runs on.
       if (!unlisted || bestRank >= RANK_BOT) return found.agent;
       const declared = botWordCount === 0 ? undefined : declaredBot(ua, buf, length, botWordEnds, botWordCount, bestStart, false);
-      return declared === undefined ? found.agent : unlistedAgent(declared);
+      return declared === undefined || declared.described === true ? found.agent : unlistedAgent(declared);
     }
     if (mayMatchPattern(ua)) {
       for (const { regex, agent } of patterns) {

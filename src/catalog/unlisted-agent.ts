@@ -72,6 +72,19 @@ export const NOTED_WORDS: readonly string[] = [...SUFFIXES.map(([suffix]) => suf
 
 /** Words that end like a bot's name but name no one on their own. */
 const GENERIC_WORDS = new Set(['robot', 'webbot', 'webcrawler', 'webspider']);
+/**
+ * Words that say what a program fetches or where, not whose it is: before a bot word they make a
+ * description ("FeedFetcher", "Feed Parser", "Wireless Transcoder"), which names a bot only when
+ * nothing else in the header does. Two feed readers sending "FeedFetcher" are not one agent, and
+ * "SimplePie/1.3 (Feed Parser; ...)" is SimplePie.
+ */
+const DESCRIPTIVE_WORDS = new Set(['web', 'feed', 'rss', 'news', 'link', 'site', 'page', 'image', 'mobile', 'wireless', 'search']);
+
+/** Whether a name is a descriptive word and a bot word, in one word ("LinkChecker", "feed-fetcher"). */
+function isDescription(lower: string, suffix: number): boolean {
+  const head = lower.slice(0, lower.length - SUFFIXES[suffix]![0].length).replace(/[-_]$/, '');
+  return DESCRIPTIVE_WORDS.has(head);
+}
 
 /** CUBOT is a phone maker: its models' headers say "CUBOT" ("CUBOT_NOTE_7"), nothing about a bot. */
 const PHONE_MAKER = 'cubot';
@@ -121,6 +134,8 @@ const MAX_NAME = 64;
 export interface SelfDeclaration {
   readonly name: string;
   readonly type: AgentType;
+  /** A description rather than a name ("Feed Parser"): a listed library in the same header names the sender better. */
+  readonly described?: boolean;
 }
 
 /** The index in SUFFIXES of the bot word a lower-cased name ends with, or -1. */
@@ -153,6 +168,8 @@ function text(buf: Uint8Array, start: number, end: number): string {
  */
 export function declaredBot(userAgent: string, buf: Uint8Array, length: number, ends: Int32Array, count: number, skipFrom: number, byLeadingProduct: boolean): SelfDeclaration | undefined {
   let evidence = false;
+  // The first description found, should no name be found.
+  let description: SelfDeclaration | undefined;
   // Headers are attacker-chosen (16 KB of "bot.bot.bot..." notes an end every 4 bytes), so each
   // end reads back no further than a name can reach, nor into a run already found too long:
   // linear time whatever the header, and no string made but for a word that can be a name.
@@ -185,17 +202,22 @@ export function declaredBot(userAgent: string, buf: Uint8Array, length: number, 
     // A bot word inside a URL, a percent-encoded text ("Email%20Extractor") or an e-mail address
     // is evidence, not a name.
     if (before === SLASH || before === COLON || before === PERCENT || before === AT || after === AT || GENERIC_WORDS.has(lower)) continue;
+    const type = SUFFIXES[suffix]![1];
     if (isBotWordOnly(lower)) {
       // A bare "Bot" or "Crawler" after a capitalised name is part of it ("Pandeo Bot").
       const named = nameBefore(buf, start);
       const phrase = `${named} ${name}`;
-      if (named !== undefined && phrase.length <= MAX_NAME && robotsTokenProblem(phrase) === undefined) return { name: phrase, type: SUFFIXES[suffix]![1] };
+      if (named === undefined || phrase.length > MAX_NAME || robotsTokenProblem(phrase) !== undefined) continue;
+      if (!DESCRIPTIVE_WORDS.has(named.toLowerCase())) return { name: phrase, type };
+      description ??= { name: phrase, type, described: true };
       continue;
     }
-    if (robotsTokenProblem(name) === undefined) return { name, type: SUFFIXES[suffix]![1] };
+    if (robotsTokenProblem(name) !== undefined) continue;
+    if (!isDescription(lower, suffix)) return { name, type };
+    description ??= { name, type, described: true };
   }
-  if (!byLeadingProduct || !(evidence || botShaped(userAgent)) || BROWSER_WORD.test(userAgent)) return undefined;
-  return leadingProduct(buf, length) ?? compatibleProduct(buf, length);
+  if (!byLeadingProduct || !(evidence || botShaped(userAgent)) || BROWSER_WORD.test(userAgent)) return description;
+  return leadingProduct(buf, length) ?? compatibleProduct(buf, length) ?? description;
 }
 
 // "Mozilla/5.0 (compatible; Name/1.0)": a browser's token and a comment naming one product only.
@@ -264,7 +286,10 @@ function productName(buf: Uint8Array, start: number, end: number): SelfDeclarati
   const name = text(buf, start, end);
   const lower = name.toLowerCase();
   // A browser may fuse its major version into its name: "Voyager3".
-  if (NOT_LEADING_NAMES.has(lower) || NOT_LEADING_NAMES.has(lower.replace(TRAILING_DIGITS, '')) || URL_WORDS.has(lower) || isBotWordOnly(lower) || robotsTokenProblem(name) !== undefined) return undefined;
+  if (NOT_LEADING_NAMES.has(lower) || NOT_LEADING_NAMES.has(lower.replace(TRAILING_DIGITS, '')) || URL_WORDS.has(lower) || DESCRIPTIVE_WORDS.has(lower) || isBotWordOnly(lower) || robotsTokenProblem(name) !== undefined) return undefined;
+  // A description ("SiteArchiver") is found by the scan as such, with the type its bot word says.
+  const suffix = botWordOf(lower);
+  if (suffix >= 0 && isDescription(lower, suffix)) return undefined;
   return { name, type: 'Uncategorized' };
 }
 

@@ -160,6 +160,20 @@ describe('unlisted agents', () => {
     expect(idOf('python-requests/2.31.0 (+https://acme.example/bot)')).toBe('python-requests');
   });
 
+  it('reads a description ("Feed Parser", "FeedFetcher": a word for what is fetched, then a bot word) as a name only when nothing else names the sender', () => {
+    // The listed library, or the product the header starts with, is the sender (woothee's and CrawlerDetect's test sets).
+    expect(idOf('SimplePie/1.3-dev (Feed Parser; http://simplepie.org; Allow like Gecko) Build/20120406195310')).toBe('simplepie');
+    expect(idOf('hawkReader/1.8 (Link Parser; http://www.hawkreader.com/; Allow like Gecko) Build/f2b2566')).toBe('unlisted:hawkReader');
+    expect(idOf('Fastladder FeedFetcher/0.01 (http://fastladder.com/; 2 subscribers)')).toBe('unlisted:Fastladder');
+    expect(idOf('JOC Web Spider')).toBe('unlisted:JOC');
+    // Alone, the description names it, typed by its bot word; a descriptive word never names a bot by itself.
+    const alone = catalog.matchUserAgent('FeedFetcher/1.0');
+    expect({ id: alone?.id, type: alone?.type }).toEqual({ id: 'unlisted:FeedFetcher', type: 'Fetcher' });
+    expect(idOf('Mozilla/5.0 (compatible; SiteArchiver/3)')).toBe('unlisted:SiteArchiver');
+    expect(idOf('www2.apserver.net ASP-Ranker Feed Crawler')).toBe('unlisted:Feed Crawler');
+    expect(idOf('Feed/1.0 (+https://feeds.example/)')).toBeUndefined();
+  });
+
   it('its id names it again: getAgent gives back the same record, and refuses ids no unlisted agent can have', () => {
     for (const ua of ['AcmeBot/2.1', 'Shelf-Scraper/4.2', 'Mozilla/5.0 (compatible; Zebra Crawler 1.2)', 'Numbat/0.9 (ops@numbat.example)']) {
       const agent = catalog.matchUserAgent(ua)!;
