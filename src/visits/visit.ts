@@ -211,7 +211,10 @@ function parseHeaders(value: unknown, base: string, field: string, errors: Field
     // whose values join with ", " (RFC 9110 §5.3); set-cookie, the exception, is never stored.
     // Own values only: a header named "constructor" has no earlier value on Object.prototype.
     const previous = mixedCase && Object.hasOwn(headers, lower) ? headers[lower] : undefined;
-    headers[lower] = previous === undefined ? joined : `${previous}, ${joined}`;
+    const kept = previous === undefined ? joined : `${previous}, ${joined}`;
+    // Assigning "__proto__" would set the object's prototype and drop the header: define it instead.
+    if (lower === '__proto__') Object.defineProperty(headers, lower, { value: kept, enumerable: true, writable: true, configurable: true });
+    else headers[lower] = kept;
   }
   return headers;
 }

@@ -17,17 +17,18 @@ const plainIsSecret = (name: string) => SECRET_NAMES.has(name) || SECRET_PATTERN
 
 /** Joins and lower-cases as RFC 9110 §5.3 says, looking every name up. */
 function plainHeaders(value: Record<string, unknown>): Record<string, string> {
-  const headers: Record<string, string> = {};
+  const headers = new Map<string, string>();
   for (const name of Object.keys(value)) {
     const item = value[name];
     if (!(typeof item === 'string' || (Array.isArray(item) && item.every((v) => typeof v === 'string')))) continue;
     const lower = name.toLowerCase();
     if (plainIsSecret(lower)) continue;
     const joined = typeof item === 'string' ? item : (item as string[]).join(', ');
-    const previous = Object.hasOwn(headers, lower) ? headers[lower] : undefined;
-    headers[lower] = previous === undefined ? joined : `${previous}, ${joined}`;
+    const previous = headers.get(lower);
+    headers.set(lower, previous === undefined ? joined : `${previous}, ${joined}`);
   }
-  return headers;
+  // fromEntries defines each name as an own field, "__proto__" too.
+  return Object.fromEntries(headers);
 }
 
 function plainNormalize(value: Record<string, unknown>): Map<string, string> {
@@ -99,6 +100,10 @@ describe('parseVisit headers', () => {
   it('keeps a header named like an Object.prototype member as sent', () => {
     const parsed = parseVisit({ request_path: '/', request_method: 'GET', request_headers: { constructor: 'a', ToString: 'b', tostring: 'c' } });
     expect(parsed.ok && parsed.visit.request_headers).toStrictEqual({ constructor: 'a', tostring: 'b, c' });
+    // As JSON.parse gives it: an own field named "__proto__", kept as one (assigned, it would vanish).
+    const proto = parseVisit(JSON.parse('{"request_path":"/","request_method":"GET","request_headers":{"__proto__":"p","user-agent":"u"}}'));
+    expect(proto.ok && JSON.stringify(proto.visit.request_headers)).toBe('{"__proto__":"p","user-agent":"u"}');
+    expect(proto.ok && Object.getPrototypeOf(proto.visit.request_headers)).toBe(Object.prototype);
   });
 });
 

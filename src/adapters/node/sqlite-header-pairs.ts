@@ -150,9 +150,9 @@ export function openHeaderPairs(db: BetterSqlite3.Database, options: HeaderPairs
             remember(row.name, row.value, id);
             pair = [row.name, row.value];
           }
-          headers[pair[0]] = item > 0 ? pair[1] : String(encoded[++i]);
+          keep(headers, pair[0], item > 0 ? pair[1] : String(encoded[++i]));
         } else {
-          headers[String(item)] = String(encoded[++i]);
+          keep(headers, String(item), String(encoded[++i]));
         }
       }
       return headers;
@@ -167,6 +167,12 @@ export function openHeaderPairs(db: BetterSqlite3.Database, options: HeaderPairs
 }
 
 /** Sets name -> value -> id in a two-level map. */
+/** Sets a header on a decoded row; "__proto__" is defined as an own field, as it was received (assigned, it would set the prototype and vanish). */
+function keep(headers: Record<string, string>, name: string, value: string): void {
+  if (name === '__proto__') Object.defineProperty(headers, name, { value, enumerable: true, writable: true, configurable: true });
+  else headers[name] = value;
+}
+
 function setPair(map: Map<string, Map<string, number>>, name: string, value: string, id: number): void {
   let values = map.get(name);
   if (values === undefined) map.set(name, (values = new Map()));

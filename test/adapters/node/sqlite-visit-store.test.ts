@@ -434,7 +434,7 @@ describe('openSqliteVisitStore', () => {
 
   it('reads back every visit as appended, whatever its optional fields hold (property)', async () => {
     const { store } = openFresh({ rollupIntervalMs: 0 });
-    const headers = fc.dictionary(fc.constantFrom('user-agent', 'accept', 'x-forwarded-for', 'date', 'constructor', '7'), fc.string({ maxLength: 8 }), { maxKeys: 4 });
+    const headers = fc.dictionary(fc.constantFrom('user-agent', 'accept', 'x-forwarded-for', 'date', 'constructor', '__proto__', '7'), fc.string({ maxLength: 8 }), { maxKeys: 4 });
     // What parseVisit gives these fields, and what a library caller might pass instead.
     const anything = fc.oneof(
       fc.constant(undefined),
