@@ -101,6 +101,26 @@ function repeatedParameter(path: string, queryAt: number): string | undefined {
   return undefined;
 }
 
+/**
+ * The first query parameter whose name or value is not percent-encoded UTF-8 ("%FF", "%C0%AF",
+ * "%zz"), if any: URLSearchParams would read it as U+FFFD or verbatim, and a filter would then
+ * match what the client never asked for.
+ */
+function misencodedParameter(path: string, queryAt: number): string | undefined {
+  const query = path.slice(queryAt + 1);
+  if (!query.includes('%')) return undefined;
+  for (const pair of query.split('&')) {
+    if (!pair.includes('%')) continue;
+    try {
+      decodeURIComponent(pair);
+    } catch {
+      const eq = pair.indexOf('=');
+      return new URLSearchParams(`${eq === -1 ? pair : pair.slice(0, eq)}=`).keys().next().value ?? '';
+    }
+  }
+  return undefined;
+}
+
 const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
 
 /** A token found valid: its project and hash (the rate-limit key), until when it is believed without asking the store. */
@@ -515,8 +535,14 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
       // No parameter takes several values: a repeated one is ambiguous, not "the first wins".
       const repeated = repeatedParameter(request.path, queryAt);
       if (repeated !== undefined) {
-        return problem('validation-failed', `The query parameter ${JSON.stringify(repeated.slice(0, 64))} is given more than once; give it once.`, {
+        return problem('invalid-query', `The query parameter ${JSON.stringify(repeated.slice(0, 64))} is given more than once; give it once.`, {
           errors: [{ pointer: '', parameter: repeated, code: 'repeated', message: 'must be given at most once' }],
+        });
+      }
+      const misencoded = misencodedParameter(request.path, queryAt);
+      if (misencoded !== undefined) {
+        return problem('invalid-query', `The query parameter ${JSON.stringify(misencoded.slice(0, 64))} is not percent-encoded UTF-8 (RFC 3986 §2.1); encode its bytes as UTF-8.`, {
+          errors: [{ pointer: '', parameter: misencoded, code: 'encoding', message: 'must be percent-encoded UTF-8' }],
         });
       }
     }

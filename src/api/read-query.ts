@@ -2,6 +2,7 @@
 // here so a bad value becomes a 400 naming the parameter (a VisitQueryError), never a 5xx.
 import { resolveAgentType } from '../catalog/catalog.js';
 import type { IdentificationResult } from '../identify/identification.js';
+import { hasValidDayAndHour } from '../visits/iso-time.js';
 import { REFERRAL_CLASSES, type ReferralClass } from '../visits/referral.js';
 import { VisitQueryError, VisitStoreUnavailableError, type VisitFilter } from '../visits/visit-store.js';
 import { problem } from './problem.js';
@@ -49,7 +50,7 @@ export function timeParam(query: URLSearchParams, name: string): number | undefi
   if (/^[0-9]{1,15}$/.test(raw)) return Number(raw);
   // An unescaped "+" of an offset arrives as a space (application/x-www-form-urlencoded).
   raw = raw.replace(/ (\d{2}:\d{2})$/, '+$1');
-  const time = ISO.test(raw) ? Date.parse(raw) : Number.NaN;
+  const time = ISO.test(raw) && hasValidDayAndHour(raw) ? Date.parse(raw) : Number.NaN;
   if (!Number.isFinite(time)) throw new VisitQueryError(name, `${name} must be an ISO 8601 time such as 2026-11-21T12:00:00Z or milliseconds since the epoch`);
   return time;
 }

@@ -27,6 +27,18 @@ export function isoUtcMillis(text: string): number | undefined {
   return Date.UTC(year, month - 1, day, hour, minute, second, millis);
 }
 
+/**
+ * Whether the date of an ISO 8601 text (YYYY-MM-DD, the shape already checked), and its hour when
+ * one follows (THH), are in range: RFC 3339 §5.7 bounds the day by its month and year and the hour
+ * to 00-23, where Date.parse rolls 2026-02-30 over to March 2 and 24:00 to the next day. Month,
+ * minute, second and offset ranges Date.parse checks.
+ */
+export function hasValidDayAndHour(text: string): boolean {
+  const month = digits(text, 5, 7);
+  if (month < 1 || month > 12 || digits(text, 8, 10) > daysInMonth(digits(text, 0, 4), month)) return false;
+  return text.length <= 10 || digits(text, 11, 13) <= 23;
+}
+
 /** Days in a month of the proleptic Gregorian calendar (RFC 3339 Appendix C leap years). */
 export function daysInMonth(year: number, month: number): number {
   if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;

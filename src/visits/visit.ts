@@ -2,7 +2,7 @@
 // lower-cased and secret headers stripped before anything is stored (DESIGN.md §6).
 import { pointerTo, type FieldError } from '../field-error.js';
 import { parseIpLiteral } from '../verify/client-ip.js';
-import { daysInMonth, isoUtcMillis } from './iso-time.js';
+import { hasValidDayAndHour, isoUtcMillis } from './iso-time.js';
 import { isHttpToken } from '../http-token.js';
 import { hasLoneSurrogate, isPlainText } from '../json-string.js';
 
@@ -119,22 +119,6 @@ function hasSecretSuffix(name: string): boolean {
 
 // RFC 3339 §5.6 date-time (the profile of ISO 8601 JSON clients emit via toISOString()).
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$/;
-
-/**
- * Whether an RFC 3339 date-time's fields are in range: RFC 3339 §5.7 bounds the day by its month
- * and year and the hour to 00-23, where Date.parse rolls 2026-02-30 over to March 2 and 24:00 to
- * the next day. Month, minute, second and offset ranges Date.parse checks.
- */
-function hasValidDayAndHour(text: string): boolean {
-  // The regex has checked the digits' places: YYYY-MM-DDTHH.
-  const digits = (from: number, to: number) => {
-    let value = 0;
-    for (let i = from; i < to; i++) value = value * 10 + text.charCodeAt(i) - 48;
-    return value;
-  };
-  const month = digits(5, 7);
-  return month >= 1 && month <= 12 && digits(8, 10) <= daysInMonth(digits(0, 4), month) && digits(11, 13) <= 23;
-}
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

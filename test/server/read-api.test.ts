@@ -72,8 +72,32 @@ describe('read APIs on the SQLite store', () => {
       const answer = await get(path, tokenA);
       expect(answer.status, path).toBe(400);
       expect(answer.json.errors).toEqual([expect.objectContaining({ parameter: path.match(/[?&]([a-z]+)=[^&]*&.*\1=/)![1], code: 'repeated' })]);
+      // A query error like any other, not a body's.
+      expect(answer.json.type).toBe((await get('/visits?limit=x', tokenA)).json.type);
     }
     expect((await get('/visits?limit=10&after=', tokenA)).status).toBe(200);
+  });
+
+  it('refuses a time that is no calendar date or hour (Date.parse would roll it over), by name', async () => {
+    for (const [path, parameter] of [['/stats?from=2026-02-30T00:00:00Z', 'from'], ['/stats/top-paths?from=2026-02-31', 'from'], ['/robots-violations?to=2026-04-31T10:00:00Z', 'to'], ['/stats?to=2026-11-21T24:00:00Z', 'to'], ['/stats?from=2026-13-01', 'from']] as const) {
+      const answer = await get(path, tokenA);
+      expect(answer.status, path).toBe(400);
+      expect(answer.json.errors, path).toEqual([expect.objectContaining({ parameter })]);
+    }
+    // A leap day is a day.
+    expect((await get('/stats?from=2024-02-29T00:00:00Z&to=2024-03-01', tokenA)).status).toBe(200);
+  });
+
+  it('refuses a query parameter that is not percent-encoded UTF-8, by name, instead of reading it as U+FFFD', async () => {
+    const queryError = (await get('/visits?limit=x', tokenA)).json.type;
+    for (const [path, parameter] of [['/visits?path=/rep%FF', 'path'], ['/stats?path=/a%C0%AF', 'path'], ['/visits?limit=1&ag%FFent=x', 'ag\uFFFDent'], ['/visits?path=/%zz', 'path']] as const) {
+      const answer = await get(path, tokenA);
+      expect(answer.status, path).toBe(400);
+      expect(answer.json.type, path).toBe(queryError);
+      expect(answer.json.errors, path).toEqual([expect.objectContaining({ pointer: '', parameter, code: 'encoding' })]);
+    }
+    // U+FFFD itself, sent as its UTF-8 bytes, is a character like any other.
+    expect((await get('/visits?path=/rep%EF%BF%BD', tokenA)).status).toBe(200);
   });
 
   it('lists top paths and exports them as CSV', async () => {
