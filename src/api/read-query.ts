@@ -120,7 +120,35 @@ export function wantsCsv(query: URLSearchParams, accept: string | undefined): bo
     if (format !== 'csv' && format !== 'json') throw new VisitQueryError('format', 'format must be json or csv');
     return format === 'csv';
   }
-  return accept !== undefined && /(^|,)\s*text\/csv\b/i.test(accept);
+  return accept !== undefined && accept.toLowerCase().includes('csv') && prefersCsv(accept);
+}
+
+/**
+ * Whether an Accept header prefers CSV to JSON (RFC 9110 §12.5.1): each type's quality comes from
+ * the most specific range naming it (`text/csv` over `text/*` over the wildcard); CSV wins on a
+ * higher quality, or an equal one when it is named itself. `text/csv;q=0` refuses it.
+ */
+function prefersCsv(accept: string): boolean {
+  // Per type: the quality of the most specific range seen so far, and how specific it was.
+  const csv = { q: 0, specificity: -1 };
+  const json = { q: 0, specificity: -1 };
+  for (const range of accept.split(',')) {
+    const [mediaRange = '', ...params] = range.split(';');
+    const media = mediaRange.trim().toLowerCase();
+    let q = 1;
+    for (const param of params) {
+      const [name, value] = param.split('=');
+      if (name?.trim().toLowerCase() === 'q') q = Number(value?.trim());
+    }
+    if (!(q >= 0 && q <= 1)) continue;
+    const consider = (type: { q: number; specificity: number }, exact: string, family: string) => {
+      const specificity = media === exact ? 2 : media === family ? 1 : media === '*/*' ? 0 : -1;
+      if (specificity > type.specificity) Object.assign(type, { q, specificity });
+    };
+    consider(csv, 'text/csv', 'text/*');
+    consider(json, 'application/json', 'application/*');
+  }
+  return csv.q > json.q || (csv.q > 0 && csv.q === json.q && csv.specificity === 2);
 }
 
 /**

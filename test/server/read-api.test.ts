@@ -78,6 +78,12 @@ describe('read APIs on the SQLite store', () => {
     expect((await get('/visits?limit=10&after=', tokenA)).status).toBe(200);
   });
 
+  it('answers CSV when Accept prefers it, by its quality values (RFC 9110 §12.5.1)', async () => {
+    const typeFor = async (accept: string) => (await get('/visits?limit=1', tokenA, { accept })).headers.get('content-type');
+    for (const accept of ['text/csv', 'text/csv, application/json', 'application/json;q=0.5, text/csv', 'TEXT/CSV;Q=0.9, */*;q=0.1']) expect(await typeFor(accept), accept).toMatch(/^text\/csv/);
+    for (const accept of ['text/csv;q=0, application/json', 'application/json, text/csv;q=0.5', 'text/html,application/xhtml+xml,*/*;q=0.8', '*/*', 'text/csv;q=0']) expect(await typeFor(accept), accept).toMatch(/^application\/json/);
+  });
+
   it('refuses a time that is no calendar date or hour (Date.parse would roll it over), by name', async () => {
     for (const [path, parameter] of [['/stats?from=2026-02-30T00:00:00Z', 'from'], ['/stats/top-paths?from=2026-02-31', 'from'], ['/robots-violations?to=2026-04-31T10:00:00Z', 'to'], ['/stats?to=2026-11-21T24:00:00Z', 'to'], ['/stats?from=2026-13-01', 'from']] as const) {
       const answer = await get(path, tokenA);
