@@ -73,7 +73,7 @@ export { createRateLimiter } from './api/rate-limit.js';
 export type { RateLimitDecision, RateLimiter, RateLimitOptions } from './api/rate-limit.js';
 export { createOpenApiDocument, openApiErrorResponses } from './api/openapi.js';
 export { headerValue } from './api/request-headers.js';
-export { parseJsonBody } from './api/json-body.js';
+export { jsonBodyProblem, parseJsonBody } from './api/json-body.js';
 export type { JsonBodyResult } from './api/json-body.js';
 export { createMemoryProjectSettingsStore, createProjectClientIpRules, DEFAULT_PROJECT_SETTINGS, parseProjectSettings, projectClientIpRule } from './api/project-settings.js';
 export type {

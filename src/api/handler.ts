@@ -10,7 +10,7 @@ import { createVisitEnricher } from '../visits/enrich.js';
 import { VisitStoreUnavailableError, type StoreHealth, type VisitStore } from '../visits/visit-store.js';
 import { authFailureDetail, bearerChallenge, readBearer, type AuthFailure } from './auth.js';
 import { readItems, validateRequestItem, type RequestItem } from './items.js';
-import { parseJsonBody } from './json-body.js';
+import { jsonBodyProblem, parseJsonBody } from './json-body.js';
 import { resolveLimits, type ApiLimits } from './limits.js';
 import { createOpenApiDocument } from './openapi.js';
 import { pointerTo, type FieldError } from '../field-error.js';
@@ -18,7 +18,7 @@ import { problem } from './problem.js';
 import type { Project, ProjectLookup, TokenRecord } from './projects.js';
 import { createRateLimiter, type RateLimiter } from './rate-limit.js';
 import { createReadinessProbe } from './readiness.js';
-import { headerValue } from './request-headers.js';
+import { headerValue, isJsonMediaType } from './request-headers.js';
 import { createRouter } from './router.js';
 import { constantTimeEqual, sha256Hex, type TokenHasher } from './token.js';
 import type { AdminAuthenticator, AdminSession, Route, RouteContext, RouteTable } from './route.js';
@@ -146,24 +146,6 @@ function json(status: number, value: unknown, projectId?: string): ApiResponse {
   return { status, headers: JSON_HEADERS, body: JSON.stringify(value), projectId };
 }
 
-/**
- * Whether a Content-Type names JSON (RFC 8259 §11 `application/json`, or a `+json` suffix, RFC
- * 6839 §3.1) in UTF-8: JSON has no charset parameter, but a client that sends one other than
- * UTF-8 means its body is not read as it would be.
- */
-function isJsonMediaType(value: string | undefined): boolean {
-  if (value === undefined) return false;
-  // What nearly every client sends, answered without slicing and lower-casing.
-  if (value === 'application/json') return true;
-  const [media = '', ...parameters] = value.split(';');
-  const type = media.trim().toLowerCase();
-  if (type !== 'application/json' && !(type.startsWith('application/') && type.endsWith('+json'))) return false;
-  return parameters.every((parameter) => {
-    const equals = parameter.indexOf('=');
-    if (equals === -1 || parameter.slice(0, equals).trim().toLowerCase() !== 'charset') return true;
-    return /^"?utf-?8"?$/i.test(parameter.slice(equals + 1).trim());
-  });
-}
 
 /** Whether an If-None-Match list names this ETag (RFC 9110 §13.1.2: weak comparison, or "*"). */
 function ifNoneMatchHits(header: string | undefined, etag: string): boolean {
@@ -227,9 +209,7 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
 
   const parseBody = (request: ApiRequest): { ok: true; value: unknown } | { ok: false; response: ApiResponse } => {
     const parsed = parseJsonBody(request.body, limits.maxJsonDepth);
-    if (parsed.ok) return parsed;
-    const code = parsed.reason === 'too-deep' ? 'payload-too-large' : parsed.reason === 'invalid-json' || parsed.reason === 'invalid-utf8' ? 'invalid-json' : 'validation-failed';
-    return { ok: false, response: problem(code, parsed.message, { errors: [{ pointer: '', code: parsed.reason, message: parsed.message }] }) };
+    return parsed.ok ? parsed : { ok: false, response: jsonBodyProblem(parsed) };
   };
 
   const readiness = createReadinessProbe(visits, { ...(options.clock === undefined ? {} : { clock: options.clock }), onChange: options.onReadinessChange });

@@ -1,4 +1,6 @@
 // Request body decoding: strict UTF-8, a nesting-depth check before parsing, then JSON.parse.
+import { problem } from './problem.js';
+import type { ApiResponse } from './types.js';
 
 /** Why a body could not be turned into JSON. */
 export type JsonBodyResult =
@@ -65,4 +67,10 @@ export function parseJsonBody(body: Uint8Array | undefined, maxDepth: number): J
     // JSON.parse messages name a position, never server internals, so they help the client.
     return { ok: false, reason: 'invalid-json', message: `The request body is not valid JSON: ${(error as Error).message}` };
   }
+}
+
+/** The answer to a body that is not JSON: 413 when nested too deep (as a body too large), else 400 naming why. */
+export function jsonBodyProblem(failure: Extract<JsonBodyResult, { ok: false }>): ApiResponse {
+  const code = failure.reason === 'too-deep' ? 'payload-too-large' : failure.reason === 'empty' ? 'validation-failed' : 'invalid-json';
+  return problem(code, failure.message, { errors: [{ pointer: '', code: failure.reason, message: failure.message }] });
 }

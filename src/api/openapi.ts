@@ -330,7 +330,7 @@ export function createOpenApiDocument(options: {
           summary: "Records one visit of agentwarden's own test agent through the visit pipeline; it shows on /visits and the stream.",
           parameters: READ_PARAMETERS,
           requestBody: { required: false, content: { 'application/json': { schema: { type: 'object', properties: { request_path: { type: 'string', minLength: 1 } } } } } },
-          responses: { '202': { description: 'The stored visit.', content: { 'application/json': { schema: ref('StoredVisit') } } }, ...openApiErrorResponses(READ_ERRORS) },
+          responses: { '202': { description: 'The stored visit.', content: { 'application/json': { schema: ref('StoredVisit') } } }, ...openApiErrorResponses([...READ_ERRORS, 413, 415]) },
         },
       },
       '/project-settings': {

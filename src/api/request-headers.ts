@@ -22,3 +22,22 @@ export function headerValue(headers: Readonly<Record<string, ApiHeaderValue>>, n
   }
   return undefined;
 }
+
+/**
+ * Whether a Content-Type names JSON (RFC 8259 §11 `application/json`, or a `+json` suffix, RFC
+ * 6839 §3.1) in UTF-8: JSON has no charset parameter, but a client that sends one other than
+ * UTF-8 means its body is not read as it would be.
+ */
+export function isJsonMediaType(value: string | undefined): boolean {
+  if (value === undefined) return false;
+  // What nearly every client sends, answered without slicing and lower-casing.
+  if (value === 'application/json') return true;
+  const [media = '', ...parameters] = value.split(';');
+  const type = media.trim().toLowerCase();
+  if (type !== 'application/json' && !(type.startsWith('application/') && type.endsWith('+json'))) return false;
+  return parameters.every((parameter) => {
+    const equals = parameter.indexOf('=');
+    if (equals === -1 || parameter.slice(0, equals).trim().toLowerCase() !== 'charset') return true;
+    return /^"?utf-?8"?$/i.test(parameter.slice(equals + 1).trim());
+  });
+}

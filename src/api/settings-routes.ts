@@ -1,7 +1,7 @@
 // GET and PUT /project-settings: a project's saved robots rules and client-IP rule, validated at
 // JSON pointers; saving drops the project's compiled client-IP rule so the next visit uses the new one.
 import type { Catalog } from '../catalog/catalog.js';
-import { parseJsonBody } from './json-body.js';
+import { jsonBodyProblem, parseJsonBody } from './json-body.js';
 import { problem } from './problem.js';
 import { DEFAULT_PROJECT_SETTINGS, parseProjectSettings, type ProjectClientIpRules, type ProjectSettingsStore } from './project-settings.js';
 import type { RouteTable } from './route.js';
@@ -49,7 +49,7 @@ export function createProjectSettingsRoutes(options: ProjectSettingsRoutesOption
         json: true,
         async run({ request, project }) {
           const parsed = parseJsonBody(request.body, maxJsonDepth);
-          if (!parsed.ok) return problem('invalid-json', parsed.message, { errors: [{ pointer: '', code: parsed.reason, message: parsed.message }] });
+          if (!parsed.ok) return jsonBodyProblem(parsed);
           const projectId = project!.id;
           const current = (await settings.getProjectSettings(projectId)) ?? DEFAULT_PROJECT_SETTINGS;
           const next = parseProjectSettings(parsed.value, current, catalog);

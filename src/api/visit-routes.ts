@@ -6,13 +6,13 @@ import { parseVisit, type Visit } from '../visits/visit.js';
 import { validateStatsQuery } from '../visits/stats.js';
 import { VisitQueryError, type EnrichedVisit, type PathCount, type StatsDimension, type StatsInterval, type StoredVisit, type VisitFilter, type VisitStore } from '../visits/visit-store.js';
 import { csvResponse, toCsv, type CsvCell } from './csv.js';
-import { parseJsonBody } from './json-body.js';
+import { jsonBodyProblem, parseJsonBody } from './json-body.js';
 import { pointerTo } from '../field-error.js';
 import { problem } from './problem.js';
 import { DEFAULT_PROJECT_SETTINGS, type ProjectSettingsStore } from './project-settings.js';
 import { createSavedRobotsRules } from './saved-robots-rules.js';
 import { enumParam, integerParam, NONE, rangeParams, readRoute, visitFilterParams, wantsCsv } from './read-query.js';
-import { headerValue } from './request-headers.js';
+import { headerValue, isJsonMediaType } from './request-headers.js';
 import type { RouteTable } from './route.js';
 import type { ApiResponse } from './types.js';
 import { visitCsvRow, visitJson, VISIT_CSV_HEADER } from './visit-json.js';
@@ -244,13 +244,23 @@ export function createVisitRoutes(options: VisitRoutesOptions): RouteTable {
     },
     '/test-visits': {
       POST: read(async ({ request }, projectId) => {
-        // Optional JSON body { request_path }; the route takes no Content-Type so a bare POST (a button) works.
+        // Optional JSON body { request_path }; the route asks no Content-Type of a bare POST (a
+        // button), but a body must be sent as JSON, like every other route's.
         let path = '/';
         if (request.body !== undefined && request.body.byteLength > 0) {
+          const contentType = headerValue(request.headers, 'content-type');
+          if (!isJsonMediaType(contentType)) {
+            return problem('unsupported-media-type', `Send the body as JSON with "Content-Type: application/json"; got ${contentType === undefined ? 'no Content-Type' : JSON.stringify(contentType)}.`, {
+              headers: { 'accept-post': 'application/json' },
+            });
+          }
           const parsed = parseJsonBody(request.body, maxJsonDepth);
-          if (!parsed.ok) return problem('invalid-json', parsed.message, { errors: [{ pointer: '', code: parsed.reason, message: parsed.message }] });
+          if (!parsed.ok) return jsonBodyProblem(parsed);
           const body = parsed.value;
-          const requested = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>)['request_path'] : body;
+          if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+            return problem('validation-failed', 'The body must be a JSON object such as {"request_path": "/"}.', { errors: [{ pointer: '', code: 'type', message: 'must be an object' }] });
+          }
+          const requested = (body as Record<string, unknown>)['request_path'];
           if (requested !== undefined) {
             if (typeof requested !== 'string' || !requested.startsWith('/') || requested.length > 2048) {
               return problem('validation-failed', 'request_path must be a path starting with "/".', { errors: [{ pointer: pointerTo('', 'request_path'), code: 'type', message: 'must be a path starting with "/" (at most 2,048 characters)' }] });

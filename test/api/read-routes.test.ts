@@ -372,6 +372,22 @@ describe('POST /test-visits', () => {
     expect(withPath.json.request_path).toBe('/landing');
     expect((await call('POST', '/test-visits', tokenA, { request_path: 'nope' })).json.errors[0].pointer).toBe('/request_path');
   });
+
+  it('reads a body only as a JSON object, as every other route does; a bare POST needs none', async () => {
+    const { call, tokenA, visits, idA } = await setup();
+    const asText = await call('POST', '/test-visits', tokenA, '{"request_path":"/x"}', { 'content-type': 'text/plain' });
+    expect(asText.status).toBe(415);
+    expect((await call('POST', '/test-visits', tokenA, '{"request_path":"/x"}', { 'content-type': 'application/json; charset=utf-16' })).status).toBe(415);
+    for (const body of ['null', '[]', '1', '"/x"']) {
+      const answer = await call('POST', '/test-visits', tokenA, body);
+      expect(answer.status, body).toBe(400);
+      expect(answer.json.errors, body).toEqual([expect.objectContaining({ pointer: '', code: 'type' })]);
+    }
+    // Nested past the limit, a body is too large (413), as on POST /visits.
+    expect((await call('POST', '/test-visits', tokenA, '['.repeat(10_000) + ']'.repeat(10_000))).status).toBe(413);
+    expect(await visits.timeline({ projectId: idA, limit: 10 })).toEqual([]);
+    expect((await call('POST', '/test-visits', tokenA)).status).toBe(202);
+  });
 });
 
 describe('isolation and store failures', () => {

@@ -6,6 +6,7 @@ import {
   headerValue,
   normalizeHeaders,
   openApiErrorResponses,
+  jsonBodyProblem,
   parseJsonBody,
   problem,
   type ApiRequest,
@@ -194,7 +195,7 @@ function overHttps(request: ApiRequest): boolean {
 function objectBody(request: ApiRequest): { ok: true; value: Record<string, unknown> } | { ok: false; response: ApiResponse } {
   // Depth 8 is ample for these flat bodies.
   const parsed = parseJsonBody(request.body, 8);
-  if (!parsed.ok) return { ok: false, response: problem(parsed.reason === 'too-deep' ? 'payload-too-large' : 'invalid-json', parsed.message) };
+  if (!parsed.ok) return { ok: false, response: jsonBodyProblem(parsed) };
   const value = parsed.value;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { ok: false, response: problem('validation-failed', 'The body must be a JSON object.', { errors: [{ pointer: '', code: 'type', message: 'must be an object' }] }) };

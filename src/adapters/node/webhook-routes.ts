@@ -8,6 +8,7 @@ import {
   DEFAULT_VIOLATION_COOLDOWN_MS,
   DEFAULT_WEBHOOK_RETRY,
   openApiErrorResponses,
+  jsonBodyProblem,
   parseJsonBody,
   problem,
   type AlertEventType,
@@ -174,7 +175,7 @@ export function createWebhookRoutes(options: WebhookRoutesOptions): RouteTable {
           const missing = await projectMissing(projectId);
           if (missing !== undefined) return missing;
           const parsed = parseJsonBody(request.body, 8);
-          if (!parsed.ok) return problem(parsed.reason === 'too-deep' ? 'payload-too-large' : 'invalid-json', parsed.message);
+          if (!parsed.ok) return jsonBodyProblem(parsed);
           const body = parsed.value;
           if (typeof body !== 'object' || body === null || Array.isArray(body)) return invalid([{ pointer: '', code: 'type', message: 'must be an object' }]);
           const { url, events } = body as Record<string, unknown>;
