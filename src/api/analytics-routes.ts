@@ -4,7 +4,7 @@ import type { AgentType } from '../catalog/types.js';
 import type { Engine } from '../engine.js';
 import { REFERRAL_PRODUCTS, type ReferralClass } from '../visits/referral.js';
 import { INTERVAL_MS, MAX_STATS_BUCKETS } from '../visits/stats.js';
-import type { StatsInterval, VisitFilter, VisitStore } from '../visits/visit-store.js';
+import { VisitQueryError, type StatsInterval, type VisitFilter, type VisitStore } from '../visits/visit-store.js';
 import { problem } from './problem.js';
 import { integerParam, rangeParams, readRoute, visitFilterParams } from './read-query.js';
 import type { RouteTable } from './route.js';
@@ -36,13 +36,15 @@ function iso(time: number): string {
 /**
  * The finest bucket width whose buckets cover [from, to) within the stats limit: stats floor
  * `from` to the width, so the finer it is, the closer the counted range is to the asked one.
+ * @throws {VisitQueryError} naming `from` when even days would be too many.
  */
 export function finestInterval(from: number, to: number): StatsInterval {
   for (const interval of ['minute', 'hour', 'day'] as const) {
     const width = INTERVAL_MS[interval];
     if (Math.ceil((to - Math.floor(from / width) * width) / width) <= MAX_STATS_BUCKETS) return interval;
   }
-  return 'day';
+  // These routes take no interval: the range itself is what is too long.
+  throw new VisitQueryError('from', `the range from ${new Date(from).toISOString()} spans more than ${MAX_STATS_BUCKETS} days, the most these totals count; choose a later from`);
 }
 
 /**

@@ -94,6 +94,15 @@ describe('read APIs on the SQLite store', () => {
     expect((await get('/stats?from=2024-02-29T00:00:00Z&to=2024-03-01', tokenA)).status).toBe(200);
   });
 
+  it('refuses a range longer than the totals count by naming from, on the routes that take no interval', async () => {
+    for (const path of ['/stats/operators?from=1970-01-01T00:00:00Z', '/stats/status-codes?from=1970-01-01T00:00:00Z']) {
+      const answer = await get(path, tokenA);
+      expect(answer.status, path).toBe(400);
+      expect(answer.json.errors, path).toEqual([expect.objectContaining({ parameter: 'from' })]);
+      expect(answer.json.detail, path).toMatch(/spans more than \d+ days/);
+    }
+  });
+
   it('refuses a query parameter that is not percent-encoded UTF-8, by name, instead of reading it as U+FFFD', async () => {
     const queryError = (await get('/visits?limit=x', tokenA)).json.type;
     for (const [path, parameter] of [['/visits?path=/rep%FF', 'path'], ['/stats?path=/a%C0%AF', 'path'], ['/visits?limit=1&ag%FFent=x', 'ag\uFFFDent'], ['/visits?path=/%zz', 'path']] as const) {
