@@ -154,7 +154,11 @@ export function createVisitRoutes(options: VisitRoutesOptions): RouteTable {
           body = await openVisitEventStream({ visits, projectId, filter, lastEventId, heartbeatMs, retryMs, serialize, maxQueuedBytes, maxQueuedEvents, slot });
         } catch (error) {
           slot.release();
-          throw renameCursorError(error, header !== undefined && header !== '' ? 'Last-Event-ID' : 'last_event_id');
+          // A header is named as a header, as Idempotency-Key is, not as a query parameter.
+          if (header !== undefined && header !== '' && error instanceof VisitQueryError) {
+            return problem('invalid-header', `Last-Event-ID: ${error.message}`, { errors: [{ pointer: '', header: 'Last-Event-ID', code: 'invalid', message: error.message }] });
+          }
+          throw renameCursorError(error, 'last_event_id');
         }
         // no-transform and X-Accel-Buffering: proxies must pass events through unbuffered.
         return { status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store, no-transform', 'x-accel-buffering': 'no' }, body };

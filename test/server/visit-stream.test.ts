@@ -242,7 +242,13 @@ describe('GET /visits/stream', () => {
     stream.abort();
     const bad = await fetch(`${api.url}/visits/stream`, { headers: { authorization: `Bearer ${api.token}`, 'last-event-id': 'garbage' } });
     expect(bad.status).toBe(400);
-    expect(((await bad.json()) as any).errors[0].parameter).toBe('Last-Event-ID');
+    const refusal = (await bad.json()) as any;
+    // Named as the header it is, not as a query parameter.
+    expect(refusal.errors).toEqual([expect.objectContaining({ pointer: '', header: 'Last-Event-ID' })]);
+    expect(refusal.detail).not.toMatch(/query/i);
+    const badQuery = await fetch(`${api.url}/visits/stream?last_event_id=garbage`, { headers: { authorization: `Bearer ${api.token}` } });
+    expect(badQuery.status).toBe(400);
+    expect(((await badQuery.json()) as any).errors).toEqual([expect.objectContaining({ parameter: 'last_event_id' })]);
   });
 
   it('sends comment heartbeats', async () => {
