@@ -314,7 +314,7 @@ export function createAdminRoutes(options: AdminRoutesOptions): RouteTable {
           const mode = query.get('visits');
           if (mode === null) return json(200, { projects: list });
           if (mode !== 'with-test' && mode !== 'without-test') {
-            return problem('validation-failed', 'The parameter "visits" is invalid; see errors.', { errors: [{ pointer: '/visits', code: 'enum', message: 'visits must be with-test or without-test' }] });
+            return problem('invalid-query', 'Query parameter "visits": visits must be with-test or without-test', { errors: [{ pointer: '', parameter: 'visits', code: 'enum', message: 'visits must be with-test or without-test' }] });
           }
           const visits = options.visits;
           if (visits === undefined) return problem('not-found', 'This server keeps no visits to count.');
