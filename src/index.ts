@@ -65,6 +65,7 @@ export type { ApiLimits } from './api/limits.js';
 export { problem } from './api/problem.js';
 export type { ProblemCode } from './api/problem.js';
 export type { FieldError } from './field-error.js';
+export { longerThan } from './json-string.js';
 export { createMemoryProjectStore } from './api/projects.js';
 export type { CreatedProject, MemoryProjectStore, Project, ProjectLookup, TokenRecord } from './api/projects.js';
 export { constantTimeEqual, generateId, generateToken, sha256Hex, TOKEN_PREFIX } from './api/token.js';

@@ -11,6 +11,26 @@ export function hasLoneSurrogate(value: string): boolean {
   return LONE_SURROGATE.test(value);
 }
 
+/**
+ * Whether `value` has more than `max` characters (Unicode code points, as JSON Schema's maxLength
+ * counts them), not UTF-16 code units: an emoji is one character, not two. Counted only past `max`
+ * code units, so a short string costs one comparison.
+ */
+export function longerThan(value: string, max: number): boolean {
+  if (value.length <= max) return false;
+  let characters = 0;
+  for (let i = 0; i < value.length; i++) {
+    const unit = value.charCodeAt(i);
+    // A high surrogate followed by a low one is one character.
+    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < value.length) {
+      const next = value.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
+    }
+    if (++characters > max) return true;
+  }
+  return false;
+}
+
 /** Whether `value` is plain text: `"${value}"` is its JSON, and its UTF-8 size is its length. */
 export function isPlainText(value: string): boolean {
   return !NOT_PLAIN.test(value);

@@ -4,7 +4,7 @@ import { pointerTo, type FieldError } from '../field-error.js';
 import { parseIpLiteral } from '../verify/client-ip.js';
 import { hasValidDayAndHour, isoUtcMillis } from './iso-time.js';
 import { isHttpToken } from '../http-token.js';
-import { hasLoneSurrogate, isPlainText } from '../json-string.js';
+import { hasLoneSurrogate, isPlainText, longerThan } from '../json-string.js';
 
 /** Header values as stored: one string per lower-case name (repeated values joined, RFC 9110 §5.3). */
 export type VisitHeaders = Record<string, string>;
@@ -229,7 +229,7 @@ export function parseVisit(input: unknown, index?: number): VisitParseResult {
   const errors: FieldError[] = [];
   const request_path = requiredString(input, 'request_path', base, errors);
   if (request_path !== undefined) {
-    const invalid = request_path.length > MAX_PATH_LENGTH ? { code: 'max-length', message: `at most ${MAX_PATH_LENGTH} characters` } : textProblem(request_path, 'a path');
+    const invalid = longerThan(request_path, MAX_PATH_LENGTH) ? { code: 'max-length', message: `at most ${MAX_PATH_LENGTH} characters` } : textProblem(request_path, 'a path');
     if (invalid !== undefined) errors.push({ pointer: pointerTo(base, 'request_path'), ...invalid });
   }
   const request_method = requiredString(input, 'request_method', base, errors);

@@ -109,6 +109,9 @@ describe('parseVisit', () => {
   it('bounds the path and the method', () => {
     expect(errorsOf({ request_path: `/${'a'.repeat(16 * 1024)}` })).toEqual(['/2/request_path max-length']);
     expect(errorsOf({ request_path: `/${'a'.repeat(16 * 1024 - 1)}` })).toEqual([]);
+    // Characters, as OpenAPI's maxLength counts them: an emoji is one, though two UTF-16 units.
+    expect(errorsOf({ request_path: `/${'\u{1f600}'.repeat(16 * 1024 - 1)}` })).toEqual([]);
+    expect(errorsOf({ request_path: `/${'\u{1f600}'.repeat(16 * 1024)}` })).toEqual(['/2/request_path max-length']);
     expect(errorsOf({ request_method: 'M'.repeat(65) })).toEqual(['/2/request_method format']);
     expect(errorsOf({ request_method: 'GET POST' })).toEqual(['/2/request_method format']);
   });

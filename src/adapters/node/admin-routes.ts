@@ -7,6 +7,7 @@ import {
   normalizeHeaders,
   openApiErrorResponses,
   jsonBodyProblem,
+  longerThan,
   parseJsonBody,
   problem,
   type ApiRequest,
@@ -209,7 +210,7 @@ function stringField(body: Record<string, unknown>, name: string, max: number): 
   let error: FieldError | undefined;
   if (value === undefined) error = { pointer: `/${name}`, code: 'required', message: `${name} is required` };
   else if (typeof value !== 'string' || value.trim() === '') error = { pointer: `/${name}`, code: 'type', message: `${name} must be a non-empty string` };
-  else if (value.length > max) error = { pointer: `/${name}`, code: 'max-length', message: `${name} must have at most ${max} characters` };
+  else if (longerThan(value, max)) error = { pointer: `/${name}`, code: 'max-length', message: `${name} must have at most ${max} characters` };
   else if (hasControlCharacter(value)) error = { pointer: `/${name}`, code: 'control-character', message: `${name} must not contain control characters or line breaks` };
   // A lone surrogate cannot be written as UTF-8: SQLite and JSON readers would store or show U+FFFD instead.
   else if (hasLoneSurrogate(value)) error = { pointer: `/${name}`, code: 'invalid-unicode', message: `${name} must be well-formed Unicode (it holds an unpaired surrogate)` };
