@@ -61,6 +61,16 @@ function iso(time: number): string {
 }
 
 /** A store cursor error names the store's field; the client knows the parameter it sent. */
+/**
+ * A series' column in the stats CSV: its key, "(none)" for visits without one. A key that reads as
+ * one of those or as "start" or "other" (a path need not start with "/") is written "(key)" and
+ * itself, so that no two columns share a name and none reads as another.
+ */
+function statsColumn(key: string | null): string {
+  if (key === null) return `(${NONE})`;
+  return key === 'start' || key === 'other' || key.startsWith('(') ? `(key)${key}` : key;
+}
+
 function renameCursorError(error: unknown, parameter: string): unknown {
   return error instanceof VisitQueryError ? new VisitQueryError(parameter, error.message) : error;
 }
@@ -175,7 +185,7 @@ export function createVisitRoutes(options: VisitRoutesOptions): RouteTable {
         validateStatsQuery(statsQuery);
         const result = await visits.stats(statsQuery);
         if (csv) {
-          const header = ['start', ...result.series.map((s) => (s.key === null ? `(${NONE})` : s.key)), 'other'];
+          const header = ['start', ...result.series.map((s) => statsColumn(s.key)), 'other'];
           const rows = result.buckets.map((b): CsvCell[] => [iso(b.start), ...b.counts, b.other]);
           return csvResponse(`stats-${by}-${projectId}.csv`, toCsv(header, rows));
         }

@@ -94,6 +94,20 @@ describe('read APIs on the SQLite store', () => {
     expect((await get('/stats?from=2024-02-29T00:00:00Z&to=2024-03-01', tokenA)).status).toBe(200);
   });
 
+  it('names every stats CSV column apart, whatever the paths (a path need not start with "/")', async () => {
+    const tokenC = api.store.createProject('c').token;
+    const at = '2026-11-21T10:00:00.000Z';
+    const body = ['other', 'start', '(none)', '/x'].map((request_path) => ({ request_path, request_method: 'GET', request_headers: { 'user-agent': 'Mozilla/5.0' }, created: at }));
+    const posted = await fetch(`${api.url}/visits`, { method: 'POST', headers: { authorization: `Bearer ${tokenC}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect(posted.status).toBe(202);
+    const csv = await get('/stats?by=path&interval=day&from=2026-11-21&to=2026-11-22&format=csv', tokenC);
+    const header = csv.text.split('\r\n')[0]!.split(',');
+    expect(new Set(header).size).toBe(header.length);
+    expect(header[0]).toBe('start');
+    expect(header.at(-1)).toBe('other');
+    expect(header.slice(1, -1).sort()).toEqual(['(key)(none)', '(key)other', '(key)start', '/x']);
+  });
+
   it('refuses a range longer than the totals count by naming from, on the routes that take no interval', async () => {
     for (const path of ['/stats/operators?from=1970-01-01T00:00:00Z', '/stats/status-codes?from=1970-01-01T00:00:00Z']) {
       const answer = await get(path, tokenA);
