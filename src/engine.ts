@@ -69,6 +69,8 @@ export interface EngineOptions {
 /** The agentwarden engine. */
 export interface Engine {
   readonly catalog: Catalog;
+  /** The client-IP rule given to `createEngine`, if one was (undefined for the default rule). */
+  readonly clientIp: ((headers: ReadonlyMap<string, string>) => string | undefined) | undefined;
   /** Identifies one request. Never throws on bad input: it becomes `unknown_agent`. */
   identify(item: IdentificationItem): Promise<Identification>;
   /**
@@ -235,6 +237,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
 
   return {
     catalog,
+    clientIp: options.clientIp,
     identify: identification,
     identifySync(item) {
       const ran = run(item);

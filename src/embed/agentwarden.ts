@@ -22,8 +22,9 @@ export interface AgentwardenOptions {
   readonly policy?: AccessPolicyOptions;
   /**
    * Which request headers may give the visitor's address (`createClientIpRule({ headers: [...] })`):
-   * list only headers your own proxy sets. When it gives none (or is omitted), the address is the
-   * socket's or the platform's, which a client cannot forge.
+   * list only headers your own proxy sets. Omitted, the rule given to `createEngine({ clientIp })`
+   * is used, if one was. When the rule gives none (or there is none), the address is the socket's
+   * or the platform's, which a client cannot forge.
    */
   readonly clientIp?: ClientIpRule;
   /** Requests to leave alone entirely (no check, no visit): health checks, static assets. */
@@ -165,8 +166,9 @@ export function createAgentwarden(options: AgentwardenOptions = {}): Agentwarden
     assertVisitSink(options.sink, 'sink');
     sink = options.sink;
   }
-  const rule = options.clientIp;
-  if (rule !== undefined && typeof rule !== 'function') throw new TypeError('clientIp must be a client-IP rule (createClientIpRule({ headers: [...] }))');
+  if (options.clientIp !== undefined && typeof options.clientIp !== 'function') throw new TypeError('clientIp must be a client-IP rule (createClientIpRule({ headers: [...] }))');
+  // The engine's own rule, when its creator gave one: a site that configured its proxy there means it here too.
+  const rule = options.clientIp ?? engine.clientIp;
   const skip = options.skip;
   if (skip !== undefined && typeof skip !== 'function') throw new TypeError('skip must be a function of { method, path }');
   const clock = options.clock ?? { now: () => Date.now() };

@@ -70,6 +70,10 @@ describe('fetch middleware', () => {
     const trusting = createFetchMiddleware({ engine: embedEngine(), clientIp: createClientIpRule({ headers: ['x-forwarded-for'] }) });
     await trusting(get('/', GOOGLEBOT_UA, { 'x-forwarded-for': '192.0.2.1' }), (r) => ((result = agentwardenResult(r)), app(r)), LOOPBACK);
     expect(result).toMatchObject({ clientIp: '192.0.2.1', result: 'verification_failed' });
+    // A rule given to the engine is the middleware's too when it is given none of its own.
+    const viaEngine = createFetchMiddleware({ engine: embedEngine({ clientIp: createClientIpRule({ headers: ['x-forwarded-for'] }) }) });
+    await viaEngine(get('/', GOOGLEBOT_UA, { 'x-forwarded-for': '192.0.2.1' }), (r) => ((result = agentwardenResult(r)), app(r)), LOOPBACK);
+    expect(result).toMatchObject({ clientIp: '192.0.2.1', result: 'verification_failed' });
   });
 
   it('hands a Web Bot Auth request to the verifier: a Fetch Headers has no :authority to throw on', async () => {

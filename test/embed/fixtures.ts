@@ -3,7 +3,7 @@
 // engine with the IP-range verifier, so the middleware's socket address decides as in production.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createEngine, ipRangeVerifier, type CatalogDocument, type Engine, type Verifier } from '../../src/index.js';
+import { createEngine, ipRangeVerifier, type CatalogDocument, type Engine, type EngineOptions, type Verifier } from '../../src/index.js';
 import { claudebotAgent, googlebotRecord, gptbotAgent } from '../helpers/agents.js';
 
 export const EMBED_CATALOG: CatalogDocument = {
@@ -43,8 +43,8 @@ function loopbackAsPublic(verifier: Verifier): Verifier {
 }
 
 /** The engine the embedding tests use: real IP-range verification, the loopback client in Googlebot's range. */
-export function embedEngine(): Engine {
-  return createEngine({ catalog: EMBED_CATALOG, verifiers: [loopbackAsPublic(ipRangeVerifier({ lists: EMBED_IP_LISTS }))] });
+export function embedEngine(options: { readonly clientIp?: EngineOptions['clientIp'] } = {}): Engine {
+  return createEngine({ catalog: EMBED_CATALOG, verifiers: [loopbackAsPublic(ipRangeVerifier({ lists: EMBED_IP_LISTS }))], ...options });
 }
 
 /** A plain node:http server on 127.0.0.1 for tests of our own client logic (status codes, Retry-After). */

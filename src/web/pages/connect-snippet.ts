@@ -12,9 +12,9 @@ import { toast } from '../toast.js';
 // The package is installed from a tarball packed in a clone (README "Install"); the env lines are
 // what the Node examples read at start.
 const FRAMEWORKS = {
-  express: { label: 'Express 5 / Connect / Node http server', install: 'npm install /path/to/agentwarden-<version>.tgz express', file: 'server.mjs', code: express },
-  fastify: { label: 'Fastify 5', install: 'npm install /path/to/agentwarden-<version>.tgz fastify', file: 'server.mjs', code: fastify },
-  hono: { label: 'Hono 4 (Node)', install: 'npm install /path/to/agentwarden-<version>.tgz hono @hono/node-server', file: 'server.mjs', code: hono },
+  express: { label: 'Express 5 / Connect / Node http server', install: 'npm install /path/to/agentwarden-<version>.tgz express@5', file: 'server.mjs', code: express },
+  fastify: { label: 'Fastify 5', install: 'npm install /path/to/agentwarden-<version>.tgz fastify@5', file: 'server.mjs', code: fastify },
+  hono: { label: 'Hono 4 (Node)', install: 'npm install /path/to/agentwarden-<version>.tgz hono@4 @hono/node-server@1', file: 'server.mjs', code: hono },
   worker: { label: 'Cloudflare Worker', install: 'npm install /path/to/agentwarden-<version>.tgz', file: 'worker.js', code: worker },
 } as const;
 
