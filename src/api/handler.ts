@@ -146,7 +146,6 @@ function json(status: number, value: unknown, projectId?: string): ApiResponse {
   return { status, headers: JSON_HEADERS, body: JSON.stringify(value), projectId };
 }
 
-
 /** Whether an If-None-Match list names this ETag (RFC 9110 §13.1.2: weak comparison, or "*"). */
 function ifNoneMatchHits(header: string | undefined, etag: string): boolean {
   if (header === undefined) return false;
