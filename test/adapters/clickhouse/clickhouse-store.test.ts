@@ -135,7 +135,9 @@ describe.runIf(available)('ClickHouse visit store', () => {
 
   it('stores visits exactly as given and returns them newest first, with cursors both ways', async () => {
     const id = nextProject();
-    const odd = visit({ request_path: "/q?a='1'&b=\\x00\n", request_headers: { 'user-agent': "x'y\\z", 'x-emoji': '🦀 ünï' }, is_blocked: true, acp_response_body: { a: [1, { b: null }] } });
+    // A header named "__proto__" is an own field, as JSON.parse and parseVisit give it.
+    const headers = JSON.parse('{"user-agent":"x\'y\\\\z","x-emoji":"🦀 ünï","__proto__":"p"}') as Record<string, string>;
+    const odd = visit({ request_path: "/q?a='1'&b=\\x00\n", request_headers: headers, is_blocked: true, acp_response_body: { a: [1, { b: null }] } });
     const first = await store.append(id, [visit({ request_path: '/1' }), odd]);
     const second = await store.append(id, [visit({ request_path: '/3' })]);
     const all = [...first, ...second];
@@ -144,6 +146,7 @@ describe.runIf(available)('ClickHouse visit store', () => {
     const page = await store.timeline({ projectId: id, limit: 10 });
     expect(page).toEqual([...all].reverse());
     expect(page[1]).toEqual({ ...odd, id: first[1]!.id, project_id: id });
+    expect(JSON.stringify(page[1]!.request_headers)).toBe('{"user-agent":"x\'y\\\\z","x-emoji":"🦀 ünï","__proto__":"p"}');
     expect(await store.timeline({ projectId: id, limit: 1, before: second[0]!.id })).toEqual([first[1]]);
     expect(await store.timeline({ projectId: id, limit: 10, after: first[0]!.id })).toEqual([first[1], second[0]]);
     expect(await store.timeline({ projectId: id, limit: 10, filter: { path: '/q' } })).toEqual([first[1]]);
