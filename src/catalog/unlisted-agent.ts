@@ -217,8 +217,12 @@ export function declaredBot(userAgent: string, buf: Uint8Array, length: number, 
     description ??= { name, type, described: true };
   }
   if (!byLeadingProduct || !(evidence || botShaped(userAgent)) || BROWSER_WORD.test(userAgent)) return description;
-  return leadingProduct(buf, length) ?? compatibleProduct(buf, length) ?? description;
+  // A header that names a phone or tablet is an app someone uses ("Girls/2.0 (...; iPhone; ...;
+  // +http://girls.livedoor.com/)", an RSS reader): its product is no bot's name by shape alone.
+  return (HANDHELD.test(userAgent) ? undefined : leadingProduct(buf, length)) ?? compatibleProduct(buf, length) ?? description;
 }
+
+const HANDHELD = /\b(?:iPhone|iPad|iPod|Android)\b/i;
 
 // "Mozilla/5.0 (compatible; Name/1.0)": a browser's token and a comment naming one product only.
 const COMPATIBLE_ONLY = /^Mozilla\/\d+\.\d+ \(compatible; ?[A-Za-z][\w.-]*\/[^\s;()]+\)$/i;

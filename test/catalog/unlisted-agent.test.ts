@@ -86,7 +86,13 @@ describe('unlisted agents', () => {
       'QuollBrowser/8.7.1.234 (https://quoll.example)',
       // A platform first in the compatible comment is no product.
       'Mozilla/5.0 (compatible; X11; Linux x86_64; Quokka-Tool; +http://quokka.example/tools)',
+      // An app on a phone that names its site (woothee's test sets: an iPhone RSS reader).
+      'Girls/2.0 (livedoor Co.,Ltd.; Peachy 2.1; iPhone; RSS Version 2.0; +http://girls.livedoor.com/)',
+      'QuokkaNews/3.1 (Android 14; Pixel 8; +https://news.quokka.example)',
     ]);
+    // A bot that says so on a phone is still one, and so is a crawler's compatible comment.
+    expect(idOf('QuokkaNews/3.1 (Android 14; QuokkaBot; +https://news.quokka.example)')).toBe('unlisted:QuokkaBot');
+    expect(idOf('Mozilla/5.0 (iPhone; CPU iPhone OS 5_0_1 like Mac OS X) (compatible; Quokka-Mobile/0.1; +http://quokka.example/robots/)')).toBe('unlisted:Quokka-Mobile');
   });
 
   it('never names a browser, a phone called CUBOT, a bare bot word, a URL, a version or an overlong word', () => {
