@@ -18,6 +18,7 @@ import { problem } from './problem.js';
 import type { Project, ProjectLookup, TokenRecord } from './projects.js';
 import { createRateLimiter, type RateLimiter } from './rate-limit.js';
 import { createReadinessProbe } from './readiness.js';
+import { readProblem } from './read-query.js';
 import { headerValue, isJsonMediaType } from './request-headers.js';
 import { createRouter } from './router.js';
 import { constantTimeEqual, sha256Hex, type TokenHasher } from './token.js';
@@ -578,6 +579,9 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
   };
 
   const fail = (error: unknown, request: ApiRequest): ApiResponse => {
+    // A store that cannot answer now is a 503 with Retry-After on any route (project settings, the
+    // admin's project list), as on the read APIs; not a bug to log.
+    if (error instanceof VisitStoreUnavailableError) return readProblem(error)!;
     // The body never carries the error: internals go to the log only (STYLE.md, Errors).
     onError(error, request);
     return problem('internal-error', 'An unexpected error occurred. It has been logged.');

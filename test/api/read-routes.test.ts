@@ -401,6 +401,22 @@ describe('isolation and store failures', () => {
     expect((await env.call('GET', `/visits?after=${Number(aFirst) + 1}`, env.tokenB)).json.visits).toEqual([]);
   });
 
+  it('answers 503 with Retry-After, logging nothing, when the settings store is unavailable (any route, not only the reads)', async () => {
+    const projects = createMemoryProjectStore();
+    const a = await projects.createProject('a');
+    const down = new VisitStoreUnavailableError('unavailable', 4, 'ClickHouse is unreachable');
+    const settings = { getProjectSettings: async () => Promise.reject(down), putProjectSettings: async () => Promise.reject(down) };
+    const logged: unknown[] = [];
+    const call = caller(createApiHandler({ engine, projects, visits: createMemoryVisitStore(), settings, rateLimit: false, clock: { now: () => NOW }, onError: (error) => logged.push(error) }));
+    for (const [method, body] of [['GET', undefined], ['PUT', { robots: null }]] as const) {
+      const res = await call(method, '/project-settings', a.token, body);
+      expect(res.status, method).toBe(503);
+      expect(res.headers['retry-after'], method).toBe('4');
+      expect(res.headers['content-type']).toBe('application/problem+json');
+    }
+    expect(logged).toEqual([]);
+  });
+
   it('maps an unavailable store to 503 with Retry-After', async () => {
     const down = new VisitStoreUnavailableError('unavailable', 7, 'down');
     const store = createMemoryVisitStore();

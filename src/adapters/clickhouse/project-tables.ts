@@ -68,7 +68,14 @@ function sha256(token: string): string {
  * const projects = createProjectTables({ rows, insert, clock, tokenCacheMs: 1000, retryAfterSeconds: 2 });
  */
 export function createProjectTables(options: ProjectTablesOptions): ProjectTables {
-  const { rows, insert, clock, tokenCacheMs, retryAfterSeconds } = options;
+  const { clock, tokenCacheMs, retryAfterSeconds } = options;
+  // ClickHouse unreachable or overloaded is a VisitStoreUnavailableError (a 503 with Retry-After
+  // on every route), never a bare error that would be answered 500.
+  const unavailable = (what: string) => (error: unknown): never => {
+    throw unavailableError(error, retryAfterSeconds, what) ?? error;
+  };
+  const rows = <T>(query: string): Promise<T[]> => options.rows<T>(query).catch(unavailable('project tables'));
+  const insert = (table: string, values: readonly Record<string, unknown>[]): Promise<void> => options.insert(table, values).catch(unavailable(table));
   const tokenCache = new Map<string, { record: TokenRecord | undefined; until: number }>();
   let tokensVersion = 0;
   // A project found is kept as long as a token lookup: a rename or deletion through another
