@@ -55,6 +55,12 @@ export interface ClickHouseVisitStore extends VisitStore, ProjectTables {
   deleteProject(projectId: string): Promise<boolean>;
   /** Drops the months of raw visits that lie wholly before the retention period; resolves to the months dropped. */
   enforceRetention(): Promise<readonly string[]>;
+  /**
+   * Deletes what visits, counts and claims remain of deleted projects (written through another
+   * server that still trusted a token it had cached, or an INSERT that was in flight); runs hourly,
+   * and once SWEEP_AFTER_DELETE_MS after a project is deleted here. Resolves to the projects swept.
+   */
+  sweepDeletedProjects(): Promise<readonly string[]>;
   /** Waits for inserts in flight, stops the live tail and retention timers, and closes connections. */
   close(): Promise<void>;
 }
@@ -136,6 +142,9 @@ const SEND_MARGIN_MS = 3000;
 const HUNG_INSERT_MS = SEND_WITHIN_MS;
 // A token, project or settings read gets this long, start to end (they are small).
 const LOOKUP_TIMEOUT_MS = 2000;
+// After a project is deleted, its visits are swept again this much later: past any server's token
+// cache (1 s by default) and the deadlines of an INSERT already queued (about 15 s).
+const SWEEP_AFTER_DELETE_MS = 30_000;
 // A health check's query gets this long: under the API's 3 s readiness deadline.
 const HEALTH_QUERY_MS = 2000;
 // Claim partitions (days) are dropped once wholly past the 24-hour window, with a day to spare for
@@ -410,8 +419,21 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
     return dropPartitionsBefore('idempotency_claims', cutoff.getUTCFullYear() * 10_000 + (cutoff.getUTCMonth() + 1) * 100 + cutoff.getUTCDate());
   };
   await dropOldClaims().catch(() => undefined);
-  const claimsTimer = setInterval(() => void dropOldClaims().catch(() => {}), 3_600_000);
+  // Tables that hold a project's visits; a deleted project's rows go from each.
+  const VISIT_TABLES = ['visits', '`.inner.visit_counts`', 'idempotency_claims'];
+  const sweepDeletedProjects = async (): Promise<readonly string[]> => {
+    const left = await rows<{ project_id: string }>('SELECT DISTINCT project_id FROM {db}.visits WHERE project_id IN (SELECT project_id FROM {db}.project_deletions)');
+    for (const { project_id } of left) {
+      for (const table of VISIT_TABLES) await command(`ALTER TABLE {db}.${table} DELETE WHERE project_id = ${sqlString(project_id)}`);
+    }
+    return left.map((row) => row.project_id);
+  };
+  const claimsTimer = setInterval(() => {
+    void dropOldClaims().catch(() => {});
+    void sweepDeletedProjects().catch(() => {});
+  }, 3_600_000);
   claimsTimer.unref?.();
+  const sweepTimers = new Set<ReturnType<typeof setTimeout>>();
 
   const store: ClickHouseVisitStore = {
     url: parsedUrl.origin,
@@ -617,10 +639,18 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
       if (!(await projects.deleteProject(projectId))) return false;
       const id = sqlString(projectId);
       // The per-minute counts live in the materialized view's inner table.
-      for (const table of ['visits', '`.inner.visit_counts`', 'idempotency_claims', 'tokens', 'project_settings', 'project_renames']) {
+      for (const table of [...VISIT_TABLES, 'tokens', 'project_settings', 'project_renames']) {
         await command(`ALTER TABLE {db}.${table} DELETE WHERE project_id = ${id}`);
       }
       await command(`ALTER TABLE {db}.projects DELETE WHERE id = ${id}`);
+      // Another server may accept the project's visits while it still trusts a cached token, and
+      // an INSERT may be in flight: swept again once both are over.
+      const timer = setTimeout(() => {
+        sweepTimers.delete(timer);
+        void sweepDeletedProjects().catch(() => {});
+      }, SWEEP_AFTER_DELETE_MS);
+      timer.unref?.();
+      sweepTimers.add(timer);
       return true;
     },
     async countVisits(projectId) {
@@ -628,6 +658,7 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
       return Number(row?.n ?? 0);
     },
     enforceRetention,
+    sweepDeletedProjects,
     async health() {
       if (closed) return { status: 'unavailable', detail: 'the ClickHouse store is closed' };
       const now = clock.now();
@@ -652,6 +683,7 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
       tail.close();
       if (retentionTimer !== undefined) clearInterval(retentionTimer);
       clearInterval(claimsTimer);
+      for (const timer of sweepTimers) clearTimeout(timer);
       await inserts.drained();
       await claimInserts.drained();
       await client.close();

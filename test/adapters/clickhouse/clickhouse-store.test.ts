@@ -308,6 +308,14 @@ describe.runIf(available)('ClickHouse visit store', () => {
     await expect.poll(() => left(doomed.id), { timeout: 20_000, interval: 200 }).toEqual({ visits: 0, '`.inner.visit_counts`': 0, tokens: 0, project_settings: 0, project_renames: 0, projects: 0 });
     expect(await left(kept.id)).toMatchObject({ visits: 2, tokens: 1, project_settings: 1, projects: 1 });
     expect((await store.stats({ projectId: kept.id, from: T0 - 60_000, to: T0 + 60_000, interval: 'minute', by: 'agent' })).total).toBe(2);
+
+    // Visits that reach ClickHouse after the deletion (another server still trusting its cached
+    // token, an INSERT in flight) are swept too, by any server, and only the deleted project's.
+    await other.append(doomed.id, [visit({ request_path: '/late' })]);
+    expect(await other.sweepDeletedProjects()).toEqual([doomed.id]);
+    await expect.poll(() => left(doomed.id), { timeout: 20_000, interval: 200 }).toMatchObject({ visits: 0, '`.inner.visit_counts`': 0 });
+    expect(await left(kept.id)).toMatchObject({ visits: 2 });
+    expect(await store.sweepDeletedProjects()).toEqual([]);
   });
 
   it('drops whole months of raw visits older than the retention period and keeps the counts', async () => {
