@@ -27,7 +27,7 @@ const USAGE = [
   '  rotate-token --project ID [--keep-old]',
   '                                       issue a new token and revoke the old ones (--keep-old keeps them valid)',
   '  revoke-token --token-id ID | --token TOKEN',
-  '                                       revoke one token; it stops working at once',
+  '                                       revoke one token; it stops working at once (within about 1 s on other servers)',
   '',
   'Options:',
   '  --data-dir DIR   data directory (env AGENTWARDEN_DATA_DIR, default ./data-dir)',
