@@ -198,15 +198,22 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
 
   // A failed pass (disk trouble, another writer) is retried at the next interval; ingestion is unaffected.
   const ignore = () => undefined;
+  // The timers' passes start only when the write lock is free: waiting out busy_timeout (5 s) for
+  // another process's lock would block the event loop, every request with it.
   const swallow = () => {
-    applyRetention().catch(ignore);
+    if (writeLockFree()) applyRetention().catch(ignore);
   };
   // Retention at open folds first: rows a crash left past the watermark are counted again at once.
   const atOpen = setTimeout(swallow, 0);
   atOpen.unref();
   const timer = retentionIntervalMs > 0 ? setInterval(swallow, retentionIntervalMs) : undefined;
   timer?.unref();
-  const rollupTimer = rollupIntervalMs > 0 ? setInterval(() => void rollups.rollUp().catch(ignore), rollupIntervalMs) : undefined;
+  const rollupTimer =
+    rollupIntervalMs > 0
+      ? setInterval(() => {
+          if (writeLockFree()) void rollups.rollUp().catch(ignore);
+        }, rollupIntervalMs)
+      : undefined;
   rollupTimer?.unref();
 
   return {

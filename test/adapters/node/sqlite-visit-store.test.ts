@@ -150,6 +150,32 @@ describe('openSqliteVisitStore', () => {
     expect(await store.append('prj_a', Array.from({ length: 25 }, () => makeVisit()))).toHaveLength(25);
   });
 
+  it('runs its rollup and retention timers only when the write lock is free: another process\'s lock never blocks the event loop for busy_timeout', async () => {
+    const { db, store, dir } = openFresh({ rollupIntervalMs: 20, retentionIntervalMs: 20 });
+    db.pragma('busy_timeout = 1000');
+    expect(await store.append('prj_a', [makeVisit()])).toHaveLength(1);
+    const other = new Database(join(dir.dir, 'visits.db'));
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      // The event loop's longest stall over half a second of timer passes.
+      let longest = 0;
+      let last = performance.now();
+      const until = last + 500;
+      while (performance.now() < until) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        const now = performance.now();
+        longest = Math.max(longest, now - last);
+        last = now;
+      }
+      expect(longest).toBeLessThan(500);
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    // With the lock gone the passes run again.
+    await expect.poll(() => store.rollUp().then(() => true), { timeout: 2000 }).toBe(true);
+  });
+
   it('answers unavailable when another writer holds the database, and recovers after', async () => {
     const { db, store, dir } = openFresh();
     db.pragma('busy_timeout = 0');
