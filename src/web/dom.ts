@@ -26,11 +26,27 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props = 
   return element;
 }
 
-/** Appends children (text as text nodes). */
+// Bidirectional-text controls (ALM, LRM, RLM, the embeddings and overrides, the isolates) reorder
+// what follows them: in visit data they disguise a path or a user agent ("/\u202Egnicirp" shows
+// as "/pricing", a reversed "(compatible; Googlebot/2.1 ...)" reads as Googlebot's).
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * Text as shown: each bidirectional-text control replaced by a visible mark ("⟨U+202E⟩"), so what
+ * a visitor sent cannot be made to read as something else. Every text `h` and `append` add goes
+ * through it; form values keep the text as it is.
+ * @example
+ * visibleText('/\u202Egnicirp'); // '/⟨U+202E⟩gnicirp'
+ */
+export function visibleText(text: string): string {
+  return text.replace(BIDI_CONTROLS, (control) => `\u27e8U+${control.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}\u27e9`);
+}
+
+/** Appends children (text as text nodes, bidirectional controls made visible). */
 export function append(parent: Node, ...children: Child[]): void {
   for (const child of children) {
     if (child === null || child === undefined || child === false) continue;
-    parent.appendChild(typeof child === 'object' ? child : document.createTextNode(String(child)));
+    parent.appendChild(typeof child === 'object' ? child : document.createTextNode(visibleText(String(child))));
   }
 }
 

@@ -11,12 +11,15 @@ const available = chromiumAvailable();
 const PATH = '/<img src=x onerror="window.__xss=1">/"><svg onload=window.__xss=2>?q=<script>window.__xss=3</script>';
 const UA = 'Mozilla/5.0 (compatible; EvilBot/1.0; +javascript:window.__xss=4) <script>window.__xss=5</script><img src=x onerror=window.__xss=6>';
 const NAME = '<img src=x onerror="window.__xss=7">Shop';
+const BIDI_PATH = '/\u202egnicirp';
+const BIDI_UA = 'evil-scraper/1.0 \u202e)lmth.tob/moc.elgoog.www//:ptth+ ;1.2/tobelgooG ;elbitapmoc(';
 
 describe.skipIf(!available)('dashboard pages showing hostile visit data in Chromium', () => {
   let server: DashboardServer;
   let browser: Browser;
   let page: Page;
   let visitId: string;
+  let bidiVisitId: string;
   const problems: string[] = [];
   const dialogs: string[] = [];
 
@@ -32,6 +35,9 @@ describe.skipIf(!available)('dashboard pages showing hostile visit data in Chrom
       },
     ]);
     visitId = (await api('GET', '/visits?limit=1')).visits[0].id;
+    // Text-direction controls that would make a path read "/pricing" and a user agent Googlebot's.
+    await api('POST', '/visits', [{ request_path: BIDI_PATH, request_method: 'GET', request_headers: { 'user-agent': BIDI_UA }, response_status_code: 200 }]);
+    bidiVisitId = (await api('GET', '/visits?limit=1')).visits[0].id;
     browser = await launchChromium();
     page = await loggedInPage(browser, server.dashboard, server.secret, problems);
     page.on('dialog', (dialog) => {
@@ -65,7 +71,7 @@ describe.skipIf(!available)('dashboard pages showing hostile visit data in Chrom
 
   it('shows the path, the user agent and the headers as text on the timeline and the visit page', async () => {
     await openView(page, server.dashboard, `#/p/${server.projectId}/timeline`, /realtime timeline/);
-    const row = page.locator('table.timeline tbody tr').first();
+    const row = page.locator(`table.timeline tbody tr[data-id="${visitId}"]`);
     await expect.poll(() => row.textContent()).toContain('/<img src=x onerror="window.__xss=1">');
     await ranNothing();
 
@@ -77,6 +83,18 @@ describe.skipIf(!available)('dashboard pages showing hostile visit data in Chrom
     expect(headers).toContain('"><img src=x onerror=window.__xss=9>');
     // The javascript: referer is text, not a link.
     expect(await page.locator('a[href^="javascript:"]').count()).toBe(0);
+    await ranNothing();
+  });
+
+  it('shows text-direction controls as visible marks, so a path or a user agent cannot read as another', async () => {
+    await openView(page, server.dashboard, `#/p/${server.projectId}/timeline`, /realtime timeline/);
+    const row = page.locator(`table.timeline tbody tr[data-id="${bidiVisitId}"]`);
+    await expect.poll(() => row.textContent()).toContain('/\u27e8U+202E\u27e9gnicirp');
+    expect(await row.textContent()).not.toContain('\u202e');
+    await openView(page, server.dashboard, `#/p/${server.projectId}/visits/${bidiVisitId}`, /Visit GET/);
+    const headers = await page.getByRole('region', { name: 'Request headers' }).textContent();
+    expect(headers).toContain('evil-scraper/1.0 \u27e8U+202E\u27e9)lmth.tob');
+    expect(await page.title()).toContain('\u27e8U+202E\u27e9');
     await ranNothing();
   });
 
