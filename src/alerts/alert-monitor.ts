@@ -200,8 +200,9 @@ export function createAlertMonitor(options: AlertMonitorOptions): AlertMonitor {
         }
       }
 
-      // robots.txt violations, one alert per agent per cooldown.
-      const agentVisits = visits.filter((visit) => visit.agent_id !== null);
+      // robots.txt violations, one alert per agent per cooldown; a spoofed visit (verification
+      // failed) is someone else's, not the agent's.
+      const agentVisits = visits.filter((visit) => visit.agent_id !== null && visit.result !== 'verification_failed');
       if (agentVisits.length > 0) {
         const breaks = await options.robotsCheck(project.id);
         for (const visit of agentVisits) {

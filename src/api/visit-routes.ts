@@ -110,6 +110,23 @@ export function createVisitRoutes(options: VisitRoutesOptions): RouteTable {
 
   const savedRules = createSavedRobotsRules(catalog);
 
+  /**
+   * Visits per agent and path, of the agents themselves: verified, or not verifiable. A visit whose
+   * verification failed came from someone borrowing the agent's name, and its path is no violation
+   * of the agent's (its operator may well obey robots.txt).
+   */
+  const claimedByTheAgent = async (projectId: string, from: number, to: number, filter: VisitFilter): Promise<PathCount[]> => {
+    const merged = new Map<string, PathCount>();
+    for (const result of ['verified', 'not_verifiable'] as const) {
+      for (const row of await visits.pathCounts({ projectId, from, to, filter: { ...filter, result }, agentsOnly: true, limit: VIOLATION_SCAN_ROWS })) {
+        const key = `${row.agent_id}\n${row.path}`;
+        const seen = merged.get(key);
+        merged.set(key, seen === undefined ? row : { ...row, count: seen.count + row.count, last: Math.max(seen.last, row.last) });
+      }
+    }
+    return [...merged.values()];
+  };
+
   return {
     '/visits': {
       GET: read(async ({ query, request }, projectId) => {
@@ -239,8 +256,7 @@ export function createVisitRoutes(options: VisitRoutesOptions): RouteTable {
                   ...[...agentRules.namedAgents].filter((id) => !agentRules.chosenTypes.has(catalog.getAgent(id)!.type)).map((id) => ({ agent_id: id })),
                 ];
           for (const filter of scans) {
-            const rows = await visits.pathCounts({ projectId, from, to, filter, agentsOnly: true, limit: VIOLATION_SCAN_ROWS });
-            for (const row of rows) {
+            for (const row of await claimedByTheAgent(projectId, from, to, filter)) {
               const rule = row.agent_id === null ? undefined : agentRules.ruleFor(row.agent_id);
               if (rule === undefined || rule.disallow.length === 0) continue;
               const decision = savedRules.matcherFor(rule)(row.path);

@@ -155,6 +155,16 @@ describe('robots.violation', () => {
     expect(events.map((e) => e.type)).toEqual(['robots.violation']);
   });
 
+  it('never fires for a spoofed visit (verification failed): it is not the agent that broke the rule', async () => {
+    const settings = createMemoryProjectSettingsStore();
+    settings.putProjectSettings(PROJECT.id, { robots: { agent_types: ['AI Data Scraper'], disallow: ['/private/'] }, client_ip: {} });
+    const { monitor } = monitorWith({ robots: settings });
+    await monitor.inspect(PROJECT, [visit({ request_path: '/warmup' })]);
+    expect((await monitor.inspect(PROJECT, [visit({ request_path: '/private/a', result: 'verification_failed' })])).map((e) => e.type)).not.toContain('robots.violation');
+    // The agent's own visit still does (the spoofed one started no hour of quiet).
+    expect((await monitor.inspect(PROJECT, [visit({ request_path: '/private/b' })])).map((e) => e.type)).toEqual(['robots.violation']);
+  });
+
   it('never counts fetching /robots.txt itself, even where the rules disallow everything', async () => {
     const settings = createMemoryProjectSettingsStore();
     settings.putProjectSettings(PROJECT.id, { robots: { agent_types: ['AI Data Scraper'], disallow: ['/'] }, client_ip: {} });

@@ -264,6 +264,20 @@ describe('project settings and robots violations', () => {
     expect(b.json).toMatchObject({ robots: null, violations: [] });
   });
 
+  it("counts only the agent's own visits: one whose verification failed came from someone borrowing its name", async () => {
+    const own = await setup();
+    expect((await own.call('PUT', '/project-settings', own.tokenA, { robots: { agent_types: ['AI Data Scraper'], disallow: '/private/' } })).status).toBe(200);
+    expect((await own.call('POST', '/visits', own.tokenA, DATA_SET)).status).toBe(202);
+    const [stored] = await own.visits.timeline({ projectId: own.idA, limit: 1, filter: { agent_id: 'gptbot', path: '/private/a' } });
+    const { id: _id, project_id: _project, ...visit } = stored!;
+    await own.visits.append(own.idA, [{ ...visit, result: 'verification_failed' }, { ...visit, result: 'verification_failed' }, { ...visit, result: 'verified' }]);
+    // Three not verifiable and one verified; the two spoofed visits are not GPTBot's.
+    for (const path of ['/robots-violations', '/robots-violations?agent=gptbot']) {
+      const res = await own.call('GET', path, own.tokenA);
+      expect(res.json.violations.filter((v: { agent_id: string }) => v.agent_id === 'gptbot'), path).toEqual([expect.objectContaining({ path: '/private/a', count: 4 })]);
+    }
+  });
+
   it('rejects invalid settings with 400 at JSON pointers, keeping the saved ones', async () => {
     const res = await env.call('PUT', '/project-settings', env.tokenA, {
       robots: { agent_types: ['AI Data Scraper', 'Robots'], disallow: ['/ok', 'no-slash'] },
