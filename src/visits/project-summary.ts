@@ -2,7 +2,7 @@
 // stats and timeline (so every store answers alike), with test visits counted apart.
 import { TEST_AGENT_ID } from '../catalog/test-agent.js';
 import { bucketStart, INTERVAL_MS, MAX_STATS_BUCKETS } from './stats.js';
-import type { VisitStore } from './visit-store.js';
+import type { StatsResult, VisitStore } from './visit-store.js';
 
 /** Visits of one project, of any time the day counts reach. */
 export interface ProjectVisitSummary {
@@ -22,14 +22,16 @@ export interface ProjectVisitSummaryOptions {
   readonly excludeTestVisits: boolean;
 }
 
-// How many newest visits are looked through for one that is not a test visit. Test visits come
-// from a button, so more than this in a row is unlikely; then the newest day that holds any is told.
-const LAST_VISIT_SCAN = 1000;
+/** All visits of a stats bucket. */
+function total(bucket: StatsResult['buckets'][number]): number {
+  return bucket.counts.reduce((sum, n) => sum + n, bucket.other);
+}
 
 /**
  * Counts a project's visits by the store's day counts (which stores keep past raw-visit retention)
  * over the longest range stats answer (10,000 days), not from the project's creation: a client may
- * send visits that happened before it (a backfill with `created`). Finds its newest visit too.
+ * send visits that happened before it (a backfill with `created`). Finds its newest visit too, by
+ * when it happened (to the minute, exact when it is also the newest to arrive).
  * @example
  * await summarizeProjectVisits(store, 'prj_1', { now: Date.now(), excludeTestVisits: true });
  */
@@ -43,21 +45,26 @@ export async function summarizeProjectVisits(store: VisitStore, projectId: strin
   const visits = options.excludeTestVisits ? all.total - test.total : all.total;
   if (visits === 0) return { visits, test_visits: test.total, last_visit: null };
 
+  // The newest visit by when it happened, not by when it arrived (a backfill with `created`
+  // arrives late): the newest day with a counted visit, then that day's newest minute.
+  const testFilter = { agent_id: TEST_AGENT_ID };
+  const newestBucket = (counts: StatsResult, tests: StatsResult | undefined): number | null => {
+    let newest: number | null = null;
+    counts.buckets.forEach((bucket, i) => {
+      const testBucket = tests?.buckets[i];
+      const counted = total(bucket) - (testBucket === undefined ? 0 : total(testBucket));
+      if (counted > 0) newest = bucket.start;
+    });
+    return newest;
+  };
+  const lastDay = newestBucket(all, options.excludeTestVisits ? test : undefined);
+  if (lastDay === null) return { visits, test_visits: test.total, last_visit: null };
+  const dayRange = { projectId, from: lastDay, to: Math.min(lastDay + day, to), interval: 'minute' as const, by: 'result' as const };
+  const [minutes, testMinutes] = await Promise.all([store.stats(dayRange), options.excludeTestVisits ? store.stats({ ...dayRange, filter: testFilter }) : undefined]);
+  const lastMinute = newestBucket(minutes, testMinutes) ?? lastDay;
+  // The exact time when the newest arrival is that visit (the common case: visits arrive in order).
   const [newest] = await store.timeline({ projectId, limit: 1 });
-  let last = newest === undefined ? null : newest.time;
-  if (options.excludeTestVisits && newest?.agent_id === TEST_AGENT_ID) {
-    const page = await store.timeline({ projectId, limit: LAST_VISIT_SCAN });
-    const found = page.find((visit) => visit.agent_id !== TEST_AGENT_ID);
-    if (found !== undefined) last = found.time;
-    else {
-      // The newest day with a visit that is not a test visit; its end bounds the last one.
-      let lastDay: number | null = null;
-      all.buckets.forEach((bucket, i) => {
-        const counted = bucket.counts.reduce((sum, n) => sum + n, bucket.other) - (test.buckets[i]!.counts.reduce((sum, n) => sum + n, test.buckets[i]!.other));
-        if (counted > 0) lastDay = bucket.start;
-      });
-      last = lastDay === null ? null : Math.min(lastDay + day - 1, options.now);
-    }
-  }
+  const exact = newest !== undefined && !(options.excludeTestVisits && newest.agent_id === TEST_AGENT_ID) && newest.time >= lastMinute && newest.time < lastMinute + 60_000;
+  const last = exact ? newest.time : lastMinute;
   return { visits, test_visits: test.total, last_visit: last };
 }

@@ -68,7 +68,7 @@ export const renderTimeline: Page = async ({ main, project, route }) => {
   const pauseButton = h('button', { type: 'button', 'aria-pressed': 'false' }, 'Pause');
   const status = h('p', { class: 'live-status', role: 'status' });
   const body = h('tbody', {});
-  const table = visitTable('Visits, newest first', body);
+  const table = visitTable('Visits, the latest to arrive first', body);
   const empty = h('div', { class: 'empty' });
   const olderButton = h('button', { type: 'button' }, 'Load older visits');
   let source: EventSource | undefined;
