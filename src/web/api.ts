@@ -13,6 +13,21 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * What a failed call says to a person: the problem's detail with its field errors' own words in
+ * place of "see errors" (which points at a list the page does not show), or the error as text.
+ * @example
+ * errorText(new ApiError(400, 'The field "name" is invalid; see errors.', [{ pointer: '/name', message: 'name must be a non-empty string' }]));
+ * // 'The field "name" is invalid: name must be a non-empty string'
+ */
+export function errorText(error: unknown): string {
+  if (!(error instanceof ApiError)) return String(error);
+  if (error.errors.length === 0) return error.message;
+  const messages = error.errors.map((e) => e.message).join('; ');
+  const lead = error.message.replace(/[;,]? ?see errors\.?$/, '');
+  return lead === error.message ? `${error.message} ${messages}` : `${lead}: ${messages}`;
+}
+
 // The page lives at <base>/ui/; the API at <base>/.
 const apiRoot = new URL('../', window.location.href);
 let csrfToken: string | undefined;

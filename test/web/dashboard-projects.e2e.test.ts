@@ -115,4 +115,13 @@ describe.skipIf(!available)('the projects page in Chromium', () => {
     expect(found).toEqual([]);
     expect(problems).toEqual([]);
   });
+
+  // Last: the refused request's 400 is a console error the test above must not see.
+  it('says why a project name is refused, in the words of the field error', async () => {
+    await page.goto(`${dashboard}#/`);
+    await page.getByLabel('Project name').fill('   ');
+    await page.getByRole('button', { name: 'Create project' }).click();
+    await expect.poll(() => page.locator('main').textContent()).toContain('name must be a non-empty string');
+    expect(await page.locator('main').textContent()).not.toContain('see errors');
+  });
 });

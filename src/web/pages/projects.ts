@@ -1,7 +1,7 @@
 // The projects page: every project with its visit count, last visit and live tokens, links to its
 // pages, rename and delete (confirmed by typing its name), and a form to create one (its token is
 // then revealed once on its settings page). Test visits are left out of the counts unless asked.
-import { ApiError, request, type ProjectInfo } from '../api.js';
+import { errorText, request, type ProjectInfo } from '../api.js';
 import type { Page } from '../app.js';
 import { field, h, replace } from '../dom.js';
 import { formatCount, formatDateTime, formatDay, formatTime, plural } from '../format.js';
@@ -14,9 +14,6 @@ interface CountedProject extends ProjectInfo {
   readonly visits: { readonly visits: number; readonly test_visits: number; readonly last_visit: string | null };
 }
 
-function errorText(error: unknown): string {
-  return error instanceof ApiError ? error.message : String(error);
-}
 
 /** A modal dialog with a form; resolves to whether it was submitted. */
 function ask(title: string, body: HTMLElement[], confirmLabel: string, danger: boolean, ready: () => boolean = () => true): { dialog: HTMLDialogElement; done: Promise<boolean> } {

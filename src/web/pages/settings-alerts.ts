@@ -1,7 +1,7 @@
 // The alerts section of a project's settings: its webhooks with their latest delivery, "send
 // test", the delivery log, deleting one, and adding one (its signing secret revealed once), with
 // the alert rules and how to verify a signature.
-import { ApiError, request } from '../api.js';
+import { errorText, request } from '../api.js';
 import { copyText, field, h, replace } from '../dom.js';
 import { formatDateTime, formatTime, plural } from '../format.js';
 import { toast } from '../toast.js';
@@ -38,10 +38,6 @@ const EVENT_LABELS: Record<string, string> = {
 };
 const STATE_LABELS: Record<DeliveryJson['state'], string> = { delivered: 'Delivered', pending: 'Retrying', failed: 'Failed' };
 
-function errorText(error: unknown): string {
-  if (!(error instanceof ApiError)) return String(error);
-  return error.errors.length === 0 ? error.message : `${error.message} ${error.errors.map((e) => e.message).join('; ')}`;
-}
 
 function stateBadge(delivery: DeliveryJson): HTMLElement {
   const kind = delivery.state === 'delivered' ? 'ok' : delivery.state === 'failed' ? 'bad-badge' : 'warn-badge';

@@ -1,7 +1,7 @@
 // A project's settings: its access tokens (a new one revealed once, then only a masked prefix),
 // rotation and revocation, "send a test visit", the client-IP rule and the robots.txt rules with
 // a live preview of the generated file (robots-rules.ts).
-import { ApiError, apiUrl, request, type SettingsJson, type TokenInfo } from '../api.js';
+import { ApiError, apiUrl, errorText, request, type SettingsJson, type TokenInfo } from '../api.js';
 import type { Page } from '../app.js';
 import { copyText, field, h, replace, type Child } from '../dom.js';
 import { connectSection } from './connect-snippet.js';
@@ -11,10 +11,6 @@ import { toast } from '../toast.js';
 import { robotsRulesSection } from './robots-rules.js';
 import { alertsSection } from './settings-alerts.js';
 
-function errorText(error: unknown): string {
-  if (!(error instanceof ApiError)) return String(error);
-  return error.errors.length === 0 ? error.message : `${error.message} ${error.errors.map((e) => `${e.pointer || '(body)'}: ${e.message}`).join('; ')}`;
-}
 
 function section(title: string, id: string, ...children: Child[]): HTMLElement {
   return h('section', { class: 'card', 'aria-labelledby': id }, h('h2', { id }, title), ...children);
