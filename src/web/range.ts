@@ -70,14 +70,24 @@ export function rangeToolbar(changed: () => void, extra: Child[] = []): RangeToo
   );
   const fromInput = h('input', { type: 'date', value: params.get('from') ?? '' });
   const toInput = h('input', { type: 'date', value: params.get('to') ?? '' });
-  const custom = h('div', { class: 'row custom-range' }, field('From', fromInput), field('To (inclusive)', toInput));
+  // Dates that make no range (To before From, one left empty) are said to be so: the pages then
+  // show the last 24 hours, which the dates do not say.
+  const rangeProblem = h('p', { class: 'error', role: 'alert' });
+  const checkDates = () => {
+    const bad = rangeSelect.value === 'custom' && !(fromInput.value !== '' && toInput.value !== '' && toInput.value >= fromInput.value);
+    rangeProblem.textContent = bad ? 'Choose a From date on or before the To date; the last 24 hours are shown until then.' : '';
+    for (const input of [fromInput, toInput]) input.setAttribute('aria-invalid', String(bad));
+  };
+  const custom = h('div', { class: 'row custom-range' }, field('From', fromInput), field('To (inclusive)', toInput), rangeProblem);
   custom.hidden = key !== 'custom';
+  checkDates();
   const liveBox = h('input', { type: 'checkbox', checked: params.get('live') !== 'off' });
   const liveLabel = h('label', { class: 'check switch' }, liveBox, ' Live');
   const refreshButton = h('button', { type: 'button' }, 'Refresh');
   const zone = zoneLine(changed);
 
   const write = () => {
+    checkDates();
     const custom = rangeSelect.value === 'custom';
     updateParams({ range: rangeSelect.value === DEFAULT_RANGE ? undefined : rangeSelect.value, from: custom ? fromInput.value : undefined, to: custom ? toInput.value : undefined });
     changed();

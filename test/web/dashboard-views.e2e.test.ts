@@ -209,6 +209,13 @@ describe.skipIf(!available)('dashboard views in Chromium', () => {
     expect(page.url()).toContain('range=30d');
     await page.getByLabel('Show UTC').uncheck();
     expect(page.url()).not.toContain('tz=utc');
+    // Custom dates that make no range are said to be so, not silently replaced.
+    await open(`#/p/${projectId}/analytics?range=custom&from=2026-11-25&to=2026-11-21`, /analytics/);
+    expect(await page.getByRole('alert').filter({ hasText: 'Choose a From date' }).count()).toBe(1);
+    expect(await page.getByLabel('From').getAttribute('aria-invalid')).toBe('true');
+    await page.getByLabel('From').fill('2026-11-20');
+    await page.getByLabel('From').dispatchEvent('change');
+    await expect.poll(() => page.getByRole('alert').filter({ hasText: 'Choose a From date' }).count()).toBe(0);
     expect(await page.locator('.zone-line').textContent()).toContain('Europe/Berlin');
     // Timeline filters: a link shows the same filtered view.
     await open(`#/p/${projectId}/timeline?result=verification_failed`, /realtime timeline/);
