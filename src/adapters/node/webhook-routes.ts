@@ -190,6 +190,10 @@ export function createWebhookRoutes(options: WebhookRoutesOptions): RouteTable {
           if (!Array.isArray(events) || events.length === 0) return invalid([{ pointer: '/events', code: events === undefined ? 'required' : 'type', message: 'events must be a non-empty array' }]);
           const unknown = events.findIndex((type) => !(ALERT_EVENT_TYPES as readonly unknown[]).includes(type));
           if (unknown !== -1) return invalid([{ pointer: `/events/${unknown}`, code: 'enum', message: `events must be among ${ALERT_EVENT_TYPES.join(', ')}` }]);
+          // The same URL twice would have every alert delivered twice.
+          if (webhooks.list(projectId).some((existing) => existing.url === url)) {
+            return invalid([{ pointer: '/url', code: 'duplicate', message: 'this project already has a webhook to this URL; delete it first to change its events' }]);
+          }
           if (webhooks.list(projectId).length >= MAX_WEBHOOKS_PER_PROJECT) {
             return problem('validation-failed', `A project has at most ${MAX_WEBHOOKS_PER_PROJECT} webhooks; delete one first.`, { errors: [{ pointer: '', code: 'too-many', message: `at most ${MAX_WEBHOOKS_PER_PROJECT} webhooks per project` }] });
           }

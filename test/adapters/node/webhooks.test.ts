@@ -172,6 +172,10 @@ describe('webhooks in the admin API', () => {
     expect((await create({ url: 'https://hooks.example.com/x', events: ['agent.first_visit', 'nope'] })).json.errors[0].pointer).toBe('/events/1');
     expect((await create({ events: ['agent.first_visit'] })).json.errors[0]).toMatchObject({ pointer: '/url', code: 'required' });
     expect((await create({ url: 'https://hooks.example.com/x', events: ['agent.first_visit'] })).status).toBe(201);
+    // The same URL again would deliver every alert twice.
+    const twice = await create({ url: 'https://hooks.example.com/x', events: ['robots.violation'] });
+    expect(twice.status).toBe(400);
+    expect(twice.json.errors[0]).toMatchObject({ pointer: '/url', code: 'duplicate' });
     expect((await call('POST', '/admin/projects/prj_nope/webhooks', { body: { url: 'https://hooks.example.com/x', events: ['agent.first_visit'] }, headers })).status).toBe(404);
     // Without --webhooks-allow-loopback even the loopback receiver is refused.
     expect(webhookUrlProblem(receiver.url)).toMatch(/not https/);
