@@ -51,6 +51,7 @@ const PROJECT_PAGES: Record<string, { title: string; page: Page; tab?: boolean; 
 
 type Target =
   | { kind: 'projects' }
+  | { kind: 'not-found' }
   | { kind: 'catalog'; rest: readonly string[] }
   | { kind: 'project'; id: string; tab: string; rest: readonly string[] };
 
@@ -62,7 +63,8 @@ function parseRoute(route: HashRoute): Target {
     const details = rest.length === 0 ? 'none' : rest.length === 1 ? 'one' : 'many';
     if (page !== undefined && details !== 'many' && (details === 'one' ? page.details !== undefined : page.details !== 'required')) return { kind: 'project', id: second, tab: third, rest };
   }
-  return { kind: 'projects' };
+  // An address that names no page says so, rather than showing the projects under it.
+  return route.segments.length === 0 ? { kind: 'projects' } : { kind: 'not-found' };
 }
 
 function drawNav(project: ProjectInfo | undefined, tab: string | undefined): void {
@@ -116,6 +118,12 @@ async function route(): Promise<void> {
       drawNav(undefined, undefined);
       document.title = 'Projects · agentwarden';
       cleanup = await renderProjects({ main, route: hashRoute, refresh: () => void route() });
+      return;
+    }
+    if (target.kind === 'not-found') {
+      drawNav(undefined, undefined);
+      document.title = 'Page not found · agentwarden';
+      replace(main, h('h1', {}, 'Page not found'), h('p', {}, 'This address names no page of the dashboard. ', h('a', { href: '#/' }, 'Back to the projects')));
       return;
     }
     if (target.kind === 'catalog') {

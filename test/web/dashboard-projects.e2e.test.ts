@@ -116,6 +116,14 @@ describe.skipIf(!available)('the projects page in Chromium', () => {
     expect(problems).toEqual([]);
   });
 
+  it('says an address that names no page is not found, instead of showing the projects', async () => {
+    await page.goto(`${dashboard}#/p/prj_whatever/bogus`);
+    await page.getByRole('heading', { level: 1, name: 'Page not found' }).waitFor();
+    expect(await page.title()).toBe('Page not found · agentwarden');
+    await page.goto(`${dashboard}#/`);
+    await page.getByRole('heading', { level: 1, name: 'Projects' }).waitFor();
+  });
+
   // Last: the refused request's 400 is a console error the test above must not see.
   it('says why a project name is refused, in the words of the field error', async () => {
     await page.goto(`${dashboard}#/`);
