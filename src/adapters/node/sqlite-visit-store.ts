@@ -181,6 +181,8 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
    * moment): the write lock taken and given back, nothing written.
    */
   const writeLockFree = (): boolean => {
+    // A timer may fire after the store or its database was closed.
+    if (isClosed() || !db.open) return false;
     if (db.inTransaction) return true;
     const timeout = db.pragma('busy_timeout', { simple: true }) as number;
     db.pragma('busy_timeout = 0');
