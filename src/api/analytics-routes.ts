@@ -99,10 +99,13 @@ export function createAnalyticsRoutes(options: AnalyticsRoutesOptions): RouteTab
     '/stats/operators': {
       GET: readRoute(async ({ query }, projectId) => {
         const { from, to } = rangeParams(query, clock);
-        const [agents, referrals] = await Promise.all([
+        // A visit whose verification failed is someone borrowing an agent's name: not its operator's crawl.
+        const [agents, spoofed, referrals] = await Promise.all([
           totals(projectId, from, to, 'agent', { has_agent: true }, 1000),
+          totals(projectId, from, to, 'agent', { has_agent: true, result: 'verification_failed' }, 1000),
           totals(projectId, from, to, 'referral', { has_referral: true }, 100),
         ]);
+        const spoofedOf = new Map(spoofed.map((series) => [series.key, series.total]));
         type Row = { operator: string; crawled: number; referred: number; agents: { agent_id: string; agent_name: string; count: number }[]; referrals: { referral: string; name: string; count: number }[] };
         const byOperator = new Map<string, Row>();
         const row = (operator: string) => {
@@ -116,9 +119,11 @@ export function createAnalyticsRoutes(options: AnalyticsRoutesOptions): RouteTab
           const agent = series.key === null ? undefined : catalog.getAgent(series.key);
           if (agent === undefined || !AI_TYPES.has(agent.type)) continue;
           aiOperators.add(agent.operator);
+          const count = series.total - (spoofedOf.get(series.key) ?? 0);
+          if (count <= 0) continue;
           const r = row(agent.operator);
-          r.crawled += series.total;
-          r.agents.push({ agent_id: agent.id, agent_name: agent.name, count: series.total });
+          r.crawled += count;
+          r.agents.push({ agent_id: agent.id, agent_name: agent.name, count });
         }
         for (const series of referrals) {
           const product = series.key === null ? undefined : REFERRAL_PRODUCTS[series.key as ReferralClass];

@@ -278,6 +278,18 @@ describe('project settings and robots violations', () => {
     }
   });
 
+  it("counts an operator's crawls without the visits that only borrowed its agents' names (GET /stats/operators)", async () => {
+    const own = await setup();
+    expect((await own.call('POST', '/visits', own.tokenA, DATA_SET)).status).toBe(202);
+    const [stored] = await own.visits.timeline({ projectId: own.idA, limit: 1, filter: { agent_id: 'gptbot' } });
+    const { id: _id, project_id: _project, ...visit } = stored!;
+    await own.visits.append(own.idA, [{ ...visit, result: 'verification_failed' }, { ...visit, result: 'verification_failed' }]);
+    const res = await own.call('GET', `/stats/operators?from=${NOW - 86_400_000}&to=${NOW}`, own.tokenA);
+    const openai = res.json.operators.find((o: { agents: { agent_id: string }[] }) => o.agents.some((a) => a.agent_id === 'gptbot'));
+    // GPTBot's four visits of the data set; the two spoofed ones are not OpenAI's.
+    expect(openai.agents.find((a: { agent_id: string }) => a.agent_id === 'gptbot').count).toBe(4);
+  });
+
   it('rejects invalid settings with 400 at JSON pointers, keeping the saved ones', async () => {
     const res = await env.call('PUT', '/project-settings', env.tokenA, {
       robots: { agent_types: ['AI Data Scraper', 'Robots'], disallow: ['/ok', 'no-slash'] },
