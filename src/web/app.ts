@@ -106,7 +106,8 @@ async function route(): Promise<void> {
     renderLogin(main, (csrf) => {
       setCsrfToken(csrf);
       loggedIn = true;
-      void route();
+      // The form is gone: focus goes to the page it opened, as after any navigation.
+      void route().then(() => main.focus());
     });
     return;
   }

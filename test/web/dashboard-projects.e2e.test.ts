@@ -38,6 +38,8 @@ describe.skipIf(!available)('the projects page in Chromium', () => {
     browser = await launchChromium();
     cleanups.push(() => browser.close());
     page = await loggedInPage(browser, server.dashboard, server.secret, problems);
+    // After a keyboard login the focus is on the page it opened, not left on the body.
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('main');
   }, 60_000);
 
   afterAll(async () => {
