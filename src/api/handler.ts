@@ -70,7 +70,7 @@ export interface ApiHandlerOptions {
   /**
    * Also asks the store this often (ms) whether it is ready, so that a change is reported to
    * onReadinessChange while nothing asks `GET /readyz` (an outage is logged without a balancer's
-   * health checks). The timer never keeps the process alive and runs as long as the process.
+   * health checks). The timer never keeps the runtime alive, and is never stopped.
    */
   readonly watchReadinessMs?: number;
   /** `GET /visits/stream`: heartbeat interval (default 15,000 ms), `retry:` hint (default 3,000 ms), and the caps on open streams and on the events they keep for slow readers. */

@@ -41,13 +41,13 @@ export async function summarizeProjectVisits(store: VisitStore, projectId: strin
   const to = bucketStart(options.now, 'minute') + 60_000;
   const from = bucketStart(to - (MAX_STATS_BUCKETS - 1) * day, 'day');
   const range = { projectId, from, to, interval: 'day' as const, by: 'result' as const };
-  const [all, test] = await Promise.all([store.stats(range), store.stats({ ...range, filter: { agent_id: TEST_AGENT_ID } })]);
+  const testFilter = { agent_id: TEST_AGENT_ID };
+  const [all, test] = await Promise.all([store.stats(range), store.stats({ ...range, filter: testFilter })]);
   const visits = options.excludeTestVisits ? all.total - test.total : all.total;
   if (visits === 0) return { visits, test_visits: test.total, last_visit: null };
 
   // The newest visit by when it happened, not by when it arrived (a backfill with `created`
   // arrives late): the newest day with a counted visit, then that day's newest minute.
-  const testFilter = { agent_id: TEST_AGENT_ID };
   const newestBucket = (counts: StatsResult, tests: StatsResult | undefined): number | null => {
     let newest: number | null = null;
     counts.buckets.forEach((bucket, i) => {

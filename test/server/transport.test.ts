@@ -46,6 +46,15 @@ async function expectRefusedAtCap(server: NodeServer): Promise<void> {
   expect(newcomer.received()).toBe('');
 }
 
+/** Asserts that a new connection asking for /healthz is answered 200 once `evicted` is closed to make room for it; returns it. */
+async function expectTakesThePlaceOf(server: NodeServer, evicted: Awaited<ReturnType<typeof open>>): Promise<Awaited<ReturnType<typeof open>>> {
+  const newcomer = await open(server);
+  newcomer.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+  await evicted.closed;
+  await expect.poll(() => newcomer.received()).toMatch(/^HTTP\/1\.1 200/);
+  return newcomer;
+}
+
 describe('node server transport', () => {
   it('cuts off a client that never finishes its headers', async () => {
     const { server } = await start({ headersMs: 300, requestMs: 600 });
@@ -182,7 +191,6 @@ describe('node server transport', () => {
 
   it('at the cap, lets a new connection take the place of the oldest one whose body, dribbled, could not finish before the request timeout (R.U.D.Y.), never of an upload going at a useful rate', async () => {
     const { server, token } = await start({}, { maxConnections: 2, maxUploadsPerProject: 2 });
-    const get = 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n';
     const head = (length: number) => `POST /visits HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
     // One client uploads 40 KB at 20 KB a second (done in time); one declares 40 KB and sends a byte.
     const uploading = await open(server);
@@ -193,10 +201,7 @@ describe('node server transport', () => {
     await expectRefusedAtCap(server);
     await new Promise((resolve) => setTimeout(resolve, 1100));
     uploading.socket.write(' '.repeat(10_000));
-    const newcomer = await open(server);
-    newcomer.socket.write(get);
-    await dribbling.closed;
-    await expect.poll(() => newcomer.received()).toMatch(/^HTTP\/1\.1 200/);
+    const newcomer = await expectTakesThePlaceOf(server, dribbling);
     // The upload at a useful rate was kept, and finishes.
     uploading.socket.write(' '.repeat(9_999) + ']');
     await expect.poll(() => uploading.received()).toMatch(/^HTTP\/1\.1 202/);
@@ -214,10 +219,7 @@ describe('node server transport', () => {
     other.socket.write(head(40_000) + '[' + ' '.repeat(19_999));
     await new Promise((resolve) => setTimeout(resolve, 1100));
     small.socket.write(' '.repeat(400));
-    const next = await open(server);
-    next.socket.write(get);
-    await small.closed;
-    await expect.poll(() => next.received()).toMatch(/^HTTP\/1\.1 200/);
+    const next = await expectTakesThePlaceOf(server, small);
     for (const client of [other, next]) client.socket.destroy();
   });
 

@@ -419,13 +419,15 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
     return dropPartitionsBefore('idempotency_claims', cutoff.getUTCFullYear() * 10_000 + (cutoff.getUTCMonth() + 1) * 100 + cutoff.getUTCDate());
   };
   await dropOldClaims().catch(() => undefined);
-  // Tables that hold a project's visits; a deleted project's rows go from each.
+  // Tables that hold a project's visits (the per-minute counts live in the materialized view's
+  // inner table); a deleted project's rows go from each.
   const VISIT_TABLES = ['visits', '`.inner.visit_counts`', 'idempotency_claims'];
+  const deleteRowsOf = async (projectId: string, tables: readonly string[]): Promise<void> => {
+    for (const table of tables) await command(`ALTER TABLE {db}.${table} DELETE WHERE project_id = ${sqlString(projectId)}`);
+  };
   const sweepDeletedProjects = async (): Promise<readonly string[]> => {
     const left = await rows<{ project_id: string }>('SELECT DISTINCT project_id FROM {db}.visits WHERE project_id IN (SELECT project_id FROM {db}.project_deletions)');
-    for (const { project_id } of left) {
-      for (const table of VISIT_TABLES) await command(`ALTER TABLE {db}.${table} DELETE WHERE project_id = ${sqlString(project_id)}`);
-    }
+    for (const { project_id } of left) await deleteRowsOf(project_id, VISIT_TABLES);
     return left.map((row) => row.project_id);
   };
   const claimsTimer = setInterval(() => {
@@ -637,12 +639,8 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
     renameProject: projects.renameProject,
     async deleteProject(projectId) {
       if (!(await projects.deleteProject(projectId))) return false;
-      const id = sqlString(projectId);
-      // The per-minute counts live in the materialized view's inner table.
-      for (const table of [...VISIT_TABLES, 'tokens', 'project_settings', 'project_renames']) {
-        await command(`ALTER TABLE {db}.${table} DELETE WHERE project_id = ${id}`);
-      }
-      await command(`ALTER TABLE {db}.projects DELETE WHERE id = ${id}`);
+      await deleteRowsOf(projectId, [...VISIT_TABLES, 'tokens', 'project_settings', 'project_renames']);
+      await command(`ALTER TABLE {db}.projects DELETE WHERE id = ${sqlString(projectId)}`);
       // Another server may accept the project's visits while it still trusts a cached token, and
       // an INSERT may be in flight: swept again once both are over.
       const timer = setTimeout(() => {
