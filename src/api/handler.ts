@@ -67,12 +67,6 @@ export interface ApiHandlerOptions {
    * hosts or files, so it goes to the log, never into an answer), or ready again.
    */
   readonly onReadinessChange?: (health: StoreHealth) => void;
-  /**
-   * Also asks the store this often (ms) whether it is ready, so that a change is reported to
-   * onReadinessChange while nothing asks `GET /readyz` (an outage is logged without a balancer's
-   * health checks). The timer never keeps the runtime alive, and is never stopped.
-   */
-  readonly watchReadinessMs?: number;
   /** `GET /visits/stream`: heartbeat interval (default 15,000 ms), `retry:` hint (default 3,000 ms), and the caps on open streams and on the events they keep for slow readers. */
   readonly eventStream?: EventStreamOptions;
 }
@@ -219,12 +213,6 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
   };
 
   const readiness = createReadinessProbe(visits, { ...(options.clock === undefined ? {} : { clock: options.clock }), onChange: options.onReadinessChange });
-  const watchMs = options.watchReadinessMs;
-  if (watchMs !== undefined) {
-    if (!Number.isSafeInteger(watchMs) || watchMs < 1) throw new RangeError(`watchReadinessMs must be a positive integer of milliseconds, got ${String(watchMs)}`);
-    const watch = setInterval(() => void readiness(), watchMs);
-    (watch as { unref?: () => void }).unref?.();
-  }
 
   const ingestVisits = createVisitIngest({ visits, limits, enrich: enrichFor, parseBody, ...(options.clock === undefined ? {} : { clock: options.clock }) });
 

@@ -2,7 +2,7 @@
 // at most once a second however many ask it, gives up on a store that does not answer within the
 // deadline, never puts the store's reason (hosts, files) in the answer, and tells the log when the
 // status changes.
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createApiHandler, createEngine, createMemoryProjectStore, createMemoryVisitStore, READINESS_DEADLINE_MS, type StoreHealth, type VisitStore } from '../../src/index.js';
 import { TEST_CATALOG } from '../server/helpers.js';
 
@@ -20,28 +20,6 @@ function handlerOver(health: VisitStore['health'], clock = { now: () => Date.now
 }
 
 describe('GET /readyz', () => {
-  it('with watchReadinessMs, reports a change while nobody asks GET /readyz (an outage is logged without a balancer)', async () => {
-    // Fake timers: the watch's interval goes with them when the test ends.
-    vi.useFakeTimers();
-    try {
-      let health: StoreHealth = { status: 'ok' };
-      const visits: VisitStore = { ...createMemoryVisitStore(), health: async () => health };
-      const changes: StoreHealth[] = [];
-      createApiHandler({ engine: createEngine({ catalog: TEST_CATALOG }), projects: createMemoryProjectStore(), visits, onReadinessChange: (change) => changes.push(change), watchReadinessMs: 5000 });
-      await vi.advanceTimersByTimeAsync(5000);
-      expect(changes).toEqual([]);
-      health = { status: 'unavailable', detail: 'ClickHouse stopped' };
-      await vi.advanceTimersByTimeAsync(5000);
-      expect(changes).toEqual([{ status: 'unavailable', detail: 'ClickHouse stopped' }]);
-      health = { status: 'ok' };
-      await vi.advanceTimersByTimeAsync(5000);
-      expect(changes).toEqual([{ status: 'unavailable', detail: 'ClickHouse stopped' }, { status: 'ok' }]);
-      expect(() => createApiHandler({ engine: createEngine({ catalog: TEST_CATALOG }), projects: createMemoryProjectStore(), visits, watchReadinessMs: 0 })).toThrow('watchReadinessMs must be a positive integer');
-    } finally {
-      vi.useRealTimers();
-    }
-  });
-
   it('answers 200 ready for a store without a health check (the memory store)', async () => {
     const { readyz, changes } = handlerOver(undefined);
     const response = await readyz();

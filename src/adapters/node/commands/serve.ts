@@ -295,8 +295,6 @@ export const serveCommand: Command = {
           createWebhookRoutes({ webhooks, alerts, findProject, urlProblem: (url) => webhookUrlProblem(url, { allowLoopback: allowLoopbackWebhooks }) }),
           ...(webDir === undefined ? [] : [createWebRoutes({ dir: webDir, basePath: v['base-path'] ?? '/' })]),
         ],
-        // Asked every 5 s as well, so an outage is logged when no balancer polls GET /readyz.
-        watchReadinessMs: 5000,
         // Why the store is not ready goes to the log only: it may name hosts and files.
         onReadinessChange(health) {
           const time = new Date().toISOString();
