@@ -67,6 +67,11 @@ export interface ApiHandlerOptions {
    * hosts or files, so it goes to the log, never into an answer), or ready again.
    */
   readonly onReadinessChange?: (health: StoreHealth) => void;
+  /**
+   * Also ask the store every `everyMs` ms, so a change reaches onReadinessChange while no balancer
+   * polls `GET /readyz` (an outage is logged all the same); until `signal` aborts.
+   */
+  readonly watchReadiness?: { readonly everyMs: number; readonly signal?: AbortSignal };
   /** `GET /visits/stream`: heartbeat interval (default 15,000 ms), `retry:` hint (default 3,000 ms), and the caps on open streams and on the events they keep for slow readers. */
   readonly eventStream?: EventStreamOptions;
 }
@@ -212,7 +217,7 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
     return parsed.ok ? parsed : { ok: false, response: jsonBodyProblem(parsed) };
   };
 
-  const readiness = createReadinessProbe(visits, { ...(options.clock === undefined ? {} : { clock: options.clock }), onChange: options.onReadinessChange });
+  const readiness = createReadinessProbe(visits, { ...(options.clock === undefined ? {} : { clock: options.clock }), onChange: options.onReadinessChange, ...(options.watchReadiness === undefined ? {} : { watch: options.watchReadiness }) });
 
   const ingestVisits = createVisitIngest({ visits, limits, enrich: enrichFor, parseBody, ...(options.clock === undefined ? {} : { clock: options.clock }) });
 

@@ -2,7 +2,7 @@
 // at most once a second however many ask it, gives up on a store that does not answer within the
 // deadline, never puts the store's reason (hosts, files) in the answer, and tells the log when the
 // status changes.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createApiHandler, createEngine, createMemoryProjectStore, createMemoryVisitStore, READINESS_DEADLINE_MS, type StoreHealth, type VisitStore } from '../../src/index.js';
 import { TEST_CATALOG } from '../server/helpers.js';
 
@@ -20,6 +20,64 @@ function handlerOver(health: VisitStore['health'], clock = { now: () => Date.now
 }
 
 describe('GET /readyz', () => {
+  it('with watchReadiness, reports a change while nobody asks GET /readyz (an outage is logged without a balancer), until stopped', async () => {
+    // Fake timers: the watch's interval goes with them when the test ends.
+    vi.useFakeTimers();
+    try {
+      let health: StoreHealth = { status: 'ok' };
+      let asked = 0;
+      const visits: VisitStore = { ...createMemoryVisitStore(), health: async () => (asked++, health) };
+      const changes: StoreHealth[] = [];
+      const stop = new AbortController();
+      createApiHandler({ engine: createEngine({ catalog: TEST_CATALOG }), projects: createMemoryProjectStore(), visits, onReadinessChange: (change) => changes.push(change), watchReadiness: { everyMs: 5000, signal: stop.signal } });
+      await vi.advanceTimersByTimeAsync(5000);
+      expect(changes).toEqual([]);
+      health = { status: 'unavailable', detail: 'ClickHouse stopped' };
+      await vi.advanceTimersByTimeAsync(5000);
+      expect(changes).toEqual([{ status: 'unavailable', detail: 'ClickHouse stopped' }]);
+      health = { status: 'ok' };
+      await vi.advanceTimersByTimeAsync(5000);
+      expect(changes).toEqual([{ status: 'unavailable', detail: 'ClickHouse stopped' }, { status: 'ok' }]);
+      stop.abort();
+      const askedWhenStopped = asked;
+      health = { status: 'unavailable', detail: 'the store is closed' };
+      await vi.advanceTimersByTimeAsync(20_000);
+      expect(asked).toBe(askedWhenStopped);
+      expect(changes).toHaveLength(2);
+      expect(() => createApiHandler({ engine: createEngine({ catalog: TEST_CATALOG }), projects: createMemoryProjectStore(), visits, watchReadiness: { everyMs: 0 } })).toThrow('watch.everyMs must be a positive integer');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("never answers a request from the watch's check: right after a recovery GET /readyz is ready, and the watch's late answer from the outage is not logged", async () => {
+    vi.useFakeTimers();
+    try {
+      // Down, then hanging (a check begun now answers 'unavailable' 2 s later), then up.
+      let state: 'down' | 'hanging' | 'up' = 'down';
+      const health = (): Promise<StoreHealth> => {
+        if (state === 'up') return Promise.resolve({ status: 'ok' });
+        const down: StoreHealth = { status: 'unavailable', detail: 'ClickHouse stopped' };
+        return state === 'down' ? Promise.resolve(down) : new Promise((resolve) => setTimeout(() => resolve(down), 2000));
+      };
+      const visits: VisitStore = { ...createMemoryVisitStore(), health };
+      const changes: StoreHealth['status'][] = [];
+      const handle = createApiHandler({ engine: createEngine({ catalog: TEST_CATALOG }), projects: createMemoryProjectStore(), visits, onReadinessChange: (change) => changes.push(change.status), watchReadiness: { everyMs: 5000 } });
+      await vi.advanceTimersByTimeAsync(5000);
+      expect(changes).toEqual(['unavailable']);
+      state = 'hanging';
+      await vi.advanceTimersByTimeAsync(5000); // the watch's second check begins, and hangs
+      await vi.advanceTimersByTimeAsync(500);
+      state = 'up';
+      expect((await handle({ method: 'GET', path: '/readyz', headers: {} })).status).toBe(200);
+      expect(changes).toEqual(['unavailable', 'ok']);
+      await vi.advanceTimersByTimeAsync(2000); // the hanging check ends: 'unavailable', from before the recovery
+      expect(changes).toEqual(['unavailable', 'ok']);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('answers 200 ready for a store without a health check (the memory store)', async () => {
     const { readyz, changes } = handlerOver(undefined);
     const response = await readyz();

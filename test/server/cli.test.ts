@@ -216,9 +216,16 @@ describe('durability', () => {
     }
   });
 
-  it('GET /readyz says not ready while another process holds the database, logs why once, and ready again after a write goes through', async () => {
+  it('GET /readyz says not ready while another process holds the database, logs why once (before any balancer asks), and ready again after a write goes through', async () => {
     const { proc, dir } = await serve();
     expect((await fetch(`${proc.url}/readyz`)).status).toBe(200);
+    const readinessLines = () =>
+      proc
+        .stdout()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line))
+        .filter((entry) => entry.msg === 'not ready' || entry.msg === 'ready again');
     // Another process (a backup, the CLI) holds the write lock past the 5 s busy timeout.
     const other = new Database(join(dir, 'agentwarden.db'));
     other.exec('BEGIN IMMEDIATE');
@@ -226,6 +233,9 @@ describe('durability', () => {
     let notReady: Response;
     try {
       refused = (await post(`${proc.url}/visits`, proc.firstToken, visit('/locked'))).status;
+      // serve asks its store every 5 s: the outage is logged with nobody polling GET /readyz.
+      for (const until = Date.now() + 7000; readinessLines().length < 1 && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(readinessLines()).toEqual([expect.objectContaining({ level: 'warn', msg: 'not ready', store: 'unavailable' })]);
       notReady = await fetch(`${proc.url}/readyz`);
     } finally {
       other.exec('ROLLBACK');
@@ -239,13 +249,6 @@ describe('durability', () => {
     // The last answer is reused for a second.
     await new Promise((resolve) => setTimeout(resolve, 1100));
     expect((await fetch(`${proc.url}/readyz`)).status).toBe(200);
-    const readinessLines = () =>
-      proc
-        .stdout()
-        .split('\n')
-        .filter((line) => line.startsWith('{'))
-        .map((line) => JSON.parse(line))
-        .filter((entry) => entry.msg === 'not ready' || entry.msg === 'ready again');
     // The log is written in batches, a few times a second.
     for (const until = Date.now() + 3000; readinessLines().length < 2 && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(readinessLines()).toEqual([

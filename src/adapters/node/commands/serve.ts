@@ -249,6 +249,8 @@ export const serveCommand: Command = {
       allowLoopback: allowLoopbackWebhooks,
       onError: (error) => log?.({ time: new Date().toISOString(), level: 'error', msg: 'alerts failed', error: error instanceof Error ? error.stack : String(error) }),
     });
+    // Stops the readiness watch before the stores close, so their closing is not logged as an outage.
+    const readinessWatch = new AbortController();
     try {
       await alerts.start();
       const adminSecret = await admin.ensureSecret();
@@ -295,6 +297,8 @@ export const serveCommand: Command = {
           createWebhookRoutes({ webhooks, alerts, findProject, urlProblem: (url) => webhookUrlProblem(url, { allowLoopback: allowLoopbackWebhooks }) }),
           ...(webDir === undefined ? [] : [createWebRoutes({ dir: webDir, basePath: v['base-path'] ?? '/' })]),
         ],
+        // Asked every 5 s as well, so an outage is logged while no balancer polls GET /readyz.
+        watchReadiness: { everyMs: 5000, signal: readinessWatch.signal },
         // Why the store is not ready goes to the log only: it may name hosts and files.
         onReadinessChange(health) {
           const time = new Date().toISOString();
@@ -355,6 +359,7 @@ export const serveCommand: Command = {
       log?.({ time: new Date().toISOString(), level: 'info', msg: 'stopped' });
       return 0;
     } finally {
+      readinessWatch.abort();
       alerts.close();
       webhooks.close();
       admin.close();
