@@ -232,7 +232,13 @@ describe('durability', () => {
     let refused: number;
     let notReady: Response;
     try {
-      refused = (await post(`${proc.url}/visits`, proc.firstToken, visit('/locked'))).status;
+      const posted = post(`${proc.url}/visits`, proc.firstToken, visit('/locked'));
+      // The visit waits for the lock on a timer: the server answers everything else meanwhile.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const started = Date.now();
+      expect((await fetch(`${proc.url}/healthz`)).status).toBe(200);
+      expect(Date.now() - started).toBeLessThan(1000);
+      refused = (await posted).status;
       // serve asks its store every 5 s: the outage is logged with nobody polling GET /readyz.
       for (const until = Date.now() + 7000; readinessLines().length < 1 && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 50));
       expect(readinessLines()).toEqual([expect.objectContaining({ level: 'warn', msg: 'not ready', store: 'unavailable' })]);

@@ -1,6 +1,8 @@
 // Group commit of SQLite visit appends: every append of one event-loop turn is written in one
 // transaction, and each resolves only after that commit, so an accepted visit survives kill -9. An
 // append with an idempotency key writes the key's row in the same transaction as its visits.
+// Another connection's write lock (the CLI, a backup) is waited for on a timer, never inside
+// SQLite's busy handler: that would stop the event loop, and every request with it, for as long.
 import type BetterSqlite3 from 'better-sqlite3';
 import {
   IDEMPOTENCY_WINDOW_MS,
@@ -33,6 +35,8 @@ interface Pending {
   readonly once: IdempotentBatch | undefined;
   readonly resolve: (result: { readonly stored: readonly StoredVisit[] } | { readonly replayed: IdempotencyRecord }) => void;
   readonly reject: (error: unknown) => void;
+  /** performance.now() when it was queued: it waits for another connection's lock up to busy_timeout from then. */
+  readonly since: number;
 }
 
 /** What the group commit writes with, and whom it tells. */
@@ -80,10 +84,19 @@ const LOCK_CODES = /^SQLITE_(BUSY|LOCKED)/;
 // replayed by the next open, so whether the visits are stored is not known.
 const UNKNOWN_OUTCOME_CODES = /^SQLITE_IOERR/;
 
+// While another connection holds the write lock, a group is tried again after this long, doubling.
+const LOCK_RETRY_FIRST_MS = 5;
+const LOCK_RETRY_MAX_MS = 100;
+
 /** better-sqlite3's error code (SQLITE_BUSY, SQLITE_FULL...); '' for an error without one. */
 function sqliteCode(error: unknown): string {
   const code = (error as { code?: unknown })?.code;
   return typeof code === 'string' ? code : '';
+}
+
+/** Whether the store refused a commit only because another connection held the write lock. */
+function refusedForLock(error: unknown): boolean {
+  return error instanceof VisitStoreUnavailableError && LOCK_CODES.test(sqliteCode(error.cause));
 }
 
 function unavailable(error: unknown): unknown {
@@ -166,6 +179,9 @@ export function createGroupCommit(db: BetterSqlite3.Database, options: GroupComm
   let queue: Pending[] = [];
   let queued = 0;
   let scheduled: ReturnType<typeof setImmediate> | undefined;
+  // Set while the queue waits for another connection's write lock.
+  let lockRetry: ReturnType<typeof setTimeout> | undefined;
+  let lockRetryMs = LOCK_RETRY_FIRST_MS;
   let commits = 0;
   let closed = false;
 
@@ -184,18 +200,64 @@ export function createGroupCommit(db: BetterSqlite3.Database, options: GroupComm
     }
   };
 
-  const flush = () => {
+  // Asked and set through db.pragma each time: SQLite applies a prepared PRAGMA when it compiles
+  // it, so a statement kept for reuse would answer and set stale values.
+  const busyTimeout = () => db.pragma('busy_timeout', { simple: true }) as number;
+  const setBusyTimeout = (ms: number) => db.pragma(`busy_timeout = ${ms}`);
+  /** As commitNoted, but asking for the lock without waiting; the connection's busy_timeout is how long a group may wait in all. */
+  const commitWithoutWaiting = (group: readonly Pending[]): { readonly written: Written[] } | { readonly locked: unknown; readonly budgetMs: number } => {
+    const budgetMs = busyTimeout();
+    if (budgetMs > 0) setBusyTimeout(0);
+    try {
+      return { written: commitNoted(group) };
+    } catch (error) {
+      if (refusedForLock(error)) return { locked: error, budgetMs };
+      throw error;
+    } finally {
+      if (budgetMs > 0) setBusyTimeout(budgetMs);
+    }
+  };
+
+  /** Puts a group that met another connection's lock back at the head of the queue, refusing what has waited out busy_timeout. */
+  const waitForLock = (group: readonly Pending[], error: unknown, budgetMs: number) => {
+    const now = performance.now();
+    const waiting = group.filter((item) => {
+      if (now - item.since < budgetMs) return true;
+      item.reject(error);
+      return false;
+    });
+    if (waiting.length === 0) {
+      lockRetryMs = LOCK_RETRY_FIRST_MS;
+      return;
+    }
+    queue = [...waiting, ...queue];
+    for (const item of waiting) queued += item.visits.length;
+    lockRetry = setTimeout(retryAfterLock, lockRetryMs);
+    lockRetryMs = Math.min(lockRetryMs * 2, LOCK_RETRY_MAX_MS);
+  };
+
+  /** Commits what is queued. `wait`: inside SQLite's busy handler (before a write that must come after it, or at close); else on timers. */
+  const flush = (wait: boolean) => {
     scheduled = undefined;
     const group = queue;
     queue = [];
     queued = 0;
     if (group.length === 0) return;
-    let written: Written[] | undefined;
+    let written: Written[];
     try {
-      written = commitNoted(group);
+      if (wait) written = commitNoted(group);
+      else {
+        const attempt = commitWithoutWaiting(group);
+        if ('locked' in attempt) return waitForLock(group, attempt.locked, attempt.budgetMs);
+        written = attempt.written;
+      }
     } catch (error) {
-      // One failing append must not fail the others it shared a transaction with: retry each alone.
-      if (group.length === 1) return group[0]!.reject(error);
+      // One failing append must not fail the others it shared a transaction with: retry each alone
+      // (not for a lock, which each would meet again).
+      if (group.length === 1 || refusedForLock(error)) {
+        for (const item of group) item.reject(error);
+        return;
+      }
       for (const item of group) {
         let alone: Written[];
         try {
@@ -208,8 +270,14 @@ export function createGroupCommit(db: BetterSqlite3.Database, options: GroupComm
       }
       return;
     }
+    lockRetryMs = LOCK_RETRY_FIRST_MS;
     settle(group, written);
   };
+  const retryAfterLock = () => {
+    lockRetry = undefined;
+    flush(false);
+  };
+  const scheduledFlush = () => flush(false);
 
   const enqueue = (projectId: string, visits: readonly EnrichedVisit[], once: IdempotentBatch | undefined): Promise<{ readonly stored: readonly StoredVisit[] } | { readonly replayed: IdempotencyRecord }> => {
     if (closed) return Promise.reject(new VisitStoreUnavailableError('unavailable', 5, 'the visit store is closed'));
@@ -217,12 +285,22 @@ export function createGroupCommit(db: BetterSqlite3.Database, options: GroupComm
       return Promise.reject(new VisitStoreUnavailableError('busy', 1, `${queued} visits are waiting to be written; retry in a second`));
     }
     return new Promise((resolve, reject) => {
-      queue.push({ projectId, visits, once, resolve, reject });
+      queue.push({ projectId, visits, once, resolve, reject, since: performance.now() });
       queued += visits.length;
       // setImmediate runs after this turn's I/O callbacks: every request parsed in the same
-      // turn joins the one transaction.
-      scheduled ??= setImmediate(flush);
+      // turn joins the one transaction. While the queue waits for a lock, its timer commits it.
+      if (lockRetry === undefined) scheduled ??= setImmediate(scheduledFlush);
     });
+  };
+
+  /** Stops the queue's timers; true when one was set (something is queued). */
+  const cancelTimers = (): boolean => {
+    const set = scheduled !== undefined || lockRetry !== undefined;
+    if (scheduled !== undefined) clearImmediate(scheduled);
+    if (lockRetry !== undefined) clearTimeout(lockRetry);
+    scheduled = undefined;
+    lockRetry = undefined;
+    return set;
   };
 
   return {
@@ -239,15 +317,16 @@ export function createGroupCommit(db: BetterSqlite3.Database, options: GroupComm
     pending: () => queued,
     lastFailure: () => failure,
     flush() {
-      if (scheduled === undefined || closed) return;
-      clearImmediate(scheduled);
-      flush();
+      if (closed) return;
+      if (cancelTimers()) flush(true);
     },
     close() {
       if (closed) return;
-      if (scheduled !== undefined) {
-        clearImmediate(scheduled);
-        if (db.open) flush();
+      if (cancelTimers()) {
+        if (db.open) flush(true);
+        // Closed by its owner first: what waits was never written, and is told so.
+        for (const item of queue.splice(0)) item.reject(new VisitStoreUnavailableError('unavailable', 5, 'the visit store is closed', { outcome: 'not-stored' }));
+        queued = 0;
       }
       closed = true;
     },

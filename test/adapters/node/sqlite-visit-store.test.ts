@@ -187,6 +187,54 @@ describe('openSqliteVisitStore', () => {
     store.close();
   });
 
+  it("waits for another connection's write lock on timers, never in SQLite's busy handler: the event loop keeps serving, the visits commit once the lock is free, and are refused after busy_timeout", async () => {
+    const { db, store, dir } = openFresh();
+    db.pragma('busy_timeout = 3000');
+    const other = new Database(join(dir.dir, 'visits.db'));
+    other.exec('BEGIN IMMEDIATE');
+    let stored: Promise<readonly unknown[]>;
+    let longest = 0;
+    try {
+      stored = store.append('prj_a', [makeVisit({ request_path: '/while-locked' })]);
+      const later = store.append('prj_a', [makeVisit({ request_path: '/joined-the-wait' })]);
+      stored = Promise.all([stored, later]).then((groups) => groups.flat());
+      // The event loop's longest stall while the append waits (it used to block for busy_timeout).
+      let last = performance.now();
+      for (const until = last + 400; performance.now() < until; ) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        const now = performance.now();
+        longest = Math.max(longest, now - last);
+        last = now;
+      }
+      expect((await store.health()).status).toBe('unavailable');
+    } finally {
+      other.exec('ROLLBACK');
+    }
+    expect(longest).toBeLessThan(200);
+    expect(await stored).toHaveLength(2);
+    expect(store.list('prj_a').map((visit) => visit.request_path).sort()).toEqual(['/joined-the-wait', '/while-locked']);
+    expect(db.pragma('busy_timeout', { simple: true })).toBe(3000);
+    expect(await store.health()).toEqual({ status: 'ok' });
+
+    // Held longer than busy_timeout: refused as not stored, and nothing is written after.
+    db.pragma('busy_timeout = 300');
+    other.exec('BEGIN IMMEDIATE');
+    const started = performance.now();
+    try {
+      const error = await store.append('prj_a', [makeVisit({ request_path: '/refused' })]).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toMatchObject({ name: 'VisitStoreUnavailableError', reason: 'unavailable', outcome: 'not-stored' });
+      expect(performance.now() - started).toBeGreaterThanOrEqual(290);
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(store.count('prj_a')).toBe(2);
+  });
+
   it('answers unavailable when another writer holds the database, and recovers after', async () => {
     const { db, store, dir } = openFresh();
     db.pragma('busy_timeout = 0');
