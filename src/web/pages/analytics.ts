@@ -3,6 +3,7 @@
 // crawl-to-referral ratio of each AI operator and robots.txt violations, over a range kept in the
 // URL, redrawn live as visits arrive. Agents, types and violations link to their own pages.
 import { AGENT_TYPES } from '../../catalog/types.js';
+import { TEST_AGENT_ID } from '../../catalog/test-agent.js';
 import { apiUrl, request, type OperatorsJson, type StatsJson, type StatusCodesJson, type TopPathsJson, type ViolationsJson } from '../api.js';
 import type { Page } from '../app.js';
 import { h } from '../dom.js';
@@ -41,7 +42,7 @@ export const renderAnalytics: Page = async ({ main, project }) => {
   const draw = async (): Promise<RangeDrawing> => {
     const { from, to, interval } = chosenRange();
     const q = { project: p.id, from, to };
-    const [byType, byAgent, byResult, spoofed, byReferral, topPaths, violations, topPages, landing, statuses, operators] = await Promise.all([
+    const [byType, byAgent, byResult, spoofed, byReferral, topPaths, violations, topPages, landing, statuses, operators, tests] = await Promise.all([
       request<StatsJson>('GET', '/stats', { params: { ...q, interval, by: 'agent_type', limit: AGENT_TYPES.length + 1 } }),
       request<StatsJson>('GET', '/stats', { params: { ...q, interval, by: 'agent', limit: 10 } }),
       request<StatsJson>('GET', '/stats', { params: { ...q, interval, by: 'result', limit: 4 } }),
@@ -53,6 +54,7 @@ export const renderAnalytics: Page = async ({ main, project }) => {
       request<StatsJson>('GET', '/stats', { params: { ...q, interval, by: 'path', referral: 'any', limit: 10 } }),
       request<StatusCodesJson>('GET', '/stats/status-codes', { params: { ...q, limit: 10, statuses: 5 } }),
       request<OperatorsJson>('GET', '/stats/operators', { params: q }),
+      request<StatsJson>('GET', '/stats', { params: { ...q, interval, by: 'result', agent: TEST_AGENT_ID, limit: 1 } }),
     ]);
     const csv = (path: string, extra: Record<string, string | number> = {}) => apiUrl(path, { ...q, ...extra, format: 'csv' });
 
@@ -69,6 +71,8 @@ export const renderAnalytics: Page = async ({ main, project }) => {
       'chart-title',
       csv('/stats', { interval, by: 'agent_type' }),
       bigCount(byType.total),
+      // The projects list leaves test visits out of its counts unless asked; here they are counted.
+      tests.total === 0 ? null : h('p', { class: 'muted small' }, `Including ${plural(tests.total, 'test visit')} (sent from the settings page), which the projects list leaves out.`),
       byType.total === 0 ? empty('No visits in this range yet — send a test visit from ', h('a', { href: href(['p', p.id, 'settings']) }, 'the settings page'), '.') : chart.box,
       byType.total === 0 ? null : chart.legend,
     );
@@ -149,6 +153,7 @@ export const renderAnalytics: Page = async ({ main, project }) => {
       'Top paths by agent',
       'paths-title',
       csv('/stats/top-paths', { limit: 1000 }),
+      h('p', { class: 'muted small' }, 'Paths with their query strings, as robots.txt rules match them; top pages leave query strings out.'),
       topPaths.paths.length === 0
         ? empty('No agent visits in this range.')
         : dataTable(
