@@ -181,6 +181,19 @@ describe.skipIf(!available)('dashboard views in Chromium', () => {
     await page.getByRole('searchbox').fill('');
     await expect.poll(() => page.getByRole('status').filter({ hasText: 'in the catalog' }).textContent()).toMatch(/^[\d,]+ agents in the catalog\.$/);
     await shot('catalog-1280');
+    // Inside a project: only the agents seen on the site, with their visits; the choice is in the URL.
+    await page.getByLabel('Show').selectOption('seen');
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'seen' }).textContent()).toBe('2 agents seen on this site in the last 30 days.');
+    expect(page.url()).toContain('show=seen');
+    const seenRows = page.locator('table.catalog tbody tr');
+    expect(await seenRows.allTextContents()).toEqual([expect.stringContaining('GPTBot'), expect.stringContaining('ClaudeBot')]);
+    expect(await seenRows.first().locator('td').last().textContent()).toBe('7');
+    expect(await page.getByLabel('Can be verified by').isVisible()).toBe(false);
+    await page.getByRole('searchbox').fill('claude');
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'seen' }).textContent()).toBe('1 agent matches among those seen on this site in the last 30 days.');
+    await page.getByRole('searchbox').fill('');
+    await page.getByLabel('Show').selectOption('');
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'in the catalog' }).textContent()).toMatch(/^[\d,]+ agents in the catalog\.$/);
     // Reloaded with the link, the same view.
     await page.goto(`${dashboard}#/agents?q=googlebot&type=Search%20Engine%20Crawler`);
     await page.getByRole('heading', { name: 'Agent catalog' }).waitFor();

@@ -1,15 +1,19 @@
 // The agent catalog browser: search by name, token or operator, filter by type and verification
 // method (kept in the URL); each agent with its operator, documentation, robots tokens and the
-// methods that can verify it. Inside a project, agents link to their pages there.
+// methods that can verify it. Inside a project, agents link to their pages there, and the list can
+// be narrowed to the agents seen on the site in the last 30 days, with their visits.
 import { AGENT_TYPES } from '../../catalog/types.js';
-import { request, type AgentPageJson, type CatalogAgentJson, type ProjectInfo } from '../api.js';
+import { request, type AgentPageJson, type CatalogAgentJson, type ProjectInfo, type StatsJson } from '../api.js';
 import type { Page } from '../app.js';
 import { field, h, replace, type Child } from '../dom.js';
-import { METHOD_LABELS, plural } from '../format.js';
+import { formatCount, METHOD_LABELS, plural } from '../format.js';
 import { currentParams, href, updateParams } from '../route-state.js';
 import { dataTable, empty } from '../view.js';
 
 const PAGE_SIZE = 50;
+// "Seen on this site" looks this far back, and lists at most as many agents as /stats reports.
+const SEEN_DAYS = 30;
+const SEEN_LIMIT = 1000;
 
 /** The methods that can verify an agent, as chips; "None" said plainly. */
 export function methodChips(methods: readonly string[]): HTMLElement {
@@ -48,6 +52,12 @@ export const renderCatalog: Page = async ({ main, project }) => {
     h('option', { value: '' }, 'Any or none'),
     ...Object.entries(METHOD_LABELS).map(([value, label]) => h('option', { value, selected: value === params.get('verification') }, label)),
   );
+  // Inside a project: the whole catalog, or only the agents that visited the site lately.
+  const showSelect =
+    project === undefined
+      ? undefined
+      : h('select', {}, h('option', { value: '' }, 'Every agent in the catalog'), h('option', { value: 'seen', selected: params.get('show') === 'seen' }, `Seen on this site (last ${SEEN_DAYS} days)`));
+  const methodField = field('Can be verified by', methodSelect);
   const count = h('p', { class: 'muted', role: 'status' });
   const results = h('div', {});
   const more = h('button', { type: 'button' }, 'Show more agents');
@@ -57,6 +67,38 @@ export const renderCatalog: Page = async ({ main, project }) => {
   let seq = 0;
 
   const query = () => ({ q: search.value.trim(), type: typeSelect.value, verification: methodSelect.value });
+  const seenOnly = () => showSelect?.value === 'seen';
+
+  /** The agents seen on the site in the last SEEN_DAYS days, most visits first, filtered here by name and type. */
+  const drawSeen = async (mine: number) => {
+    const to = Date.now();
+    const seen = await request<StatsJson>('GET', '/stats', {
+      params: { project: project!.id, by: 'agent', interval: 'day', from: new Date(to - SEEN_DAYS * 86_400_000).toISOString(), to: new Date(to).toISOString(), limit: SEEN_LIMIT },
+    });
+    if (mine !== seq) return;
+    const q = query();
+    const needle = q.q.toLowerCase();
+    const rows = seen.series.filter(
+      (s) => s.key !== null && (q.type === '' || s.agent_type === q.type) && (needle === '' || s.key.toLowerCase().includes(needle) || (s.agent_name ?? '').toLowerCase().includes(needle)),
+    );
+    const filtered = q.q !== '' || q.type !== '';
+    count.textContent = `${plural(rows.length, 'agent')} ${filtered ? (rows.length === 1 ? 'matches' : 'match') + ' among those seen' : 'seen'} on this site in the last ${SEEN_DAYS} days${seen.other > 0 ? ` (the ${formatCount(SEEN_LIMIT)} with the most visits)` : ''}.`;
+    replace(
+      results,
+      rows.length === 0
+        ? empty(filtered ? 'No agent seen on this site matches.' : `No agent visited this site in the last ${SEEN_DAYS} days.`)
+        : dataTable(
+            'Agents seen on this site',
+            [
+              { label: 'Agent', cell: (s) => h('span', {}, h('a', { href: agentHref(s.key!) }, h('strong', {}, s.agent_name ?? s.key!)), s.agent_type === null || s.agent_type === undefined ? null : h('span', { class: 'type' }, s.agent_type)) },
+              { label: `Visits (${SEEN_DAYS} days)`, numeric: true, cell: (s) => formatCount(s.total) },
+            ],
+            rows,
+            { stack: true, className: 'catalog seen' },
+          ),
+    );
+    more.hidden = true;
+  };
   const drawResults = (total: number) => {
     const q = query();
     const filtered = q.q !== '' || q.type !== '' || q.verification !== '';
@@ -82,6 +124,9 @@ export const renderCatalog: Page = async ({ main, project }) => {
   };
   const load = async (append: boolean) => {
     const mine = ++seq;
+    // The verification methods are the catalog's: in the seen list they do not apply.
+    methodField.hidden = seenOnly();
+    if (seenOnly()) return drawSeen(mine);
     const q = query();
     const page = await request<AgentPageJson>('GET', '/agents', { params: { ...q, limit: PAGE_SIZE, offset: append ? (next ?? 0) : 0 } });
     if (mine !== seq) return;
@@ -92,13 +137,14 @@ export const renderCatalog: Page = async ({ main, project }) => {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const changed = () => {
     const q = query();
-    updateParams({ q: q.q, type: q.type, verification: q.verification });
+    updateParams({ q: q.q, type: q.type, verification: q.verification, show: showSelect?.value === 'seen' ? 'seen' : undefined });
     if (timer !== undefined) clearTimeout(timer);
     timer = setTimeout(() => void load(false), 200);
   };
   search.addEventListener('input', changed);
   typeSelect.addEventListener('change', changed);
   methodSelect.addEventListener('change', changed);
+  showSelect?.addEventListener('change', changed);
   more.addEventListener('click', () => void load(true));
 
   replace(
@@ -110,7 +156,7 @@ export const renderCatalog: Page = async ({ main, project }) => {
       'Every agent agentwarden recognises: who runs it, where it is documented, the tokens robots.txt rules name it by, and how a visit can be proven to come from it.',
       project === undefined ? null : ' Open an agent to see what it did on this site.',
     ),
-    h('form', { class: 'toolbar card', role: 'search', onsubmit: (event: Event) => event.preventDefault() }, field('Name, token or operator', search), field('Type', typeSelect), field('Can be verified by', methodSelect)),
+    h('form', { class: 'toolbar card', role: 'search', onsubmit: (event: Event) => event.preventDefault() }, ...(showSelect === undefined ? [] : [field('Show', showSelect)]), field('Name, token or operator', search), field('Type', typeSelect), methodField),
     count,
     results,
     more,
