@@ -36,7 +36,10 @@ export interface AccessPolicyOptions {
   readonly denyAgents?: readonly string[];
   readonly allowVerifiedAgentTypes?: readonly string[];
   readonly denyResponse?: DenyResponseOptions;
-  /** Serve `/robots.txt` (see `RobotsSourceOptions`); `true` renders it from `denyAgentTypes` and `denyAgents`. */
+  /**
+   * Serve `/robots.txt` (see `RobotsSourceOptions`); `true` renders it from `denyAgentTypes` and
+   * `denyAgents`, less the types of `allowVerifiedAgentTypes` (their genuine crawlers are let in).
+   */
   readonly robotsTxt?: boolean | RobotsSourceOptions;
   /** Record decisions, but let every request through (`is_blocked` stays false). */
   readonly reportOnly?: boolean;
@@ -137,9 +140,19 @@ export function createAccessPolicy(options: AccessPolicyOptions, catalog: Catalo
   );
   let robotsTxt: RobotsSourceOptions | undefined;
   // robots.txt names catalog agents only: an unlisted one is denied at the door, not in robots.txt.
-  const denied = { agentTypes: [...deniedTypes], agents: [...deniedAgents].filter((id) => !isUnlistedAgentId(id)) };
+  // Nor does it disallow a type the policy lets in when verified: its genuine crawlers read
+  // robots.txt and would stay away (Googlebot told "Disallow: /" drops the site), while the
+  // spoofers, who do not read it, are denied at the door.
+  const denied = {
+    agentTypes: [...deniedTypes].filter((type) => !allowedVerifiedTypes.has(type)),
+    agents: [...deniedAgents].filter((id) => !isUnlistedAgentId(id) && !allowedVerifiedTypes.has(catalog.getAgent(id)!.type)),
+  };
   if (options.robotsTxt === true) {
-    if (denied.agentTypes.length === 0 && denied.agents.length === 0) throw new RangeError('robotsTxt: true renders robots.txt from denyAgentTypes and the catalog agents of denyAgents, which are empty; list agentTypes in robotsTxt or deny some types or agents');
+    if (denied.agentTypes.length === 0 && denied.agents.length === 0) {
+      throw new RangeError(
+        'robotsTxt: true renders robots.txt from denyAgentTypes and the catalog agents of denyAgents, less the types of allowVerifiedAgentTypes, which leaves nothing; list agentTypes in robotsTxt or deny some types or agents',
+      );
+    }
     robotsTxt = checkRobotsSource({}, denied, catalog);
   } else if (options.robotsTxt !== undefined && options.robotsTxt !== false) {
     robotsTxt = checkRobotsSource(options.robotsTxt, denied, catalog);

@@ -3,6 +3,7 @@
 import type { Catalog } from '../catalog/catalog.js';
 import type { Engine } from '../engine.js';
 import { RobotsOptionsError } from '../robots/errors.js';
+import { strongEtag } from '../robots/etag.js';
 import { validateRobotsOptions, type RobotsAgentEntry } from '../robots/options.js';
 import { MAX_ROBOTS_TXT_BYTES } from '../robots/render.js';
 import { readTextUpTo } from './bounded-text.js';
@@ -23,6 +24,12 @@ export interface RobotsSourceOptions {
   readonly allowAgents?: readonly RobotsAgentEntry[];
   readonly disallow?: string | readonly string[];
   readonly allow?: string | readonly string[];
+  /**
+   * The site's own robots.txt (its `User-agent: *` group, `Sitemap` lines...), served first, then
+   * agentwarden's groups: the middleware answers `/robots.txt` itself, so a route of the site's
+   * own for it is never reached. Up to 64 KiB; together with the groups within 500 KiB.
+   */
+  readonly siteRobotsTxt?: string;
   /** A Known Agents-compatible API's base URL; the text comes from `<url>/robots-txts`. */
   readonly url?: string;
   readonly token?: string;
@@ -42,7 +49,8 @@ export interface RobotsSource {
   get(): ServedRobotsTxt | Promise<ServedRobotsTxt>;
 }
 
-const OPTIONS = new Set(['agentTypes', 'disallowAgents', 'allowAgents', 'disallow', 'allow', 'url', 'token', 'refreshMs', 'fetch']);
+const OPTIONS = new Set(['agentTypes', 'disallowAgents', 'allowAgents', 'disallow', 'allow', 'siteRobotsTxt', 'url', 'token', 'refreshMs', 'fetch']);
+const MAX_SITE_ROBOTS_TXT_BYTES = 64 * 1024;
 const DAY_MS = 86_400_000;
 // After a failed fetch, the next try waits this long (the local rendering is served meanwhile).
 const RETRY_MS = 300_000;
@@ -86,6 +94,11 @@ export function checkRobotsSource(value: unknown, denied: { readonly agentTypes:
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new RangeError(`robotsTxt.url must be an http(s) URL, got ${JSON.stringify(options.url)}`);
     if (typeof options.token !== 'string' || options.token === '' || /[\r\n]/.test(options.token)) throw new TypeError('robotsTxt.token must be the project access token (a non-empty string)');
   }
+  if (options.siteRobotsTxt !== undefined) {
+    if (typeof options.siteRobotsTxt !== 'string') throw new TypeError(`robotsTxt.siteRobotsTxt must be a string (the site's own robots.txt), got ${typeof options.siteRobotsTxt}`);
+    const bytes = new TextEncoder().encode(options.siteRobotsTxt).length;
+    if (bytes > MAX_SITE_ROBOTS_TXT_BYTES) throw new RangeError(`robotsTxt.siteRobotsTxt is ${bytes} bytes; at most ${MAX_SITE_ROBOTS_TXT_BYTES}`);
+  }
   if (options.refreshMs !== undefined && (!Number.isSafeInteger(options.refreshMs) || options.refreshMs < 1000)) throw new RangeError(`robotsTxt.refreshMs must be an integer >= 1000, got ${String(options.refreshMs)}`);
   if (options.fetch !== undefined && typeof options.fetch !== 'function') throw new TypeError('robotsTxt.fetch must be a function (the Fetch API)');
   return { ...options, agentTypes, ...(disallowAgents === undefined ? {} : { disallowAgents }) };
@@ -100,13 +113,24 @@ export function checkRobotsSource(value: unknown, denied: { readonly agentTypes:
 export function createRobotsSource(options: RobotsSourceOptions, engine: Engine, clock: { now(): number }, timers: Timers): RobotsSource {
   const body = robotsBody(options);
   const rendered = engine.renderRobotsTxt(body);
-  const local: ServedRobotsTxt = Object.freeze({ text: rendered.text, etag: rendered.etag });
+  const site = options.siteRobotsTxt;
+  /** What is served of agentwarden's text: after the site's own, when given (undefined when the whole passes 500 KiB). */
+  const served = (text: string, etag: string | undefined): ServedRobotsTxt | undefined => {
+    if (site === undefined || site === '') return Object.freeze({ text, etag });
+    const whole = `${site}${site.endsWith('\n') ? '' : '\n'}\n${text}`;
+    const bytes = new TextEncoder().encode(whole);
+    return bytes.length > MAX_ROBOTS_TXT_BYTES ? undefined : Object.freeze({ text: whole, etag: strongEtag(bytes) });
+  };
+  const local = served(rendered.text, rendered.etag);
+  if (local === undefined) throw new RangeError(`robotsTxt: the site's own robots.txt and agentwarden's groups come to more than ${MAX_ROBOTS_TXT_BYTES} bytes (RFC 9309's limit); shorten siteRobotsTxt or choose fewer types`);
   if (options.url === undefined) return { get: () => local };
 
   const endpoint = new URL('robots-txts', options.url.endsWith('/') ? options.url : `${options.url}/`);
   const fetchImpl = options.fetch ?? globalThis.fetch;
   const refreshMs = options.refreshMs ?? DAY_MS;
   const requestBody = JSON.stringify(body);
+  // The server's answer (its ETag asked with If-None-Match) and what is served of it.
+  let fetched: { readonly etag: string | undefined } | undefined;
   let cached: ServedRobotsTxt | undefined;
   let nextFetch = 0;
   let inFlight: Promise<ServedRobotsTxt> | undefined;
@@ -116,7 +140,7 @@ export function createRobotsSource(options: RobotsSourceOptions, engine: Engine,
     const timeout = timers.setTimeout(() => controller.abort(), FETCH_TIMEOUT_MS);
     try {
       const headers: Record<string, string> = { authorization: `Bearer ${options.token}`, 'content-type': 'application/json', accept: 'text/plain' };
-      if (cached?.etag !== undefined) headers['if-none-match'] = cached.etag;
+      if (fetched?.etag !== undefined) headers['if-none-match'] = fetched.etag;
       // A redirect is not followed: the token goes only where it was configured to go.
       const response = await fetchImpl(endpoint, { method: 'POST', headers, body: requestBody, signal: controller.signal, redirect: 'manual' });
       if (response.status === 304 && cached !== undefined) {
@@ -131,7 +155,11 @@ export function createRobotsSource(options: RobotsSourceOptions, engine: Engine,
       }
       const text = await readTextUpTo(response, MAX_ROBOTS_TXT_BYTES);
       if (text === undefined) throw new Error(`POST ${endpoint.href} answered more than ${MAX_ROBOTS_TXT_BYTES} bytes`);
-      cached = Object.freeze({ text, etag: response.headers.get('etag') ?? undefined });
+      const etag = response.headers.get('etag') ?? undefined;
+      const whole = served(text, etag);
+      if (whole === undefined) throw new Error(`POST ${endpoint.href} answered a robots.txt that, after the site's own, passes ${MAX_ROBOTS_TXT_BYTES} bytes`);
+      fetched = { etag };
+      cached = whole;
       nextFetch = clock.now() + refreshMs;
       return cached;
     } catch {

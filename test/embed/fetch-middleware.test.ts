@@ -152,7 +152,7 @@ describe('access policy in the middleware', () => {
     const byType = middleware({ denyAgentTypes: ['Uncategorized'] });
     expect((await byType.run(get('/', 'OtherBot/1.0'), app, LOOPBACK)).status).toBe(403);
     expect((await byType.run(get('/', BROWSER_UA), app, LOOPBACK)).status).toBe(200);
-    expect(() => middleware({ denyAgents: ['unlisted:AcmeBot'], robotsTxt: true })).toThrow(/catalog agents of denyAgents, which are empty/);
+    expect(() => middleware({ denyAgents: ['unlisted:AcmeBot'], robotsTxt: true })).toThrow(/the catalog agents of denyAgents, less the types of allowVerifiedAgentTypes, which leaves nothing/);
   });
 
   it('in report-only mode records the decision and lets the request through', async () => {
@@ -191,6 +191,27 @@ describe('access policy in the middleware', () => {
     expect(text).toContain('User-agent: GPTBot\nDisallow: /\n');
   });
 
+  it("serves the site's own robots.txt first (its * group, its Sitemap), then agentwarden's groups, with an ETag of the whole; refuses one too large", async () => {
+    const site = 'User-agent: *\nDisallow: /admin\n\nSitemap: https://example.com/sitemap.xml';
+    const { run } = middleware({ denyAgents: ['gptbot'], robotsTxt: { siteRobotsTxt: site } });
+    const response = await run(get('/robots.txt', BROWSER_UA), app, LOOPBACK);
+    const text = await response.text();
+    expect(text).toBe(`${site}\n\nUser-agent: GPTBot\nDisallow: /\n`);
+    const etag = response.headers.get('etag')!;
+    expect(etag).not.toBe(embedEngine().renderRobotsTxt({ agent_types: [], disallow_agents: ['gptbot'] }).etag);
+    expect((await run(get('/robots.txt', BROWSER_UA, { 'if-none-match': etag }), app, LOOPBACK)).status).toBe(304);
+    expect(() => middleware({ denyAgents: ['gptbot'], robotsTxt: { siteRobotsTxt: 'x'.repeat(64 * 1024 + 1) } })).toThrow('robotsTxt.siteRobotsTxt is 65537 bytes; at most 65536');
+    expect(() => middleware({ denyAgents: ['gptbot'], robotsTxt: { siteRobotsTxt: 42 as unknown as string } })).toThrow(TypeError);
+  });
+
+  it('leaves out of robots.txt the types it lets in when verified: their genuine crawlers read robots.txt, the spoofers are denied at the door', async () => {
+    const { run } = middleware({ denyVerificationFailed: true, denyAgentTypes: ['Search Engine Crawler', 'AI Data Scraper'], allowVerifiedAgentTypes: ['Search Engine Crawler'], denyAgents: ['googlebot', 'claudebot'], robotsTxt: true });
+    const text = await (await run(get('/robots.txt', BROWSER_UA), app, LOOPBACK)).text();
+    expect(text).toBe(embedEngine().robotsTxt({ agent_types: ['AI Data Scraper'], disallow_agents: ['claudebot'] }));
+    expect(text).not.toMatch(/^User-agent: (Googlebot|bingbot)$/m);
+    expect(() => middleware({ denyAgentTypes: ['Search Engine Crawler'], allowVerifiedAgentTypes: ['Search Engine Crawler'], robotsTxt: true })).toThrow(/less the types of allowVerifiedAgentTypes, which leaves nothing/);
+  });
+
   it('serves /robots.txt fetched from an agentwarden server, and renders it locally while the server is unreachable', async () => {
     const srv: TestServer = await startTestServer();
     cleanups.push(() => srv.stop());
@@ -204,6 +225,9 @@ describe('access policy in the middleware', () => {
     expect(text).toBe((await (await fetch(`${srv.url}/robots-txts`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ agent_types: ['AI Data Scraper'], disallow: '/private' }) })).text()));
     await run(get('/robots.txt', BROWSER_UA), app);
     expect(fetches).toBe(1); // cached for a day
+    // The site's own lines go first here too.
+    const withSite = createFetchMiddleware({ engine: createEngine(), policy: { robotsTxt: { url: srv.url, token, agentTypes: ['AI Data Scraper'], disallow: '/private', siteRobotsTxt: 'Sitemap: https://example.com/sitemap.xml\n' } } });
+    expect(await (await withSite(get('/robots.txt', BROWSER_UA), app)).text()).toBe(`Sitemap: https://example.com/sitemap.xml\n\n${text}`);
 
     const offline = createFetchMiddleware({ engine: embedEngine(), policy: { robotsTxt: { url: 'http://127.0.0.1:9', token: 't', agentTypes: ['AI Data Scraper'] } } });
     expect(await (await offline(get('/robots.txt', BROWSER_UA), app)).text()).toBe(embedEngine().robotsTxt({ agent_types: ['AI Data Scraper'] }));
