@@ -46,7 +46,8 @@ function compareTokens(a: RobotsGroup, b: RobotsGroup): number {
  * crawler itself matches. A phrase (`Linguee Bot`, `ChatGPT Agent`) also gets a second
  * `User-agent` line in the same group with its first word (`Linguee`), unless another catalog
  * token, or another token's name, already reads as that name (case-insensitively, or as
- * robots-parser keys it): the alias then could block an agent nobody chose.
+ * robots-parser keys it), or another agent's token contains it: the alias then could block an
+ * agent nobody chose.
  * @throws {RangeError} when a robots token cannot be written safely (line break, "#", "*", blank or padded) or is not a product token (a hostname, URL, regex syntax or version: robots-token-rules.ts).
  */
 export function compileRobotsGroups(catalog: Catalog): ReadonlyMap<AgentType, readonly RobotsGroup[]> {
@@ -65,6 +66,14 @@ export function compileRobotsGroups(catalog: Catalog): ReadonlyMap<AgentType, re
       for (const key of keys) claim(key);
     }
   }
+  // Parsers that match a User-agent value anywhere inside a crawler's name (Python's
+  // urllib.robotparser, Scrapy's Protego) would apply a name found inside another agent's token to
+  // that agent too: `e` (of `e Investment Crawler`) to nearly every crawler, `ChatGPT` to ChatGPT-User.
+  const lowerTokens = catalog.agents.flatMap((agent) => agent.robots_tokens.map((token) => ({ agentId: agent.id, lower: token.toLowerCase() })));
+  const insideAnotherAgents = (name: string, agentId: string): boolean => {
+    const lower = name.toLowerCase();
+    return lowerTokens.some((other) => other.agentId !== agentId && other.lower.includes(lower));
+  };
   const groups = new Map<AgentType, RobotsGroup[]>();
   for (const type of AGENT_TYPES) {
     const list: RobotsGroup[] = [];
@@ -73,7 +82,7 @@ export function compileRobotsGroups(catalog: Catalog): ReadonlyMap<AgentType, re
       for (const token of agent.robots_tokens) {
         const name = tokenName(token);
         // The token itself claimed its name once; a second claim is another agent's token or name.
-        const alias = name !== token && name !== '' && claimed.get(name.toLowerCase()) === 1;
+        const alias = name !== token && name !== '' && claimed.get(name.toLowerCase()) === 1 && !insideAnotherAgents(name, agent.id);
         list.push({ type, agentId: agent.id, url, token, userAgents: alias ? [token, name] : [token] });
       }
     }

@@ -39,6 +39,29 @@ function verdicts(text: string, token: string) {
 }
 const BLOCKED = { robotsParser: false, google: false, literal: false };
 
+/**
+ * Python's urllib.robotparser's reading (Scrapy's Protego reads alike): the first group with a
+ * User-agent value found anywhere inside the crawler's name, case-insensitively; its first rule
+ * whose path starts /page decides.
+ */
+function substringAllowed(text: string, token: string): boolean {
+  const name = token.split('/')[0]!.toLowerCase();
+  let agents: string[] = [];
+  let inRules = false;
+  let applies = false;
+  for (const line of text.split('\n')) {
+    const [field, ...rest] = line.split(':');
+    const value = rest.join(':').trim();
+    if (field === 'User-agent') {
+      if (inRules) agents = [];
+      inRules = false;
+      agents.push(value.toLowerCase());
+      applies = agents.some((agent) => agent !== '*' && name.includes(agent));
+    } else if ((field === 'Disallow' || field === 'Allow') && (inRules = true) && applies && '/page'.startsWith(value)) return field === 'Allow';
+  }
+  return true;
+}
+
 describe('non-RFC tokens are written as documented', () => {
   it('MJ12bot: written as is; blocked everywhere; Google-style also reads it as "MJ"', () => {
     const text = robots.robotsTxt({ agent_types: ['SEO Crawler'] });
@@ -75,11 +98,15 @@ describe('tokens with a space also get their name as a second User-agent line', 
     expect(robotsParser('https://example.com/robots.txt', 'User-agent: Linguee Bot\nDisallow: /\n').isAllowed(URL_, 'Linguee')).toBe(true);
   });
 
-  it('ChatGPT Agent → also "ChatGPT"; ChatGPT-User (another type) stays allowed everywhere', () => {
+  it('no alias when another agent\'s token contains the name: "ChatGPT" is inside ChatGPT-User, which substring parsers would block', () => {
     const text = robots.robotsTxt({ agent_types: ['AI Agent'] });
-    expect(text).toBe('User-agent: ChatGPT Agent\nUser-agent: ChatGPT\nDisallow: /\n');
+    expect(text).toBe('User-agent: ChatGPT Agent\nDisallow: /\n');
     expect(verdicts(text, 'ChatGPT Agent')).toEqual(BLOCKED);
+    expect(substringAllowed(text, 'ChatGPT Agent')).toBe(false);
     expect(verdicts(text, 'ChatGPT-User')).toEqual({ robotsParser: true, google: true, literal: true });
+    expect(substringAllowed(text, 'ChatGPT-User')).toBe(true);
+    // With the alias, as written before: Python's parser blocked ChatGPT-User, which nobody chose.
+    expect(substringAllowed('User-agent: ChatGPT Agent\nUser-agent: ChatGPT\nDisallow: /\n', 'ChatGPT-User')).toBe(false);
   });
 
   it('no alias when another catalog token is that name: "Kangaroo" (not chosen) keeps robots-parser and literal access', () => {
