@@ -60,7 +60,11 @@ describe('the committed catalog', () => {
   it('keeps the documented verification data of the major operators', () => {
     const get = (id: string) => catalog.getAgent(id);
     expect(get('googlebot')?.ip_ranges).toEqual(['google-common-crawlers.json']);
-    expect(get('googlebot')?.reverse_dns).toEqual(['google.com', 'googlebot.com', 'googleusercontent.com']);
+    expect(get('googlebot')?.reverse_dns).toEqual(['googlebot.com']);
+    // googleusercontent.com names every Google Cloud VM: only App Engine's, for user-triggered fetchers.
+    expect(get('feedfetcher-google')?.reverse_dns).toEqual(['gae.googleusercontent.com', 'google.com']);
+    expect(get('adsbot-google')?.reverse_dns).toEqual(['google.com']);
+    expect(catalog.agents.filter((agent) => agent.reverse_dns?.includes('googleusercontent.com'))).toEqual([]);
     expect(get('bingbot')?.reverse_dns).toEqual(['search.msn.com']);
     expect(get('gptbot')?.ip_ranges).toEqual(['openai-gptbot.json']);
     expect(get('claudebot')?.ip_ranges).toEqual(['anthropic-bots.json']);

@@ -34,6 +34,9 @@ describe.skipIf(!available)('reverse DNS against dnsmasq', () => {
         ['crawl-203-0-113-7.googlebot.com', '198.51.100.9'],
         ['crawl.evil-googlebot.com.example', '203.0.113.8'],
         ['crawl.evilgooglebot.com', '203.0.113.9'],
+        // Any Google Cloud VM's own name (anyone can rent one), and an App Engine fetcher's.
+        ['67.45.123.34.bc.googleusercontent.com', '34.123.45.67'],
+        ['34-123-45-68.gae.googleusercontent.com', '34.123.45.68'],
       ],
       broken: ['broken.googlebot.com'],
     });
@@ -62,6 +65,17 @@ describe.skipIf(!available)('reverse DNS against dnsmasq', () => {
       result: 'verification_failed',
       verification: { method: 'reverse-dns', checks: [{ method: 'reverse-dns', outcome: 'fail', reason }] },
     });
+  });
+
+  it("takes Google's reverse-DNS domains per crawler class, as Google documents them: a Cloud VM's googleusercontent.com name is no Googlebot", async () => {
+    // The bundled catalog: common crawlers googlebot.com; user-triggered fetchers gae.googleusercontent.com or google.com.
+    const bundled = createEngine({ verifiers: [reverseDnsVerifier({ resolver: createNodeResolver({ servers: [server.address], timeoutMs: 500, tries: 1 }) })] });
+    const claim = (ua: string, ip: string) => bundled.verify({ request_headers: { 'user-agent': ua, 'x-forwarded-for': ip } });
+    expect(await claim(UA, '34.123.45.67')).toMatchObject({ result: 'verification_failed', agent_id: 'googlebot', verification: { checks: [{ method: 'reverse-dns', outcome: 'fail', reason: 'ptr-not-in-domain' }] } });
+    expect(await claim(UA, '66.249.66.1')).toMatchObject({ result: 'verified', agent_id: 'googlebot' });
+    const FEEDFETCHER = 'FeedFetcher-Google; (+http://www.google.com/feedfetcher.html)';
+    expect(await claim(FEEDFETCHER, '34.123.45.68')).toMatchObject({ result: 'verified', agent_id: 'feedfetcher-google' });
+    expect(await claim(FEEDFETCHER, '34.123.45.67')).toMatchObject({ result: 'verification_failed', agent_id: 'feedfetcher-google' });
   });
 
   it('treats a server failure on the forward lookup as not verifiable', async () => {
