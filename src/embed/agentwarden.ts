@@ -23,8 +23,9 @@ export interface AgentwardenOptions {
   /**
    * Which request headers may give the visitor's address (`createClientIpRule({ headers: [...] })`):
    * list only headers your own proxy sets. Omitted, the rule given to `createEngine({ clientIp })`
-   * is used, if one was. When the rule gives none (or there is none), the address is the socket's
-   * or the platform's, which a client cannot forge.
+   * is used, if one was. They are believed only when the request came from one of the rule's
+   * proxies (a non-public address by default; see `clientAddressFromPeer`); otherwise, or when
+   * they give none, the address is the socket's or the platform's, which a client cannot forge.
    */
   readonly clientIp?: ClientIpRule;
   /** Requests to leave alone entirely (no check, no visit): health checks, static assets. */
@@ -58,7 +59,7 @@ export interface CheckRequest {
   readonly headerRecord: HeadersInput;
   /**
    * The address of the socket or platform (`req.socket.remoteAddress`, `server.requestIP(req)`);
-   * read only when the `clientIp` rule's trusted headers give none, so it may be a getter.
+   * it decides whether the `clientIp` rule's headers are believed. It may be a getter.
    */
   readonly clientIp?: string | undefined;
 }
@@ -169,6 +170,7 @@ export function createAgentwarden(options: AgentwardenOptions = {}): Agentwarden
   if (options.clientIp !== undefined && typeof options.clientIp !== 'function') throw new TypeError('clientIp must be a client-IP rule (createClientIpRule({ headers: [...] }))');
   // The engine's own rule, when its creator gave one: a site that configured its proxy there means it here too.
   const rule = options.clientIp ?? engine.clientIp;
+  const fromPeer = (rule as ClientIpRule | undefined)?.fromPeer;
   const skip = options.skip;
   if (skip !== undefined && typeof skip !== 'function') throw new TypeError('skip must be a function of { method, path }');
   const clock = options.clock ?? { now: () => Date.now() };
@@ -194,13 +196,18 @@ export function createAgentwarden(options: AgentwardenOptions = {}): Agentwarden
     check(request) {
       const started = clock.now();
       if (skip !== undefined && skip(request)) return new Check(SKIPPED_IDENTIFICATION, undefined, undefined, false, undefined, undefined);
-      // A trusted header first (the proxy's view), else the socket: a client cannot forge that one.
-      // The socket's address is read only when no trusted header gives one (behind a proxy it is
-      // the proxy's, and an adapter may find it at a cost: Express's req.ip).
-      let clientIp = rule === undefined ? undefined : (rule(request.headers) ?? undefined);
-      if (clientIp === undefined) {
-        const socketIp = request.clientIp;
-        clientIp = socketIp === undefined ? undefined : parseClientAddress(socketIp);
+      // The peer (the socket's, or the platform's) decides whether the rule's headers are believed:
+      // only from one of the proxies the rule walks past, so a client reaching the site directly
+      // cannot name its own address. A rule of the site's own making (a bare function) is asked
+      // first, the peer then being read only when it gives none (an adapter may find it at a cost).
+      let clientIp: string | undefined;
+      if (fromPeer !== undefined) clientIp = fromPeer(request.headers, request.clientIp);
+      else {
+        clientIp = rule === undefined ? undefined : (rule(request.headers) ?? undefined);
+        if (clientIp === undefined) {
+          const socketIp = request.clientIp;
+          clientIp = socketIp === undefined ? undefined : parseClientAddress(socketIp);
+        }
       }
       const verdict = engine.verifyNormalized(request.headers, { method: request.method, path: request.path, clientIp: () => clientIp });
       return verdict instanceof Promise ? verdict.then((v) => finish(request, v, clientIp, started)) : finish(request, verdict, clientIp, started);

@@ -154,8 +154,10 @@ function walkForwardedFor(value: string, ours: (address: IpAddress) => boolean):
 /**
  * The `for=` value of each RFC 7239 forwarded-element, left to right; an element without `for`
  * gives an empty hop. Quoted strings may hold `,` `;` and backslash escapes (RFC 7230 §3.2.6).
+ * Undefined for a quoted string left open: it would swallow the elements after it, among them the
+ * one a proxy appended (`for=1.2.3.4;x="` joined with the proxy's `, for=<client>`).
  */
-function forwardedHops(value: string): string[] {
+function forwardedHops(value: string): string[] | undefined {
   const hops: string[] = [];
   let current = '';
   let name = '';
@@ -192,6 +194,7 @@ function forwardedHops(value: string): string[] {
       pairValue += c;
     }
   }
+  if (quoted) return undefined;
   endPair();
   hops.push(current);
   return hops;
@@ -271,7 +274,10 @@ export function createClientIpRule(options: ClientIpOptions = {}): ClientIpRule 
       const value = map.get(name);
       if (value === undefined) continue;
       if (name === 'x-forwarded-for') return ours === undefined ? hopFromRight(value, skip) : walkForwardedFor(value, ours);
-      if (name === 'forwarded') return pickHop(forwardedHops(value));
+      if (name === 'forwarded') {
+        const hops = forwardedHops(value);
+        return hops === undefined ? undefined : pickHop(hops);
+      }
       return value.includes(',') ? undefined : parseClientAddress(value);
     }
     return undefined;

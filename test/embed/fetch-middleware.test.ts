@@ -17,7 +17,7 @@ import {
   type VisitSink,
 } from '../../src/index.js';
 import { startTestServer, type TestServer } from '../server/helpers.js';
-import { BROWSER_UA, CLAUDEBOT_UA, embedEngine, GOOGLEBOT_UA, GPTBOT_UA, startStub } from './fixtures.js';
+import { BROWSER_UA, CLAUDEBOT_UA, embedEngine, GOOGLEBOT_UA, GPTBOT_UA, LOOPBACK_STAND_IN, startStub } from './fixtures.js';
 
 /** A sink that keeps what it is given: the test is about what the middleware hands over. */
 function collectingSink(): VisitSink & { visits: SinkVisit[]; verdicts: (VerificationOutcome | undefined)[] } {
@@ -74,6 +74,10 @@ describe('fetch middleware', () => {
     const viaEngine = createFetchMiddleware({ engine: embedEngine({ clientIp: createClientIpRule({ headers: ['x-forwarded-for'] }) }) });
     await viaEngine(get('/', GOOGLEBOT_UA, { 'x-forwarded-for': '192.0.2.1' }), (r) => ((result = agentwardenResult(r)), app(r)), LOOPBACK);
     expect(result).toMatchObject({ clientIp: '192.0.2.1', result: 'verification_failed' });
+    // A client reaching the site directly (a public address, none of the rule's proxies) speaks for
+    // itself: its X-Forwarded-For naming Googlebot's range does not make it Googlebot.
+    await trusting(get('/', GOOGLEBOT_UA, { 'x-forwarded-for': LOOPBACK_STAND_IN }), (r) => ((result = agentwardenResult(r)), app(r)), { clientIp: '192.0.2.9' });
+    expect(result).toMatchObject({ clientIp: '192.0.2.9', result: 'verification_failed' });
   });
 
   it('hands a Web Bot Auth request to the verifier: a Fetch Headers has no :authority to throw on', async () => {

@@ -293,7 +293,7 @@ describe('fastify specifics', () => {
     }
   });
 
-  it('takes the address from request.ip when the instance trusts its proxy, after a trusted header', async () => {
+  it("takes the address from request.ip when the instance trusts its proxy: a public address the instance resolved is the client's, whatever the rule's headers say", async () => {
     const sink = collectingSink();
     const app = Fastify({ trustProxy: '127.0.0.1' });
     await app.register(fastifyAgentwarden, { engine: embedEngine(), sink, clientIp: createClientIpRule({ headers: ['x-real-ip'] }) });
@@ -302,10 +302,12 @@ describe('fastify specifics', () => {
     const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/`;
     try {
       expect(await (await get(url, GOOGLEBOT_UA, { 'x-forwarded-for': '192.0.2.1' })).json()).toEqual({ clientIp: '192.0.2.1', result: 'verification_failed' });
-      expect(await (await get(url, GOOGLEBOT_UA, { 'x-forwarded-for': '192.0.2.1', 'x-real-ip': '198.51.100.4' })).json()).toEqual({ clientIp: '198.51.100.4', result: 'verification_failed' });
+      expect(await (await get(url, GOOGLEBOT_UA, { 'x-forwarded-for': '192.0.2.1', 'x-real-ip': '198.51.100.4' })).json()).toEqual({ clientIp: '192.0.2.1', result: 'verification_failed' });
+      // From the proxy itself (a non-public address), the rule's header is believed.
+      expect(await (await get(url, GOOGLEBOT_UA, { 'x-real-ip': '198.51.100.4' })).json()).toEqual({ clientIp: '198.51.100.4', result: 'verification_failed' });
       expect(await (await get(url, GOOGLEBOT_UA)).json()).toEqual({ clientIp: '127.0.0.1', result: 'verified' });
-      await sink.until(3);
-      expect(sink.visits.map((visit) => visit.client_ip)).toEqual(['192.0.2.1', '198.51.100.4', '127.0.0.1']);
+      await sink.until(4);
+      expect(sink.visits.map((visit) => visit.client_ip)).toEqual(['192.0.2.1', '192.0.2.1', '198.51.100.4', '127.0.0.1']);
     } finally {
       await app.close();
     }

@@ -127,6 +127,9 @@ describe('RFC 7239 Forwarded', () => {
     ['for="192.0.2.1, 10.0.0.1";by=x', undefined],
     ['for="\\192.0.2.7"', '192.0.2.7'],
     ['', undefined],
+    // A quote left open by the client swallows the element its proxy appended: unreadable, not the client's pick.
+    ['for=132.196.86.1;x=", for=198.51.100.77', undefined],
+    ['for="132.196.86.1, for=198.51.100.77', undefined],
   ])('%j -> %s', (value, expected) => {
     expect(rule(headers({ forwarded: value }))).toBe(expected);
   });

@@ -39,7 +39,8 @@ function answer(reply: FastifyReply, check: RequestCheck): FastifyReply | undefi
 /**
  * The plugin. It is not encapsulated (it applies to every route of the instance it is registered
  * on, as `fastify-plugin` would make it). The client address is Fastify's `request.ip`, which
- * honours the instance's `trustProxy`, unless the `clientIp` option's trusted headers give one.
+ * honours the instance's `trustProxy`; the `clientIp` option's headers are believed only when that
+ * address is one of the rule's proxies (a non-public address by default).
  * The result is on `request.agentwarden`; the visit is recorded when the response has been sent
  * (or the client went away); the sink is closed (flushed) when the instance closes.
  * @example
