@@ -21,6 +21,7 @@ export type WebBotAuthReason =
   | 'signature-expired'
   | 'signature-not-yet-valid'
   | 'window-too-long'
+  | 'too-many-components'
   | 'authority-not-covered'
   | 'signature-agent-not-covered'
   | 'signature-agent-mismatch'

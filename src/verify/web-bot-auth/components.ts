@@ -169,6 +169,24 @@ function strictSerialize(name: string, value: string): string | undefined {
   return undefined;
 }
 
+// A request's Dictionary fields, parsed once however many `key` components (of however many
+// signatures) name their members: a field of 574 members covered one by one was parsed 574 times.
+const parsedDictionaries = new WeakMap<ReadonlyMap<string, string>, Map<string, ReturnType<typeof parseDictionary> | undefined>>();
+
+function dictionaryField(message: HttpMessage, name: string, value: string): ReturnType<typeof parseDictionary> | undefined {
+  let parsed = parsedDictionaries.get(message.headers);
+  if (parsed === undefined) parsedDictionaries.set(message.headers, (parsed = new Map()));
+  if (parsed.has(name)) return parsed.get(name);
+  let dictionary: ReturnType<typeof parseDictionary> | undefined;
+  try {
+    dictionary = parseDictionary(value);
+  } catch {
+    dictionary = undefined;
+  }
+  parsed.set(name, dictionary);
+  return dictionary;
+}
+
 function fieldValue(message: HttpMessage, name: string, params: Parameters): ComponentValue {
   for (const param of params.keys()) if (!FIELD_PARAMS.has(param)) return INVALID;
   // RFC 9421 §2.1: `tr` (trailers) are not available here.
@@ -182,12 +200,8 @@ function fieldValue(message: HttpMessage, name: string, params: Parameters): Com
   if (key !== undefined) {
     // RFC 9421 §2.1.2: one Dictionary member, serialized without its key.
     if (typeof key !== 'string') return INVALID;
-    let dictionary;
-    try {
-      dictionary = parseDictionary(value);
-    } catch {
-      return INVALID;
-    }
+    const dictionary = dictionaryField(message, name, value);
+    if (dictionary === undefined) return INVALID;
     const member = dictionary.get(key);
     if (member === undefined) return NO_HEADER;
     try {

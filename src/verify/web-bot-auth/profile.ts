@@ -20,13 +20,19 @@ export interface ProfileLimits {
  */
 export type ProfileViolation =
   | { readonly outcome: 'fail'; readonly reason: 'created-missing' | 'expires-missing' | 'keyid-missing' | 'signature-input-malformed' | 'signature-not-yet-valid' | 'signature-expired' | 'authority-not-covered' }
-  | { readonly outcome: 'inconclusive'; readonly reason: 'algorithm-unsupported' | 'window-too-long' };
+  | { readonly outcome: 'inconclusive'; readonly reason: 'algorithm-unsupported' | 'window-too-long' | 'too-many-components' };
+
+/** The most components one signature may cover and still be checked. */
+export const MAX_COVERED_COMPONENTS = 32;
 
 /**
  * Checks one tagged signature against the profile at `nowSeconds`; undefined when it conforms.
  * Coverage of `signature-agent` is checked where the header is read (signature-agent.ts).
  */
 export function checkProfile(input: SignatureInput, nowSeconds: number, limits: ProfileLimits): ProfileViolation | undefined {
+  // Each covered component costs a field lookup and serialisation: a signature covering hundreds
+  // is an attempt to spend the verifier's time, not one a crawler sends (they cover a handful).
+  if (input.components.length > MAX_COVERED_COMPONENTS) return { outcome: 'inconclusive', reason: 'too-many-components' };
   const { created, expires, keyid, alg } = input.params;
   // architecture-05 §4.2: created, expires, keyid and tag are required.
   if (created === undefined) return { outcome: 'fail', reason: 'created-missing' };

@@ -62,6 +62,15 @@ describe('web-bot-auth verifier: must-fail cases', () => {
     expect(await t.check(await t.sign({ params: { expires: NOW + 86_400 } }))).toEqual(VERIFIED);
   });
 
+  it('a signature covering more than 32 components is not checked (too-many-components): each costs the verifier time', async () => {
+    // 31 members of one Dictionary field besides @authority and signature-agent: 33 components.
+    const members = Array.from({ length: 31 }, (_, i) => `m${i}=${i}`).join(', ');
+    const covering = (count: number) => ['@authority', component('signature-agent', { key: 'sig1' }), ...Array.from({ length: count }, (_, i) => component('h', { key: `m${i}` }))];
+    expect(await t.check(await t.sign({ headers: { 'Signature-Agent': AGENT, h: members }, components: covering(31) }))).toEqual(unverifiable('too-many-components'));
+    // 32 are checked, and verify.
+    expect(await t.check(await t.sign({ headers: { 'Signature-Agent': AGENT, h: members }, components: covering(30) }))).toEqual(VERIFIED);
+  });
+
   it('sig1=() covers nothing: authority-not-covered', async () => {
     expect(await t.check(await t.sign({ headers: { 'User-Agent': 'TestBot/1.0' }, components: [] }))).toEqual(failed('authority-not-covered'));
   });
