@@ -23,6 +23,7 @@ export type WebBotAuthReason =
   | 'window-too-long'
   | 'too-many-components'
   | 'authority-not-covered'
+  | 'authority-not-ours'
   | 'signature-agent-not-covered'
   | 'signature-agent-mismatch'
   | 'authority-not-sent'

@@ -150,6 +150,7 @@ const REASONS: Record<string, string> = {
   'signature-expired': 'The signature had expired.',
   'signature-not-yet-valid': 'The signature was created in the future.',
   'window-too-long': 'The signature claims to be valid for longer than allowed.',
+  'authority-not-ours': "The request names a host this site does not answer on: a signature made for another site, replayed here.",
   'too-many-components': 'The signature covers more parts of the request than any crawler signs (over 32), so it was not checked.',
   'authority-not-covered': 'The signature does not cover the host it was sent to.',
   'signature-agent-not-covered': 'The signature does not cover the Signature-Agent header.',

@@ -20,6 +20,8 @@ export interface NodeVerifiersOptions {
   readonly dnsServers?: readonly string[];
   /** Directory of JAFAR IP lists; the bundled data/ip-ranges when omitted. */
   readonly ipRangesDirectory?: string;
+  /** The site's own hosts, for Web Bot Auth (see `WebBotAuthVerifierOptions.siteAuthorities`); any host when omitted. */
+  readonly siteAuthorities?: readonly string[];
 }
 
 /**
@@ -38,7 +40,7 @@ export function createNodeVerifiers(options: NodeVerifiersOptions = {}): Verifie
   }
   const chosen = new Set<string>(methods);
   const verifiers: Verifier[] = [];
-  if (chosen.has('web-bot-auth')) verifiers.push(webBotAuthVerifier({ fetchDirectory: createSafeDirectoryFetcher(), verifyEd25519: nodeEd25519() }));
+  if (chosen.has('web-bot-auth')) verifiers.push(webBotAuthVerifier({ fetchDirectory: createSafeDirectoryFetcher(), verifyEd25519: nodeEd25519(), ...(options.siteAuthorities === undefined ? {} : { siteAuthorities: options.siteAuthorities }) }));
   if (chosen.has('ip-ranges')) verifiers.push(ipRangeVerifier({ lists: loadIpRangeLists(options.ipRangesDirectory) }));
   if (chosen.has('reverse-dns')) verifiers.push(reverseDnsVerifier({ resolver: createNodeResolver(options.dnsServers === undefined ? {} : { servers: options.dnsServers }) }));
   return verifiers;

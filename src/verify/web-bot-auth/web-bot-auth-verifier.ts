@@ -2,7 +2,7 @@
 // by (directory URL, keyid) in pinned keys or fetched key directories, Ed25519 injected.
 import type { Agent } from '../../catalog/types.js';
 import type { CheckOutcome, VerificationCheck, VerificationRequest, Verifier, WebBotAuthReason } from '../types.js';
-import type { HttpMessage } from './components.js';
+import { normalizeAuthority, type HttpMessage } from './components.js';
 import type { DirectoryFetcher } from './directory-fetcher.js';
 import { defaultEd25519, type Ed25519Verify } from './ed25519.js';
 import { ed25519KeyFromJwk, ed25519RawKey, keyUsableAt, type Ed25519PublicKey } from './jwk.js';
@@ -56,6 +56,13 @@ export interface WebBotAuthVerifierOptions {
   readonly requireNonce?: boolean;
   /** Key directory cache limits and lifetimes. */
   readonly directoryCache?: KeyDirectoryCacheOptions;
+  /**
+   * The site's own hosts (`example.com`, `www.example.com`, `example.com:8443`). Given, a request
+   * whose authority (`Host`) is none of them fails `authority-not-ours`: a crawler's signature made
+   * for another site, sent here with that site's Host, is a replay (a nonce store cannot tell, never
+   * having seen it). List every host the site answers on. Default: any host.
+   */
+  readonly siteAuthorities?: readonly string[];
 }
 
 interface PinnedEntry {
@@ -132,6 +139,17 @@ export function webBotAuthVerifier(options: WebBotAuthVerifierOptions = {}): Ver
     maxWindowSeconds: integerOption(options.maxWindowSeconds, 86_400, 'maxWindowSeconds', 1),
   };
   const maxSignatures = integerOption(options.maxSignatures, 4, 'maxSignatures', 1);
+  let siteAuthorities: ReadonlySet<string> | undefined;
+  if (options.siteAuthorities !== undefined) {
+    if (!Array.isArray(options.siteAuthorities) || options.siteAuthorities.length === 0) throw new TypeError('siteAuthorities must be a non-empty array of host names');
+    siteAuthorities = new Set(
+      options.siteAuthorities.map((host: unknown, i) => {
+        const normalized = typeof host === 'string' ? normalizeAuthority(host, scheme) : undefined;
+        if (normalized === undefined) throw new RangeError(`siteAuthorities[${i}] must be a host or host:port, got ${JSON.stringify(host)}`);
+        return normalized;
+      }),
+    );
+  }
   const verifyEd25519 = options.verifyEd25519 ?? defaultEd25519();
   const pinnedInput = compilePinned(options.keys);
   const cache: KeyDirectoryCache | undefined =
@@ -286,6 +304,10 @@ export function webBotAuthVerifier(options: WebBotAuthVerifierOptions = {}): Ver
         authority: request.headers.get(':authority') ?? request.headers.get('host'),
         target: request.path,
       };
+      if (siteAuthorities !== undefined) {
+        const authority = message.authority === undefined ? undefined : normalizeAuthority(message.authority, scheme);
+        if (authority === undefined || !siteAuthorities.has(authority)) return check(fail('authority-not-ours'));
+      }
       const nowMs = context.now();
       const receivedMs = request.receivedAt ?? nowMs;
       // Any valid signature passes; otherwise the first failure, else the first inconclusive answer.

@@ -71,6 +71,19 @@ describe('web-bot-auth verifier: must-fail cases', () => {
     expect(await t.check(await t.sign({ headers: { 'Signature-Agent': AGENT, h: members }, components: covering(30) }))).toEqual(VERIFIED);
   });
 
+  it("with siteAuthorities, a signature made for another site and replayed here with that site's Host fails authority-not-ours", async () => {
+    const site = setup({ siteAuthorities: ['Example.com', 'www.example.com:443'] });
+    // signRequest signs for https://example.com/... by default: the site's own host.
+    expect(await site.check(await site.sign())).toEqual(VERIFIED);
+    expect(await site.check(await site.sign({ url: 'https://www.example.com/page' }))).toEqual(VERIFIED);
+    // Genuinely signed, for another site, and sent here as it was signed.
+    expect(await site.check(await site.sign({ url: 'https://attacker.example/page' }))).toEqual(failed('authority-not-ours'));
+    // Without the option any host is judged, so the replay verifies.
+    expect(await t.check(await t.sign({ url: 'https://attacker.example/page' }))).toEqual(VERIFIED);
+    expect(() => setup({ siteAuthorities: ['example.com/path'] })).toThrow('siteAuthorities[0] must be a host or host:port');
+    expect(() => setup({ siteAuthorities: [] })).toThrow(TypeError);
+  });
+
   it('sig1=() covers nothing: authority-not-covered', async () => {
     expect(await t.check(await t.sign({ headers: { 'User-Agent': 'TestBot/1.0' }, components: [] }))).toEqual(failed('authority-not-covered'));
   });
