@@ -129,6 +129,9 @@ describe('encodeRobotsPath (RFC 9309 §2.2.2, §2.2.3)', () => {
     ['/%C3%A9', '/%C3%A9'],
     ['/*.gif$', '/*.gif$'],
     ['*.pdf$', '*.pdf$'],
+    // Every path, written as parsers without wildcards (Python's urllib.robotparser) read it too.
+    ['*', '/'],
+    ['**', '/'],
     ['/a%2A', '/a%2A'],
     ['/search?q=x&y=1', '/search?q=x&y=1'],
     ["/!$&'()*+,;=:@~-._", "/!$&'()*+,;=:@~-._"],
