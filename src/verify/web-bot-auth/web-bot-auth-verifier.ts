@@ -235,6 +235,16 @@ export function webBotAuthVerifier(options: WebBotAuthVerifierOptions = {}): Ver
     return { ok: false, result: sources > 0 ? fail('key-unknown') : inconclusive('signature-agent-missing') };
   };
 
+  /** Whether every member of a Signature-Agent names a directory the agent neither lists nor has keys pinned for. */
+  const signedBySomeoneElse = async (agent: Agent, header: SignatureAgentHeader): Promise<boolean> => {
+    const members = header.form === 'string' ? [header.member] : [...header.members.values()];
+    const pins = await pinnedKeys();
+    return members.every((member) => {
+      const location = directoryLocation(member);
+      return location.ok && !agentOrigins(agent).has(location.origin) && !pins.has(location.url);
+    });
+  };
+
   const verifyOne = async (
     agent: Agent,
     input: SignatureInput | MalformedSignatureInput,
@@ -249,6 +259,9 @@ export function webBotAuthVerifier(options: WebBotAuthVerifierOptions = {}): Ver
     const signature = signatures.get(input.label);
     // RFC 8032 §5.1.6: an Ed25519 signature is 64 bytes.
     if (signature === undefined || signature.length !== 64) return fail('signature-malformed');
+    // Someone else's signature (a signer the claimed agent does not sign as) says nothing about
+    // this agent, whatever its times or coverage: no evidence, and the next verifier decides.
+    if (signatureAgent !== undefined && signatureAgent !== null && (await signedBySomeoneElse(agent, signatureAgent))) return inconclusive('signature-agent-mismatch');
     // Validity is judged at the time the request arrived: a visit reported minutes later (batched,
     // retried) carries a signature that was valid when it was sent.
     const violation = checkProfile(input, Math.floor(receivedMs / 1000), limits);

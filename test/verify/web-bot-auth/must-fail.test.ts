@@ -218,6 +218,16 @@ describe('web-bot-auth verifier: must-fail cases', () => {
     expect(t.fetcher.calls).toEqual([]);
   });
 
+  it("a stranger's signature is no evidence however it is flawed: expired, from the future, or not covering its Signature-Agent", async () => {
+    const stranger = { 'Signature-Agent': 'sig1="https://stranger.test"', 'User-Agent': 'TestBot/1.0' };
+    expect(await t.check(await t.sign({ headers: stranger, params: { created: NOW - 600, expires: NOW - 300 } }))).toEqual(unverifiable('signature-agent-mismatch'));
+    expect(await t.check(await t.sign({ headers: stranger, params: { created: NOW + 90, expires: NOW + 300 } }))).toEqual(unverifiable('signature-agent-mismatch'));
+    expect(await t.check(await t.sign({ headers: stranger, components: ['@authority'] }))).toEqual(unverifiable('signature-agent-mismatch'));
+    // The agent's own signer, so flawed, still fails.
+    expect(await t.check(await t.sign({ params: { created: NOW - 600, expires: NOW - 300 } }))).toEqual(failed('signature-expired'));
+    expect(await t.check(await t.sign({ components: ['@authority'] }))).toEqual(failed('signature-agent-not-covered'));
+  });
+
   it('no Signature-Agent: keys come from the agent’s own directory', async () => {
     const item = await t.sign({ headers: { 'User-Agent': 'TestBot/1.0' } });
     expect(await t.check(item)).toEqual(VERIFIED);
