@@ -77,6 +77,8 @@ const METHOD = 'web-bot-auth';
 const fail = (reason: WebBotAuthReason): Outcome => ({ outcome: 'fail', reason });
 const inconclusive = (reason: WebBotAuthReason): Outcome => ({ outcome: 'inconclusive', reason });
 const PASS: Outcome = { outcome: 'pass', reason: 'signature-valid' };
+const MAX_JWKS_PATHS_PER_ORIGIN = 4;
+const MAX_JWKS_ORIGINS = 256;
 const FAILURE_REASON = { refused: 'key-directory-refused', unavailable: 'key-directory-unavailable', invalid: 'key-directory-invalid' } as const;
 
 function integerOption(value: number | undefined, fallback: number, name: string, min: number): number {
@@ -191,6 +193,23 @@ export function webBotAuthVerifier(options: WebBotAuthVerifierOptions = {}): Ver
   const fromCache = async (url: string, keyid: string, nowMs: number): Promise<KeyLookup> =>
     cache === undefined ? { status: 'unavailable' } : cache.lookup(url, keyid, nowMs);
 
+  // A `jwks_uri` Signature-Agent may name any path of the agent's origin, so each request could
+  // name a new one: a fetch each, and the cache flooded past the real directory. An origin gets
+  // this many such paths (the first seen, per process); any other is refused unfetched.
+  const jwksPathsByOrigin = new Map<string, Set<string>>();
+  const jwksPathAllowed = (origin: string, url: string): boolean => {
+    if (url === `${origin}${KEY_DIRECTORY_PATH}`) return true;
+    let paths = jwksPathsByOrigin.get(origin);
+    if (paths === undefined) {
+      if (jwksPathsByOrigin.size >= MAX_JWKS_ORIGINS) jwksPathsByOrigin.delete(jwksPathsByOrigin.keys().next().value!);
+      jwksPathsByOrigin.set(origin, (paths = new Set()));
+    }
+    if (paths.has(url)) return true;
+    if (paths.size >= MAX_JWKS_PATHS_PER_ORIGIN) return false;
+    paths.add(url);
+    return true;
+  };
+
   const lookupResult = (lookup: KeyLookup, scope: string): KeyResolution =>
     lookup.status === 'found'
       ? { ok: true, key: lookup.key, scope }
@@ -211,6 +230,7 @@ export function webBotAuthVerifier(options: WebBotAuthVerifierOptions = {}): Ver
       // Never fetch a directory the candidate agent does not name: the signer is someone else.
       if (!bound) return { ok: false, result: inconclusive('signature-agent-mismatch') };
       if (cache === undefined) return { ok: false, result: inconclusive('key-directory-unavailable') };
+      if (!jwksPathAllowed(directory.origin, directory.url)) return { ok: false, result: inconclusive('key-directory-refused') };
       return lookupResult(await fromCache(directory.url, keyid, nowMs), directory.url);
     }
     // No Signature-Agent: pinned keys without a directory, then the agent's own directories.

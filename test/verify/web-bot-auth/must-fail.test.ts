@@ -218,6 +218,16 @@ describe('web-bot-auth verifier: must-fail cases', () => {
     expect(t.fetcher.calls).toEqual([]);
   });
 
+  it('a jwks_uri Signature-Agent may name at most 4 paths of an origin: a fifth is refused unfetched (key-directory-refused), so requests cannot flood the directory cache', async () => {
+    const jwks = (path: string) => ({ headers: { 'Signature-Agent': `sig1="https://agent.test${path}";type=jwks_uri`, 'User-Agent': 'TestBot/1.0' } });
+    for (const n of [1, 2, 3, 4]) expect((await t.check(await t.sign(jwks(`/keys/${n}.json`)))).reason).not.toBe('key-directory-refused');
+    expect(t.fetcher.calls).toHaveLength(4);
+    expect(await t.check(await t.sign(jwks('/keys/5.json')))).toEqual(unverifiable('key-directory-refused'));
+    expect(t.fetcher.calls).toHaveLength(4);
+    // The well-known directory is always allowed.
+    expect(await t.check(await t.sign())).toEqual(VERIFIED);
+  });
+
   it("a stranger's signature is no evidence however it is flawed: expired, from the future, or not covering its Signature-Agent", async () => {
     const stranger = { 'Signature-Agent': 'sig1="https://stranger.test"', 'User-Agent': 'TestBot/1.0' };
     expect(await t.check(await t.sign({ headers: stranger, params: { created: NOW - 600, expires: NOW - 300 } }))).toEqual(unverifiable('signature-agent-mismatch'));
