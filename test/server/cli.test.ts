@@ -5,7 +5,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { openSqliteStore } from '../../src/adapters/node/index.js';
+import { loadIpRangeLists, openSqliteStore } from '../../src/adapters/node/index.js';
+import { outdatedIpRangeLists } from '../../src/adapters/node/ip-ranges-loader.js';
 import { CLI, GPTBOT_UA, post, runCli, spawnServe, tempDir, writeTestCatalog, type ServeProcess } from './helpers.js';
 
 const cleanups: (() => void | Promise<void>)[] = [];
@@ -104,6 +105,11 @@ describe('agentwarden serve', () => {
     expect(entries.filter((entry) => entry.msg === 'request')).toEqual([]);
     expect(entries.find((entry) => entry.msg === 'started')).toMatchObject({ url: again.url, store: 'sqlite', verifiers: ['web-bot-auth', 'ip-ranges', 'reverse-dns'], log_requests: false });
     expect(entries.at(-1)).toMatchObject({ msg: 'stopped' });
+    // The bundled IP lists published over 30 days ago are named, with how to refresh them.
+    const outdated = outdatedIpRangeLists(loadIpRangeLists(), Date.now(), 30);
+    const warning = entries.find((entry) => entry.msg === 'IP lists out of date');
+    if (outdated.length === 0) expect(warning).toBeUndefined();
+    else expect(warning).toMatchObject({ level: 'warn', lists: outdated, detail: expect.stringContaining('agentwarden refresh-ip-ranges') });
     expect(again.stderr()).toBe('');
   });
 

@@ -248,3 +248,20 @@ describe('an agent that also documents reverse DNS', () => {
     expect(result.verification.checks.map((c) => `${c.method}:${c.outcome}`)).toEqual(['ip-ranges:inconclusive', 'reverse-dns:pass']);
   });
 });
+
+describe('outdatedIpRangeLists', () => {
+  it('names the lists published more than the given days ago, reading creationTime with or without a zone; a list without one counts as old', async () => {
+    const { outdatedIpRangeLists } = await import('../../src/adapters/node/ip-ranges-loader.js');
+    const now = Date.parse('2026-11-26T00:00:00Z');
+    const lists = {
+      'fresh.json': { creationTime: '2026-11-20T10:00:00.000000', prefixes: [] },
+      'zoned.json': { creationTime: '2026-11-25T10:00:00+02:00', prefixes: [] },
+      'old.json': { creationTime: '2025-10-30T11:00:00.000000', prefixes: [] },
+      'undated.json': { prefixes: [] },
+    };
+    expect(outdatedIpRangeLists(lists, now, 30)).toEqual([
+      { name: 'old.json', created: '2025-10-30T11:00:00.000000' },
+      { name: 'undated.json', created: null },
+    ]);
+  });
+});

@@ -45,3 +45,21 @@ export function loadIpRangeLists(directory: string = bundledIpRangesDirectory())
   }
   return lists;
 }
+
+/**
+ * The lists whose publisher's `creationTime` is older than `maxAgeDays` at `now` (a list without a
+ * readable time counts as old): a crawler's newly published prefix is missing from them, and
+ * operators without reverse DNS then fail genuine traffic until `refresh-ip-ranges` runs.
+ * @example
+ * outdatedIpRangeLists(loadIpRangeLists(), Date.now(), 30); // [{ name: 'openai-gptbot.json', created: '2025-10-30T11:00:00.000000' }]
+ */
+export function outdatedIpRangeLists(lists: Record<string, unknown>, now: number, maxAgeDays: number): { readonly name: string; readonly created: string | null }[] {
+  const outdated: { name: string; created: string | null }[] = [];
+  for (const [name, document] of Object.entries(lists)) {
+    const created = (document as { creationTime?: unknown } | null)?.creationTime;
+    // Publishers write it with or without a zone: without one it is UTC.
+    const at = typeof created === 'string' ? Date.parse(/(Z|[+-]\d\d:\d\d)$/.test(created) ? created : `${created}Z`) : Number.NaN;
+    if (!(now - at <= maxAgeDays * 86_400_000)) outdated.push({ name, created: typeof created === 'string' ? created : null });
+  }
+  return outdated;
+}

@@ -7,6 +7,7 @@ import { createApiHandler, createClientIpRule, createEngine, DEFAULT_EVENT_STREA
 import { createAdminRoutes } from '../admin-routes.js';
 import { openAdminStore, type AdminStore } from '../admin-store.js';
 import { webhookUrlProblem } from '../directory-fetcher.js';
+import { loadIpRangeLists, outdatedIpRangeLists } from '../ip-ranges-loader.js';
 import { createJsonLog } from '../json-log.js';
 import { startNodeServer } from '../server.js';
 import { hashTokenNode, openSqliteStore } from '../sqlite-store.js';
@@ -18,6 +19,9 @@ import { createNodeAlerts } from '../node-alerts.js';
 import type { Command } from './command.js';
 import { readStoreChoice, STORE_FLAGS } from './store-flags.js';
 import { integerFlag, parseFlags, type FlagSpec } from './flags.js';
+
+// IP lists older than this are named at start: operators publish new prefixes every few weeks.
+const IP_LISTS_MAX_AGE_DAYS = 30;
 
 /** The flags of `agentwarden serve`, each with the environment variable it is also read from. */
 export const SERVE_FLAGS: Readonly<Record<string, FlagSpec>> = {
@@ -342,6 +346,17 @@ export const serveCommand: Command = {
         retention_days: retentionDays,
         log_requests: logRequests,
       });
+      const verifying = methods === undefined || methods.includes('ip-ranges');
+      const outdated = verifying ? outdatedIpRangeLists(loadIpRangeLists(), Date.now(), IP_LISTS_MAX_AGE_DAYS) : [];
+      if (outdated.length > 0) {
+        log?.({
+          time: new Date().toISOString(),
+          level: 'warn',
+          msg: 'IP lists out of date',
+          detail: `published more than ${IP_LISTS_MAX_AGE_DAYS} days ago: a crawler's newer addresses fail verification until "agentwarden refresh-ip-ranges --dir data/ip-ranges" runs`,
+          lists: outdated,
+        });
+      }
       jsonLog?.flush();
       if (webDir !== undefined) io.stdout.write(`agentwarden dashboard: ${server.url}${base}${DASHBOARD_PATH}\n`);
       io.stdout.write(`agentwarden listening on ${server.url}${base}\n`);
