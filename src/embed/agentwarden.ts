@@ -58,10 +58,15 @@ export interface CheckRequest {
   /** The headers as sent with the visit (any case; secrets are stripped by the sinks). */
   readonly headerRecord: HeadersInput;
   /**
-   * The address of the socket or platform (`req.socket.remoteAddress`, `server.requestIP(req)`);
-   * it decides whether the `clientIp` rule's headers are believed. It may be a getter.
+   * The visitor's address as the framework or platform gives it (Express's `req.ip`, which honours
+   * its `trust proxy`; `server.requestIP(req)`), used when there is no `clientIp` rule. It may be a getter.
    */
   readonly clientIp?: string | undefined;
+  /**
+   * The connecting address itself (`req.socket.remoteAddress`), which no header can change; it
+   * decides whether a `clientIp` rule's headers are believed. Default: `clientIp`.
+   */
+  readonly peer?: string | undefined;
 }
 
 /** A response's status and headers as `record` takes them (numbers as Node keeps content-length). */
@@ -196,12 +201,13 @@ export function createAgentwarden(options: AgentwardenOptions = {}): Agentwarden
     check(request) {
       const started = clock.now();
       if (skip !== undefined && skip(request)) return new Check(SKIPPED_IDENTIFICATION, undefined, undefined, false, undefined, undefined);
-      // The peer (the socket's, or the platform's) decides whether the rule's headers are believed:
-      // only from one of the proxies the rule walks past, so a client reaching the site directly
-      // cannot name its own address. A rule of the site's own making (a bare function) is asked
-      // first, the peer then being read only when it gives none (an adapter may find it at a cost).
+      // The connecting address decides whether the rule's headers are believed: only from one of
+      // the proxies the rule walks past, so a client reaching the site directly cannot name its
+      // own address (nor through a framework trusting every proxy, whose req.ip is the leftmost
+      // X-Forwarded-For entry). A rule of the site's own making (a bare function) is asked first,
+      // the framework's address then being read only when it gives none (it may cost: req.ip).
       let clientIp: string | undefined;
-      if (fromPeer !== undefined) clientIp = fromPeer(request.headers, request.clientIp);
+      if (fromPeer !== undefined) clientIp = fromPeer(request.headers, request.peer ?? request.clientIp);
       else {
         clientIp = rule === undefined ? undefined : (rule(request.headers) ?? undefined);
         if (clientIp === undefined) {

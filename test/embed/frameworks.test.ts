@@ -16,7 +16,7 @@ import { serializeVisit } from '../../src/embed/http-sink.js';
 import { agentwarden as expressAgentwarden } from '../../src/adapters/express/index.js';
 import { agentwarden as fastifyAgentwarden } from '../../src/adapters/fastify/index.js';
 import { agentwarden as honoAgentwarden, type AgentwardenVariables } from '../../src/adapters/hono/index.js';
-import { BROWSER_UA, embedEngine, GOOGLEBOT_UA, GPTBOT_UA } from './fixtures.js';
+import { BROWSER_UA, embedEngine, GOOGLEBOT_UA, GPTBOT_UA, LOOPBACK_STAND_IN } from './fixtures.js';
 
 interface Collected extends VisitSink {
   readonly visits: SinkVisit[];
@@ -214,6 +214,20 @@ describe('express specifics', () => {
 });
 
 describe('express with a trusted proxy header', () => {
+  it("believes the rule's header over req.ip when the app trusts every proxy (req.ip is then the client's own leftmost X-Forwarded-For entry)", async () => {
+    const app = express();
+    app.set('trust proxy', true);
+    app.use(expressAgentwarden({ engine: embedEngine(), clientIp: createClientIpRule({ headers: ['x-forwarded-for'] }) }));
+    app.get('/', (req, res) => void res.json({ clientIp: req.agentwarden?.clientIp, result: req.agentwarden?.result, express: req.ip }));
+    const running = await listen(createServer(app));
+    try {
+      // The client wrote Googlebot's range; its proxy appended the address it saw.
+      expect(await (await get(`${running.url}/`, GOOGLEBOT_UA, { 'x-forwarded-for': `${LOOPBACK_STAND_IN}, 198.51.100.77` })).json()).toEqual({ clientIp: '198.51.100.77', result: 'verification_failed', express: LOOPBACK_STAND_IN });
+    } finally {
+      await running.close();
+    }
+  });
+
   it('takes the address from the header, and from req.ip when the header is absent', async () => {
     const sink = collectingSink();
     const app = express();
@@ -293,21 +307,20 @@ describe('fastify specifics', () => {
     }
   });
 
-  it("takes the address from request.ip when the instance trusts its proxy: a public address the instance resolved is the client's, whatever the rule's headers say", async () => {
+  it("with a clientIp rule, believes the rule's header from the proxy, whatever the instance's trustProxy resolves (its request.ip is the leftmost, forgeable X-Forwarded-For entry)", async () => {
     const sink = collectingSink();
-    const app = Fastify({ trustProxy: '127.0.0.1' });
+    const app = Fastify({ trustProxy: true });
     await app.register(fastifyAgentwarden, { engine: embedEngine(), sink, clientIp: createClientIpRule({ headers: ['x-real-ip'] }) });
-    app.get('/', async (request) => ({ clientIp: request.agentwarden?.clientIp, result: request.agentwarden?.result }));
+    app.get('/', async (request) => ({ clientIp: request.agentwarden?.clientIp, result: request.agentwarden?.result, fastify: request.ip }));
     await app.listen({ port: 0, host: '127.0.0.1' });
     const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/`;
     try {
-      expect(await (await get(url, GOOGLEBOT_UA, { 'x-forwarded-for': '192.0.2.1' })).json()).toEqual({ clientIp: '192.0.2.1', result: 'verification_failed' });
-      expect(await (await get(url, GOOGLEBOT_UA, { 'x-forwarded-for': '192.0.2.1', 'x-real-ip': '198.51.100.4' })).json()).toEqual({ clientIp: '192.0.2.1', result: 'verification_failed' });
-      // From the proxy itself (a non-public address), the rule's header is believed.
-      expect(await (await get(url, GOOGLEBOT_UA, { 'x-real-ip': '198.51.100.4' })).json()).toEqual({ clientIp: '198.51.100.4', result: 'verification_failed' });
-      expect(await (await get(url, GOOGLEBOT_UA)).json()).toEqual({ clientIp: '127.0.0.1', result: 'verified' });
-      await sink.until(4);
-      expect(sink.visits.map((visit) => visit.client_ip)).toEqual(['192.0.2.1', '192.0.2.1', '198.51.100.4', '127.0.0.1']);
+      // The client wrote X-Forwarded-For (Googlebot's range here); the proxy set X-Real-IP.
+      expect(await (await get(url, GOOGLEBOT_UA, { 'x-forwarded-for': LOOPBACK_STAND_IN, 'x-real-ip': '198.51.100.4' })).json()).toEqual({ clientIp: '198.51.100.4', result: 'verification_failed', fastify: LOOPBACK_STAND_IN });
+      // Without the rule's header, the proxy's own address: no evidence for anyone.
+      expect(await (await get(url, GOOGLEBOT_UA)).json()).toMatchObject({ clientIp: '127.0.0.1', result: 'verified' });
+      await sink.until(2);
+      expect(sink.visits.map((visit) => visit.client_ip)).toEqual(['198.51.100.4', '127.0.0.1']);
     } finally {
       await app.close();
     }

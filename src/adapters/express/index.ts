@@ -33,6 +33,9 @@ class NodeCheckRequest implements CheckRequest {
     const ip = (this.req as { ip?: unknown }).ip;
     return typeof ip === 'string' ? ip : this.req.socket.remoteAddress;
   }
+  get peer(): string | undefined {
+    return this.req.socket.remoteAddress;
+  }
 }
 
 /**

@@ -28,6 +28,9 @@ class FastifyCheckRequest implements CheckRequest {
   get clientIp(): string | undefined {
     return this.request.ip;
   }
+  get peer(): string | undefined {
+    return this.request.socket.remoteAddress;
+  }
 }
 
 function answer(reply: FastifyReply, check: RequestCheck): FastifyReply | undefined {
