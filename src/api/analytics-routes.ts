@@ -3,7 +3,7 @@
 import type { AgentType } from '../catalog/types.js';
 import type { Engine } from '../engine.js';
 import { REFERRAL_PRODUCTS, type ReferralClass } from '../visits/referral.js';
-import { INTERVAL_MS, MAX_STATS_BUCKETS } from '../visits/stats.js';
+import { bucketStart, INTERVAL_MS, MAX_STATS_BUCKETS } from '../visits/stats.js';
 import { VisitQueryError, type StatsInterval, type VisitFilter, type VisitStore } from '../visits/visit-store.js';
 import { problem } from './problem.js';
 import { integerParam, rangeParams, readRoute, visitFilterParams } from './read-query.js';
@@ -31,6 +31,11 @@ function json(value: unknown): ApiResponse {
 
 function iso(time: number): string {
   return new Date(time).toISOString();
+}
+
+/** Where totals over [from, to) start counting: `from` floored to the finest interval that covers the range. */
+function countedFrom(from: number, to: number): number {
+  return bucketStart(from, finestInterval(from, to));
 }
 
 /**
@@ -93,7 +98,7 @@ export function createAnalyticsRoutes(options: AnalyticsRoutesOptions): RouteTab
             other: agent.total - counts.reduce((sum, n) => sum + n, 0),
           };
         });
-        return json({ from: iso(from), to: iso(to), statuses: columns, agents: rows });
+        return json({ from: iso(countedFrom(from, to)), to: iso(to), statuses: columns, agents: rows });
       }),
     },
     '/stats/operators': {
@@ -136,7 +141,7 @@ export function createAnalyticsRoutes(options: AnalyticsRoutesOptions): RouteTab
           .filter((r) => aiOperators.has(r.operator))
           .map((r) => ({ ...r, ratio: r.referred === 0 ? null : r.crawled / r.referred }))
           .sort((a, b) => b.crawled + b.referred - (a.crawled + a.referred) || a.operator.localeCompare(b.operator));
-        return json({ from: iso(from), to: iso(to), operators });
+        return json({ from: iso(countedFrom(from, to)), to: iso(to), operators });
       }),
     },
     '/stats/agents/{id}': {

@@ -229,7 +229,9 @@ export function createOpenApiDocument(options: {
       },
       '/stats': {
         get: {
-          summary: 'Visit counts over time buckets by one dimension: every bucket of the range (zeros included), the most frequent keys one by one, the rest in `other`.',
+          summary:
+            'Visit counts over time buckets by one dimension: every bucket of the range (zeros included), the most frequent keys one by one, the rest in `other`. ' +
+            'Buckets are whole: counting starts at the start of the bucket holding `from` (UTC), which the answer gives as its `from`; `to` cuts to the millisecond.',
           parameters: [
             ...RANGE_PARAMETERS,
             queryParameter('interval', 'Bucket width (default hour).', { type: 'string', enum: ['minute', 'hour', 'day'] }),
@@ -271,7 +273,8 @@ export function createOpenApiDocument(options: {
       },
       '/stats/status-codes': {
         get: {
-          summary: "The response status codes catalog agents got: the most frequent codes as columns, the top agents as rows.",
+          summary:
+            "The response status codes catalog agents got: the most frequent codes as columns, the top agents as rows. Counting starts at the minute holding `from` (the hour past 10,000 minutes, the day past 10,000 hours), which the answer gives as its `from`.",
           parameters: [
             ...RANGE_PARAMETERS,
             queryParameter('limit', 'Agents: 1 to 100 (default 10).', { type: 'integer', minimum: 1, maximum: 100 }),
@@ -286,7 +289,7 @@ export function createOpenApiDocument(options: {
         get: {
           summary:
             'Crawl-to-referral ratio per AI operator: visits by its AI agents (AI types only) against human visits its AI products referred (ChatGPT for OpenAI, Gemini for Google, ...). ' +
-            'Agents beyond the 1,000 most frequent of the range are not counted.',
+            'Agents beyond the 1,000 most frequent of the range are not counted. Counting starts at the minute holding `from` (the hour past 10,000 minutes, the day past 10,000 hours), which the answer gives as its `from`.',
           parameters: [...RANGE_PARAMETERS, ...READ_PARAMETERS],
           responses: { '200': { description: 'The operators, most active first.', content: { 'application/json': { schema: ref('Operators') } } }, ...openApiErrorResponses(READ_ERRORS) },
         },

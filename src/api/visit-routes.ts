@@ -3,7 +3,7 @@
 import { TEST_AGENT_USER_AGENT } from '../catalog/test-agent.js';
 import type { Engine } from '../engine.js';
 import { parseVisit, type Visit } from '../visits/visit.js';
-import { validateStatsQuery } from '../visits/stats.js';
+import { bucketStart, validateStatsQuery } from '../visits/stats.js';
 import { VisitQueryError, type EnrichedVisit, type PathCount, type StatsDimension, type StatsInterval, type StoredVisit, type VisitFilter, type VisitStore } from '../visits/visit-store.js';
 import { csvResponse, toCsv, type CsvCell } from './csv.js';
 import { jsonBodyProblem, parseJsonBody } from './json-body.js';
@@ -208,7 +208,8 @@ export function createVisitRoutes(options: VisitRoutesOptions): RouteTable {
         }
         const series = result.series.map((s) => (by === 'agent' ? { key: s.key, total: s.total, agent_name: agentName(s.key), agent_type: s.key === null ? null : (catalog.getAgent(s.key)?.type ?? null) } : { key: s.key, total: s.total }));
         return json(200, {
-          from: iso(from),
+          // Counting starts at the bucket holding `from` (StatsQuery floors it): said, not hidden.
+          from: iso(bucketStart(from, interval)),
           to: iso(to),
           interval,
           by,

@@ -175,7 +175,7 @@ describe('GET /stats', () => {
 
   it('defaults to the last 24 hours by agent type per hour, and takes epoch milliseconds', async () => {
     const res = await env.call('GET', '/stats', env.tokenA);
-    expect(res.json).toMatchObject({ from: new Date(NOW - 86_400_000).toISOString(), to: new Date(NOW).toISOString(), interval: 'hour', by: 'agent_type', total: 10 });
+    expect(res.json).toMatchObject({ from: new Date(Math.floor((NOW - 86_400_000) / 3_600_000) * 3_600_000).toISOString(), to: new Date(NOW).toISOString(), interval: 'hour', by: 'agent_type', total: 10 });
     expect(res.json.buckets).toHaveLength(24);
     expect(res.json.series).toEqual([
       { key: 'AI Data Scraper', total: 6 },
@@ -186,6 +186,14 @@ describe('GET /stats', () => {
     expect(ms.json.series).toEqual([{ key: null, total: 8 }]);
     expect(ms.json.other).toBe(2);
     expect(ms.json.buckets).toEqual([{ start: '2026-11-21T00:00:00.000Z', counts: [8], other: 2 }]);
+    // Buckets are whole: the answer's from is where counting started, the bucket holding the one asked.
+    expect(ms.json.from).toBe('2026-11-21T00:00:00.000Z');
+    const unaligned = await env.call('GET', '/stats?from=2026-11-21T09:30:00Z&to=2026-11-21T12:00:00Z&interval=hour&by=agent', env.tokenA);
+    expect(unaligned.json).toMatchObject({ from: '2026-11-21T09:00:00.000Z', total: 10 });
+    const codes = await env.call('GET', '/stats/status-codes?from=2026-11-21T09:30:30.500Z&to=2026-11-21T12:00:00Z', env.tokenA);
+    expect(codes.json.from).toBe('2026-11-21T09:30:00.000Z');
+    const operators = await env.call('GET', '/stats/operators?from=2026-11-21T09:30:30.500Z&to=2026-11-21T12:00:00Z', env.tokenA);
+    expect(operators.json.from).toBe('2026-11-21T09:30:00.000Z');
   });
 
   it('counts by result, path and filtered', async () => {
