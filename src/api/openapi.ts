@@ -64,7 +64,7 @@ const READ_PARAMETERS = [
   queryParameter('project', 'The project, for admin sessions (a token names its own project).'),
 ];
 const FILTER_PARAMETERS = [
-  queryParameter('agent', 'Only visits of this catalog agent id; "none": visits without a catalog agent; "any": visits of every catalog agent.'),
+  queryParameter('agent', 'Only visits of this agent id (a catalog id, or unlisted:<token> for a bot the catalog does not list); "none": visits without an agent (browsers and unknown clients); "any": visits of every agent, unlisted bots included.'),
   queryParameter('agent_type', 'Only visits of agents of this type (legacy aliases accepted); "none": without a type.'),
   queryParameter('result', 'Only visits with this identification result.', { type: 'string', enum: ['verified', 'verification_failed', 'not_verifiable', 'unknown_agent'] }),
   queryParameter('referral', 'Only human visits referred by this AI product; "none": without a referral; "any": every AI referral.'),
@@ -575,7 +575,7 @@ export function createOpenApiDocument(options: {
           required: ['id', 'time', 'received', 'agent_id', 'agent_name', 'agent_type', 'result', 'client_ip', 'referral', 'request_method', 'request_path', 'request_headers'],
           properties: {
             id: { type: 'string', description: 'Opaque; orders the timeline and is the event id of the stream.' },
-            time: { type: 'string', format: 'date-time', description: '`created` when sent, else `received`.' },
+            time: { type: 'string', format: 'date-time', description: '`created` when sent, else `received`; a `created` more than 60 s ahead of the server\'s clock is a client clock error and gives `received`.' },
             received: { type: 'string', format: 'date-time' },
             agent_id: { type: ['string', 'null'] },
             agent_name: { type: ['string', 'null'] },
