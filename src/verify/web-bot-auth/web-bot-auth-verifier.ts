@@ -77,8 +77,6 @@ const METHOD = 'web-bot-auth';
 const fail = (reason: WebBotAuthReason): Outcome => ({ outcome: 'fail', reason });
 const inconclusive = (reason: WebBotAuthReason): Outcome => ({ outcome: 'inconclusive', reason });
 const PASS: Outcome = { outcome: 'pass', reason: 'signature-valid' };
-const MAX_JWKS_PATHS_PER_ORIGIN = 4;
-const MAX_JWKS_ORIGINS = 256;
 const FAILURE_REASON = { refused: 'key-directory-refused', unavailable: 'key-directory-unavailable', invalid: 'key-directory-invalid' } as const;
 
 function integerOption(value: number | undefined, fallback: number, name: string, min: number): number {
@@ -193,22 +191,6 @@ export function webBotAuthVerifier(options: WebBotAuthVerifierOptions = {}): Ver
   const fromCache = async (url: string, keyid: string, nowMs: number): Promise<KeyLookup> =>
     cache === undefined ? { status: 'unavailable' } : cache.lookup(url, keyid, nowMs);
 
-  // A `jwks_uri` Signature-Agent may name any path of the agent's origin, so each request could
-  // name a new one: a fetch each, and the cache flooded past the real directory. An origin gets
-  // this many such paths (the first seen, per process); any other is refused unfetched.
-  const jwksPathsByOrigin = new Map<string, Set<string>>();
-  const jwksPathAllowed = (origin: string, url: string): boolean => {
-    if (url === `${origin}${KEY_DIRECTORY_PATH}`) return true;
-    let paths = jwksPathsByOrigin.get(origin);
-    if (paths === undefined) {
-      if (jwksPathsByOrigin.size >= MAX_JWKS_ORIGINS) jwksPathsByOrigin.delete(jwksPathsByOrigin.keys().next().value!);
-      jwksPathsByOrigin.set(origin, (paths = new Set()));
-    }
-    if (paths.has(url)) return true;
-    if (paths.size >= MAX_JWKS_PATHS_PER_ORIGIN) return false;
-    paths.add(url);
-    return true;
-  };
 
   const lookupResult = (lookup: KeyLookup, scope: string): KeyResolution =>
     lookup.status === 'found'
@@ -230,7 +212,10 @@ export function webBotAuthVerifier(options: WebBotAuthVerifierOptions = {}): Ver
       // Never fetch a directory the candidate agent does not name: the signer is someone else.
       if (!bound) return { ok: false, result: inconclusive('signature-agent-mismatch') };
       if (cache === undefined) return { ok: false, result: inconclusive('key-directory-unavailable') };
-      if (!jwksPathAllowed(directory.origin, directory.url)) return { ok: false, result: inconclusive('key-directory-refused') };
+      // A `jwks_uri` Signature-Agent may name any path of the origin, and each request a new one: a
+      // fetch each, the cache flooded past the real directory, or (with a bound on paths) squatted
+      // by junk ones. Only the origin's well-known directory is fetched; any other is refused unfetched.
+      if (directory.url !== `${directory.origin}${KEY_DIRECTORY_PATH}`) return { ok: false, result: inconclusive('key-directory-refused') };
       return lookupResult(await fromCache(directory.url, keyid, nowMs), directory.url);
     }
     // No Signature-Agent: pinned keys without a directory, then the agent's own directories.
@@ -282,6 +267,12 @@ export function webBotAuthVerifier(options: WebBotAuthVerifierOptions = {}): Ver
     // Someone else's signature (a signer the claimed agent does not sign as) says nothing about
     // this agent, whatever its times or coverage: no evidence, and the next verifier decides.
     if (signatureAgent !== undefined && signatureAgent !== null && (await signedBySomeoneElse(agent, signatureAgent))) return inconclusive('signature-agent-mismatch');
+    // The agent's own signature, for a host that is not this site's: a replay. (No Host at all
+    // leaves the signature unchecked below: authority-not-sent.)
+    if (siteAuthorities !== undefined && message.authority !== undefined) {
+      const authority = normalizeAuthority(message.authority, scheme);
+      if (authority === undefined || !siteAuthorities.has(authority)) return fail('authority-not-ours');
+    }
     // Validity is judged at the time the request arrived: a visit reported minutes later (batched,
     // retried) carries a signature that was valid when it was sent.
     const violation = checkProfile(input, Math.floor(receivedMs / 1000), limits);
@@ -337,10 +328,6 @@ export function webBotAuthVerifier(options: WebBotAuthVerifierOptions = {}): Ver
         authority: request.headers.get(':authority') ?? request.headers.get('host'),
         target: request.path,
       };
-      if (siteAuthorities !== undefined) {
-        const authority = message.authority === undefined ? undefined : normalizeAuthority(message.authority, scheme);
-        if (authority === undefined || !siteAuthorities.has(authority)) return check(fail('authority-not-ours'));
-      }
       const nowMs = context.now();
       const receivedMs = request.receivedAt ?? nowMs;
       // Any valid signature passes; otherwise the first failure, else the first inconclusive answer.

@@ -80,6 +80,11 @@ describe('web-bot-auth verifier: must-fail cases', () => {
     expect(await site.check(await site.sign({ url: 'https://attacker.example/page' }))).toEqual(failed('authority-not-ours'));
     // Without the option any host is judged, so the replay verifies.
     expect(await t.check(await t.sign({ url: 'https://attacker.example/page' }))).toEqual(VERIFIED);
+    // A stranger's signature is still no evidence (the next verifier decides), and no Host at all leaves it unchecked.
+    expect(await site.check(await site.sign({ url: 'https://attacker.example/page', headers: { 'Signature-Agent': 'sig1="https://stranger.test"', 'User-Agent': 'TestBot/1.0' } }))).toEqual(unverifiable('signature-agent-mismatch'));
+    const hostless = await site.sign();
+    delete hostless.request_headers['Host'];
+    expect(await site.check(hostless)).toEqual(unverifiable('authority-not-sent'));
     expect(() => setup({ siteAuthorities: ['example.com/path'] })).toThrow('siteAuthorities[0] must be a host or host:port');
     expect(() => setup({ siteAuthorities: [] })).toThrow(TypeError);
   });
@@ -218,14 +223,12 @@ describe('web-bot-auth verifier: must-fail cases', () => {
     expect(t.fetcher.calls).toEqual([]);
   });
 
-  it('a jwks_uri Signature-Agent may name at most 4 paths of an origin: a fifth is refused unfetched (key-directory-refused), so requests cannot flood the directory cache', async () => {
+  it('a jwks_uri Signature-Agent is fetched only at the origin\'s well-known directory: any other path is refused unfetched (key-directory-refused), so requests can neither flood the cache nor squat it', async () => {
     const jwks = (path: string) => ({ headers: { 'Signature-Agent': `sig1="https://agent.test${path}";type=jwks_uri`, 'User-Agent': 'TestBot/1.0' } });
-    for (const n of [1, 2, 3, 4]) expect((await t.check(await t.sign(jwks(`/keys/${n}.json`)))).reason).not.toBe('key-directory-refused');
-    expect(t.fetcher.calls).toHaveLength(4);
-    expect(await t.check(await t.sign(jwks('/keys/5.json')))).toEqual(unverifiable('key-directory-refused'));
-    expect(t.fetcher.calls).toHaveLength(4);
-    // The well-known directory is always allowed.
-    expect(await t.check(await t.sign())).toEqual(VERIFIED);
+    for (const n of [1, 2, 3, 4, 5]) expect(await t.check(await t.sign(jwks(`/keys/${n}.json`)))).toEqual(unverifiable('key-directory-refused'));
+    expect(t.fetcher.calls).toEqual([]);
+    expect(await t.check(await t.sign(jwks(DIRECTORY_PATH)))).toEqual(VERIFIED);
+    expect(t.fetcher.calls).toEqual([`https://agent.test${DIRECTORY_PATH}`]);
   });
 
   it("a stranger's signature is no evidence however it is flawed: expired, from the future, or not covering its Signature-Agent", async () => {
