@@ -4,25 +4,12 @@ import { resolveAgentType } from '../catalog/catalog.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { Agent, AgentType } from '../catalog/types.js';
 import { AGENT_TYPES } from '../catalog/types.js';
+import { VERIFICATION_METHODS, verificationMethodsOf } from '../catalog/verification-methods.js';
 import { problem } from './problem.js';
 import { enumParam, integerParam, readProblem } from './read-query.js';
 import type { Route, RouteContext, RouteTable } from './route.js';
 import type { ApiResponse } from './types.js';
 import { VisitQueryError } from '../visits/visit-store.js';
-
-/** The verification methods the built-in verifiers offer, by the catalog data each needs. */
-export const VERIFICATION_METHODS = ['web-bot-auth', 'ip-ranges', 'reverse-dns'] as const;
-/** One of the built-in verification methods. */
-export type CatalogVerificationMethod = (typeof VERIFICATION_METHODS)[number];
-
-/** The methods that can verify an agent: what its catalog record gives them to check against. */
-export function verificationMethodsOf(agent: Agent): CatalogVerificationMethod[] {
-  const methods: CatalogVerificationMethod[] = [];
-  if ((agent.signature_agents?.length ?? 0) > 0) methods.push('web-bot-auth');
-  if ((agent.ip_ranges?.length ?? 0) > 0) methods.push('ip-ranges');
-  if ((agent.reverse_dns?.length ?? 0) > 0) methods.push('reverse-dns');
-  return methods;
-}
 
 /** An agent as the catalog API answers it: its record without the matching internals. */
 export function agentJson(agent: Agent): Record<string, unknown> {

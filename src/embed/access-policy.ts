@@ -2,7 +2,8 @@
 // request's identification into a decision — deny spoofed agents, deny chosen types or agents
 // (403, or 402 as pay-per-crawl services answer), always allow verified agents of chosen types.
 import { resolveAgentType, type Catalog } from '../catalog/catalog.js';
-import type { AgentType } from '../catalog/types.js';
+import type { Agent, AgentType } from '../catalog/types.js';
+import { verificationMethodsOf } from '../catalog/verification-methods.js';
 import { isUnlistedAgentId } from '../catalog/unlisted-agent.js';
 import type { Identification } from '../identify/identification.js';
 import type { VisitDecision } from '../visits/visit.js';
@@ -140,12 +141,16 @@ export function createAccessPolicy(options: AccessPolicyOptions, catalog: Catalo
   );
   let robotsTxt: RobotsSourceOptions | undefined;
   // robots.txt names catalog agents only: an unlisted one is denied at the door, not in robots.txt.
-  // Nor does it disallow a type the policy lets in when verified: its genuine crawlers read
-  // robots.txt and would stay away (Googlebot told "Disallow: /" drops the site), while the
-  // spoofers, who do not read it, are denied at the door.
+  // Nor does it disallow an agent the policy lets in when verified: the genuine crawler reads
+  // robots.txt and would stay away (Googlebot told "Disallow: /" drops the site), while spoofers,
+  // who do not read it, are denied at the door. An agent of such a type that nothing can verify
+  // (no signature agents, IP lists or reverse DNS) is denied at the door always: robots.txt says so.
+  const canBeVerified = (agent: Agent) => verificationMethodsOf(agent).length > 0;
+  const letInWhenVerified = (agent: Agent) => allowedVerifiedTypes.has(agent.type) && canBeVerified(agent);
+  const deniedButUnverifiable = [...deniedTypes].filter((type) => allowedVerifiedTypes.has(type)).flatMap((type) => catalog.agentsOfType(type).filter((agent) => !canBeVerified(agent)).map((agent) => agent.id));
   const denied = {
     agentTypes: [...deniedTypes].filter((type) => !allowedVerifiedTypes.has(type)),
-    agents: [...deniedAgents].filter((id) => !isUnlistedAgentId(id) && !allowedVerifiedTypes.has(catalog.getAgent(id)!.type)),
+    agents: [...new Set([...[...deniedAgents].filter((id) => !isUnlistedAgentId(id) && !letInWhenVerified(catalog.getAgent(id)!)), ...deniedButUnverifiable])],
   };
   if (options.robotsTxt === true) {
     if (denied.agentTypes.length === 0 && denied.agents.length === 0) {

@@ -214,6 +214,10 @@ describe('access policy in the middleware', () => {
     expect(text).toBe(embedEngine().robotsTxt({ agent_types: ['AI Data Scraper'], disallow_agents: ['claudebot'] }));
     expect(text).not.toMatch(/^User-agent: (Googlebot|bingbot)$/m);
     expect(() => middleware({ denyAgentTypes: ['Search Engine Crawler'], allowVerifiedAgentTypes: ['Search Engine Crawler'], robotsTxt: true })).toThrow(/less the types of allowVerifiedAgentTypes, which leaves nothing/);
+    // An agent of such a type that nothing can verify (ClaudeBot here: no IP list) is denied at the door always: robots.txt says so.
+    const scrapers = middleware({ denyAgentTypes: ['AI Data Scraper'], allowVerifiedAgentTypes: ['AI Data Scraper'], robotsTxt: true });
+    expect(await (await scrapers.run(get('/robots.txt', BROWSER_UA), app, LOOPBACK)).text()).toBe('User-agent: ClaudeBot\nDisallow: /\n');
+    expect((await scrapers.run(get('/', CLAUDEBOT_UA), app, LOOPBACK)).status).toBe(403);
   });
 
   it('serves /robots.txt fetched from an agentwarden server, and renders it locally while the server is unreachable', async () => {
