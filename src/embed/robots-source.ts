@@ -27,7 +27,8 @@ export interface RobotsSourceOptions {
   /**
    * The site's own robots.txt (its `User-agent: *` group, `Sitemap` lines...), served first, then
    * agentwarden's groups: the middleware answers `/robots.txt` itself, so a route of the site's
-   * own for it is never reached. Up to 64 KiB; together with the groups within 500 KiB.
+   * own for it is never reached. Up to 64 KiB; together with the groups within 500 KiB. It may not
+   * end with a group without rules, nor name an agent the policy's groups name (refused at creation).
    */
   readonly siteRobotsTxt?: string;
   /** A Known Agents-compatible API's base URL; the text comes from `<url>/robots-txts`. */
@@ -104,6 +105,42 @@ export function checkRobotsSource(value: unknown, denied: { readonly agentTypes:
   return { ...options, agentTypes, ...(disallowAgents === undefined ? {} : { disallowAgents }) };
 }
 
+/** The `User-agent` values of a robots.txt, and those of a last group that has no rule (RFC 9309 §2.1). */
+function userAgentLines(text: string): { readonly all: readonly string[]; readonly dangling: readonly string[] } {
+  const all: string[] = [];
+  let group: string[] = [];
+  let ruled = true;
+  for (const raw of text.split(/\r\n|\r|\n/)) {
+    const line = raw.replace(/#.*/, '').trim();
+    const colon = line.indexOf(':');
+    if (colon === -1) continue;
+    const field = line.slice(0, colon).trim().toLowerCase();
+    const value = line.slice(colon + 1).trim();
+    if (field === 'user-agent') {
+      if (ruled) group = [];
+      ruled = false;
+      group.push(value);
+      all.push(value);
+    } else if (field === 'allow' || field === 'disallow') ruled = true;
+  }
+  return { all, dangling: ruled ? [] : group };
+}
+
+/**
+ * The site's own robots.txt, checked against agentwarden's groups it is served before: a last
+ * group without rules would take agentwarden's first group's rules (its User-agent lines run on
+ * into them), and a group naming an agent agentwarden's groups name merges with theirs (RFC 9309
+ * §2.2.1), so the policy's rule for that agent and the site's would say two things at once.
+ * @throws {RangeError} naming `robotsTxt.siteRobotsTxt`.
+ */
+function checkSiteRobotsTxt(site: string, rendered: string): void {
+  const own = userAgentLines(site);
+  if (own.dangling.length > 0) throw new RangeError(`robotsTxt.siteRobotsTxt ends with User-agent: ${own.dangling.join(', ')} and no Allow or Disallow line; those agents would take the rules of the group after it`);
+  const ours = new Set(userAgentLines(rendered).all.map((value) => value.toLowerCase()));
+  const both = own.all.filter((value) => ours.has(value.toLowerCase()));
+  if (both.length > 0) throw new RangeError(`robotsTxt.siteRobotsTxt has a group for ${both.join(', ')}, which the policy's robots.txt names too; leave that agent to the policy (or its agentTypes, disallowAgents, allowAgents)`);
+}
+
 /**
  * Creates the source for checked options (`checkRobotsSource`).
  * @example
@@ -121,6 +158,7 @@ export function createRobotsSource(options: RobotsSourceOptions, engine: Engine,
     const bytes = new TextEncoder().encode(whole);
     return bytes.length > MAX_ROBOTS_TXT_BYTES ? undefined : Object.freeze({ text: whole, etag: strongEtag(bytes) });
   };
+  if (site !== undefined) checkSiteRobotsTxt(site, rendered.text);
   const local = served(rendered.text, rendered.etag);
   if (local === undefined) throw new RangeError(`robotsTxt: the site's own robots.txt and agentwarden's groups come to more than ${MAX_ROBOTS_TXT_BYTES} bytes (RFC 9309's limit); shorten siteRobotsTxt or choose fewer types`);
   if (options.url === undefined) return { get: () => local };

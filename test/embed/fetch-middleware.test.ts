@@ -206,6 +206,14 @@ describe('access policy in the middleware', () => {
     expect((await run(get('/robots.txt', BROWSER_UA, { 'if-none-match': etag }), app, LOOPBACK)).status).toBe(304);
     expect(() => middleware({ denyAgents: ['gptbot'], robotsTxt: { siteRobotsTxt: 'x'.repeat(64 * 1024 + 1) } })).toThrow('robotsTxt.siteRobotsTxt is 65537 bytes; at most 65536');
     expect(() => middleware({ denyAgents: ['gptbot'], robotsTxt: { siteRobotsTxt: 42 as unknown as string } })).toThrow(TypeError);
+    // A last group without rules would run on into the policy's first group and take its rules.
+    expect(() => middleware({ denyAgents: ['gptbot'], robotsTxt: { siteRobotsTxt: 'User-agent: *\nDisallow: /admin\n\nUser-agent: Googlebot\n' } })).toThrow(
+      'robotsTxt.siteRobotsTxt ends with User-agent: Googlebot and no Allow or Disallow line',
+    );
+    // A group for an agent the policy names would merge with the policy's (GPTBot allowed there, denied at the door).
+    expect(() => middleware({ denyAgents: ['gptbot'], robotsTxt: { siteRobotsTxt: 'User-agent: *\nDisallow: /admin\n\nUser-agent: gptbot # ours\nAllow: /\n' } })).toThrow(
+      'robotsTxt.siteRobotsTxt has a group for gptbot, which the policy\'s robots.txt names too',
+    );
   });
 
   it('leaves out of robots.txt the types it lets in when verified: their genuine crawlers read robots.txt, the spoofers are denied at the door', async () => {
