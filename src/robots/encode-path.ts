@@ -38,8 +38,9 @@ export function encodeRobotsPath(path: unknown): EncodedPath {
   if (hasLoneSurrogate(path)) return { ok: false, code: 'invalid-unicode', message: 'a path must be well-formed Unicode (it holds an unpaired surrogate)' };
   // RFC 9309 §2.2: path-pattern = "/" *UTF8-char-noctl; "*" is accepted first too (RFC §5.1 uses "*.gif$").
   if (!path.startsWith('/') && !path.startsWith('*')) return { ok: false, code: 'invalid-path', message: `a path must start with "/" or "*"` };
-  // "*" alone matches every path, as "/" does; parsers without wildcards (Python's urllib.robotparser) read "Disallow: *" as nothing.
-  if (/^\*+$/.test(path)) return { ok: true, value: '/' };
+  // "*", "/*" or "/*$" match every path, as "/" does; parsers without wildcards (Python's
+  // urllib.robotparser) read "Disallow: *" or "Disallow: /*" as nothing.
+  if (/^\/?\*+\$?$/.test(path)) return { ok: true, value: '/' };
   let out = '';
   for (let i = 0; i < path.length; i++) {
     const char = path[i]!;

@@ -132,6 +132,10 @@ describe('encodeRobotsPath (RFC 9309 §2.2.2, §2.2.3)', () => {
     // Every path, written as parsers without wildcards (Python's urllib.robotparser) read it too.
     ['*', '/'],
     ['**', '/'],
+    ['/*', '/'],
+    ['/**', '/'],
+    ['/*$', '/'],
+    ['*$', '/'],
     ['/a%2A', '/a%2A'],
     ['/search?q=x&y=1', '/search?q=x&y=1'],
     ["/!$&'()*+,;=:@~-._", "/!$&'()*+,;=:@~-._"],
