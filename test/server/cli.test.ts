@@ -1,7 +1,7 @@
 // `agentwarden serve` and `agentwarden project` as real processes (dist/cli.js): first start,
 // a Known Agents style client end to end, project commands against a running server, SIGTERM
 // under load losing no acknowledged visit, and acknowledged visits surviving kill -9.
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -51,6 +51,33 @@ describe('agentwarden serve', () => {
       verification: { method: 'ip-ranges', checks: [{ method: 'ip-ranges', outcome: 'pass', reason: 'ip-in-range' }] },
     });
     expect(await verify('203.0.113.7')).toMatchObject({ result: 'verification_failed', verification: { method: 'ip-ranges', checks: [{ outcome: 'fail', reason: 'ip-not-in-range' }] } });
+  });
+
+  it('reads the IP lists of --ip-ranges-dir over the bundled ones of the same name, and names only the lists still out of date', async () => {
+    const { dir, cleanup } = tempDir();
+    const lists = join(dir, 'ip-ranges');
+    mkdirSync(lists);
+    // A GPTBot list refreshed today, holding an address the bundled one does not.
+    writeFileSync(join(lists, 'openai-gptbot.json'), JSON.stringify({ creationTime: new Date().toISOString(), prefixes: [{ ipv4Prefix: '203.0.113.0/24' }] }));
+    const proc = await spawnServe(['--data-dir', join(dir, 'data'), '--verifiers', 'ip-ranges', '--ip-ranges-dir', lists]);
+    cleanups.push(cleanup, async () => {
+      if (proc.child.exitCode === null) {
+        proc.child.kill('SIGKILL');
+        await proc.exited;
+      }
+    });
+    const verify = async (address: string, ua = GPTBOT_UA): Promise<unknown> => (await post(`${proc.url}/agent-verifications`, proc.firstToken!, { request_path: '/', request_headers: { 'user-agent': ua, 'x-forwarded-for': address } })).json;
+    expect(await verify('203.0.113.7')).toMatchObject({ result: 'verified', agent_id: 'gptbot' });
+    expect(await verify('132.196.86.7')).toMatchObject({ result: 'verification_failed' });
+    // The other agents keep the bundled lists.
+    expect(await verify('66.249.66.1', 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)')).toMatchObject({ result: 'verified', agent_id: 'googlebot' });
+    const warning = proc
+      .stdout()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line))
+      .find((entry) => entry.msg === 'IP lists out of date');
+    expect(warning?.lists?.map((list: { name: string }) => list.name) ?? []).not.toContain('openai-gptbot.json');
   });
 
   it('rejects an unknown verifier name', async () => {

@@ -78,6 +78,18 @@ describe('agentwarden refresh-ip-ranges', () => {
     expect(readdirSync(dir).sort()).toEqual(['a.json', 'b.json', 'google-common-crawlers.json']);
   });
 
+  it('creates a --dir that does not exist yet (one of your own, for serve --ip-ranges-dir)', async () => {
+    const parent = dir;
+    dir = join(parent, 'nested', 'ip-ranges');
+    try {
+      const { code } = await refresh({ 'a.json': '/ok.json' });
+      expect(code).toBe(0);
+      expect(read('a.json')).toBe(NEW_LIST);
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
+    }
+  });
+
   it.each([
     ['/error.json', /HTTP 500/],
     ['/invalid.json', /invalid JSON/],

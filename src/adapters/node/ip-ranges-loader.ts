@@ -27,13 +27,20 @@ export function bundledIpRangesDirectory(): string {
 }
 
 /**
- * Reads every `*.json` list in a directory (the bundled data/ip-ranges by default) into a map of
- * file name to parsed JSON, the form `ipRangeVerifier({ lists })` takes (it validates them).
- * @throws {Error} when the directory cannot be read or a file is not valid JSON (the message names the file).
+ * Reads every `*.json` list of the bundled data/ip-ranges into a map of file name to parsed JSON,
+ * the form `ipRangeVerifier({ lists })` takes (it validates them). With `directory` (one kept by
+ * `refresh-ip-ranges --dir`), its lists replace the bundled ones of the same name, so a directory
+ * holding only the lists refreshed so far still verifies every agent.
+ * @throws {Error} when a directory cannot be read or a file is not valid JSON (the message names the file).
  * @example
  * const engine = createEngine({ verifiers: [ipRangeVerifier({ lists: loadIpRangeLists() })] });
  */
-export function loadIpRangeLists(directory: string = bundledIpRangesDirectory()): Record<string, unknown> {
+export function loadIpRangeLists(directory?: string): Record<string, unknown> {
+  const bundled = readListsIn(bundledIpRangesDirectory());
+  return directory === undefined ? bundled : { ...bundled, ...readListsIn(directory) };
+}
+
+function readListsIn(directory: string): Record<string, unknown> {
   const lists: Record<string, unknown> = {};
   for (const name of readdirSync(directory).filter((file) => file.endsWith('.json')).sort()) {
     const path = join(directory, name);

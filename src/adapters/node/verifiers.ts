@@ -18,7 +18,7 @@ export interface NodeVerifiersOptions {
   readonly methods?: readonly NodeVerifierMethod[];
   /** DNS servers for reverse DNS (`"127.0.0.1:5353"`); the system's when omitted. */
   readonly dnsServers?: readonly string[];
-  /** Directory of JAFAR IP lists; the bundled data/ip-ranges when omitted. */
+  /** A directory of JAFAR IP lists (kept by `refresh-ip-ranges --dir`), replacing the bundled ones of the same name. */
   readonly ipRangesDirectory?: string;
   /** The site's own hosts, for Web Bot Auth (see `WebBotAuthVerifierOptions.siteAuthorities`); any host when omitted. */
   readonly siteAuthorities?: readonly string[];

@@ -1,6 +1,7 @@
 // `agentwarden refresh-ip-ranges`: downloads the operators' official IP lists, validates each and
 // replaces the local copy atomically, keeping the last good copy on any failure.
 import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Validator } from 'ip-num';
@@ -177,6 +178,8 @@ export const refreshIpRangesCommand: Command = {
       return 2;
     }
     const dir = options.dir ?? bundledIpRangesDirectory();
+    // A directory of one's own (for serve --ip-ranges-dir) need not exist yet.
+    mkdirSync(dir, { recursive: true });
     const width = Math.max(...options.names.map((name) => name.length));
     // Different hosts, so fetched concurrently; results printed in the requested order.
     const results = await Promise.all(

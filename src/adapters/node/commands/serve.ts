@@ -47,6 +47,7 @@ export const SERVE_FLAGS: Readonly<Record<string, FlagSpec>> = {
   catalog: { kind: 'string', env: 'AGENTWARDEN_CATALOG' },
   verifiers: { kind: 'string', env: 'AGENTWARDEN_VERIFIERS' },
   'dns-servers': { kind: 'string', env: 'AGENTWARDEN_DNS_SERVERS' },
+  'ip-ranges-dir': { kind: 'string', env: 'AGENTWARDEN_IP_RANGES_DIR' },
   'client-ip-headers': { kind: 'string', env: 'AGENTWARDEN_CLIENT_IP_HEADERS' },
   'trusted-proxies': { kind: 'string', env: 'AGENTWARDEN_TRUSTED_PROXIES' },
   'retention-days': { kind: 'string', env: 'AGENTWARDEN_RETENTION_DAYS' },
@@ -104,6 +105,8 @@ const USAGE = [
   '                                                     or none (default: all three, in that order)',
   '  --dns-servers LIST     AGENTWARDEN_DNS_SERVERS     DNS servers for reverse DNS, e.g. 1.1.1.1,127.0.0.1:5353',
   '                                                     (default: the system resolver)',
+  '  --ip-ranges-dir DIR    AGENTWARDEN_IP_RANGES_DIR   the operators\' IP lists, as refresh-ip-ranges --dir keeps',
+  '                                                     them (default: the bundled data/ip-ranges)',
   '  --client-ip-headers L  AGENTWARDEN_CLIENT_IP_HEADERS  request headers that carry the visitor address, in',
   '                                                     order (default: cf-connecting-ip, true-client-ip,',
   '                                                     x-real-ip, x-forwarded-for, forwarded); a project\'s',
@@ -202,6 +205,7 @@ export const serveCommand: Command = {
     }
     const list = (value: string | undefined) => value?.split(',').map((item) => item.trim()).filter((item) => item !== '');
     const methods = list(v['verifiers']);
+    const ipRangesDir = v['ip-ranges-dir'] === undefined || v['ip-ranges-dir'] === '' ? undefined : v['ip-ranges-dir'];
     let engine: ReturnType<typeof createEngine>;
     // The same rule picks the address for IP verification and the one stored with each visit.
     let clientIpRule: ReturnType<typeof createClientIpRule>;
@@ -213,7 +217,7 @@ export const serveCommand: Command = {
       engine = createEngine({
         ...(catalog === undefined ? {} : { catalog }),
         clientIp: (clientIpRule = createClientIpRule({ ...(headers === undefined ? {} : { headers }), ...(trustedProxies === undefined ? {} : { trustedProxies }) })),
-        verifiers: methods?.length === 1 && methods[0] === 'none' ? [] : createNodeVerifiers({ methods: methods as NodeVerifierMethod[] | undefined, dnsServers: list(v['dns-servers']) }),
+        verifiers: methods?.length === 1 && methods[0] === 'none' ? [] : createNodeVerifiers({ methods: methods as NodeVerifierMethod[] | undefined, dnsServers: list(v['dns-servers']), ipRangesDirectory: ipRangesDir }),
       });
     } catch (error) {
       return fail((error as Error).message);
@@ -347,13 +351,13 @@ export const serveCommand: Command = {
         log_requests: logRequests,
       });
       const verifying = methods === undefined || methods.includes('ip-ranges');
-      const outdated = verifying ? outdatedIpRangeLists(loadIpRangeLists(), Date.now(), IP_LISTS_MAX_AGE_DAYS) : [];
+      const outdated = verifying ? outdatedIpRangeLists(loadIpRangeLists(ipRangesDir), Date.now(), IP_LISTS_MAX_AGE_DAYS) : [];
       if (outdated.length > 0) {
         log?.({
           time: new Date().toISOString(),
           level: 'warn',
           msg: 'IP lists out of date',
-          detail: `published more than ${IP_LISTS_MAX_AGE_DAYS} days ago: a crawler's newer addresses fail verification until "agentwarden refresh-ip-ranges --dir data/ip-ranges" runs`,
+          detail: `published more than ${IP_LISTS_MAX_AGE_DAYS} days ago: a crawler's newer addresses fail verification until "agentwarden refresh-ip-ranges --dir DIR" runs and serve reads DIR (--ip-ranges-dir DIR; now ${ipRangesDir ?? 'the bundled lists'})`,
           lists: outdated,
         });
       }
