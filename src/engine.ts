@@ -71,6 +71,8 @@ export interface Engine {
   readonly catalog: Catalog;
   /** The client-IP rule given to `createEngine`, if one was (undefined for the default rule). */
   readonly clientIp: ((headers: ReadonlyMap<string, string>) => string | undefined) | undefined;
+  /** The names of the verifiers in its chain, in order (`web-bot-auth`, `ip-ranges`, ...). */
+  readonly verifierNames: readonly string[];
   /** Identifies one request. Never throws on bad input: it becomes `unknown_agent`. */
   identify(item: IdentificationItem): Promise<Identification>;
   /**
@@ -238,6 +240,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
   return {
     catalog,
     clientIp: options.clientIp,
+    verifierNames: Object.freeze(verifiers.map((verifier) => verifier.name)),
     identify: identification,
     identifySync(item) {
       const ran = run(item);

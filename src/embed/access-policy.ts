@@ -3,7 +3,7 @@
 // (403, or 402 as pay-per-crawl services answer), always allow verified agents of chosen types.
 import { resolveAgentType, type Catalog } from '../catalog/catalog.js';
 import type { Agent, AgentType } from '../catalog/types.js';
-import { verificationMethodsOf } from '../catalog/verification-methods.js';
+import { VERIFICATION_METHODS, verificationMethodsOf } from '../catalog/verification-methods.js';
 import { isUnlistedAgentId } from '../catalog/unlisted-agent.js';
 import type { Identification } from '../identify/identification.js';
 import type { VisitDecision } from '../visits/visit.js';
@@ -126,7 +126,7 @@ const decision = (rule: string, action: 'allow' | 'deny', reportOnly: boolean): 
  * const policy = createAccessPolicy({ denyVerificationFailed: true, denyAgentTypes: ['AI Data Scraper'], allowVerifiedAgentTypes: ['Search Engine Crawler'] }, engine.catalog);
  * policy.decide(identification); // { rule: 'deny-agent-type', action: 'deny', report_only: false }
  */
-export function createAccessPolicy(options: AccessPolicyOptions, catalog: Catalog): AccessPolicy {
+export function createAccessPolicy(options: AccessPolicyOptions, catalog: Catalog, verifierNames?: readonly string[]): AccessPolicy {
   checkOptions(options, 'createAccessPolicy');
   for (const key of Object.keys(options)) if (!KNOWN_OPTIONS.has(key)) throw new RangeError(`policy.${key} is not an option (${[...KNOWN_OPTIONS].join(', ')})`);
   const reportOnly = booleanOption(options.reportOnly, 'reportOnly');
@@ -141,23 +141,23 @@ export function createAccessPolicy(options: AccessPolicyOptions, catalog: Catalo
   );
   let robotsTxt: RobotsSourceOptions | undefined;
   // robots.txt names catalog agents only: an unlisted one is denied at the door, not in robots.txt.
-  // Nor does it disallow an agent the policy lets in when verified: the genuine crawler reads
-  // robots.txt and would stay away (Googlebot told "Disallow: /" drops the site), while spoofers,
-  // who do not read it, are denied at the door. An agent of such a type that nothing can verify
-  // (no signature agents, IP lists or reverse DNS) is denied at the door always: robots.txt says so.
-  const canBeVerified = (agent: Agent) => verificationMethodsOf(agent).length > 0;
+  // An agent the policy lets in when verified gets "Allow: /" however its type is disallowed: the
+  // genuine crawler reads robots.txt and would stay away (Googlebot told "Disallow: /" drops the
+  // site), while spoofers, who do not read it, are denied at the door. One that the engine's
+  // verifiers cannot verify is denied at the door always, and robots.txt disallows it with its type.
+  const canBeVerified = (agent: Agent) => {
+    const methods = verificationMethodsOf(agent);
+    if (verifierNames === undefined) return methods.length > 0;
+    return methods.some((method) => verifierNames.includes(method)) || verifierNames.some((name) => !(VERIFICATION_METHODS as readonly string[]).includes(name));
+  };
   const letInWhenVerified = (agent: Agent) => allowedVerifiedTypes.has(agent.type) && canBeVerified(agent);
-  const deniedButUnverifiable = [...deniedTypes].filter((type) => allowedVerifiedTypes.has(type)).flatMap((type) => catalog.agentsOfType(type).filter((agent) => !canBeVerified(agent)).map((agent) => agent.id));
   const denied = {
-    agentTypes: [...deniedTypes].filter((type) => !allowedVerifiedTypes.has(type)),
-    agents: [...new Set([...[...deniedAgents].filter((id) => !isUnlistedAgentId(id) && !letInWhenVerified(catalog.getAgent(id)!)), ...deniedButUnverifiable])],
+    agentTypes: [...deniedTypes],
+    agents: [...deniedAgents].filter((id) => !isUnlistedAgentId(id) && !letInWhenVerified(catalog.getAgent(id)!)),
+    letIn: (types: readonly string[]) => catalog.agents.filter((agent) => letInWhenVerified(agent) && (types.includes(agent.type) || deniedAgents.has(agent.id))).map((agent) => agent.id),
   };
   if (options.robotsTxt === true) {
-    if (denied.agentTypes.length === 0 && denied.agents.length === 0) {
-      throw new RangeError(
-        'robotsTxt: true renders robots.txt from denyAgentTypes and the catalog agents of denyAgents, less the types of allowVerifiedAgentTypes, which leaves nothing; list agentTypes in robotsTxt or deny some types or agents',
-      );
-    }
+    if (denied.agentTypes.length === 0 && denied.agents.length === 0) throw new RangeError('robotsTxt: true renders robots.txt from denyAgentTypes and the catalog agents of denyAgents, which are empty; list agentTypes in robotsTxt or deny some types or agents');
     robotsTxt = checkRobotsSource({}, denied, catalog);
   } else if (options.robotsTxt !== undefined && options.robotsTxt !== false) {
     robotsTxt = checkRobotsSource(options.robotsTxt, denied, catalog);

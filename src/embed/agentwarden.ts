@@ -180,7 +180,7 @@ export function createAgentwarden(options: AgentwardenOptions = {}): Agentwarden
   if (skip !== undefined && typeof skip !== 'function') throw new TypeError('skip must be a function of { method, path }');
   const clock = options.clock ?? { now: () => Date.now() };
   if (typeof clock?.now !== 'function') throw new TypeError('clock.now must be a function');
-  const policy: AccessPolicy | undefined = options.policy === undefined ? undefined : createAccessPolicy(options.policy, engine.catalog);
+  const policy: AccessPolicy | undefined = options.policy === undefined ? undefined : createAccessPolicy(options.policy, engine.catalog, engine.verifierNames);
   const robots: RobotsSource | undefined = policy?.robotsTxt === undefined ? undefined : createRobotsSource(policy.robotsTxt, engine, clock, options.timers ?? platformTimers);
 
   const finish = (request: CheckRequest, identification: VerificationOutcome, clientIp: string | undefined, started: number): Check | Promise<Check> => {

@@ -68,19 +68,30 @@ function robotsBody(options: RobotsSourceOptions) {
   };
 }
 
+/** What the policy denies, as robots.txt defaults: types, agents by name, and the agents it lets in when verified (`letIn(types)`). */
+export interface PolicyRobotsDefaults {
+  readonly agentTypes: readonly string[];
+  readonly agents: readonly string[];
+  readonly letIn?: (agentTypes: readonly string[]) => readonly string[];
+}
+
 /**
  * Validates a robots.txt source against the catalog; the policy's denied types and agents are the
- * defaults of `agentTypes` and `disallowAgents`, so the file says what the policy does.
+ * defaults of `agentTypes` and `disallowAgents`, and the agents it lets in when verified those of
+ * `allowAgents`, so the file says what the policy does.
  * @throws {TypeError | RangeError} naming `robotsTxt.<option>`.
  */
-export function checkRobotsSource(value: unknown, denied: { readonly agentTypes: readonly string[]; readonly agents: readonly string[] }, catalog: Catalog): RobotsSourceOptions {
+export function checkRobotsSource(value: unknown, denied: PolicyRobotsDefaults, catalog: Catalog): RobotsSourceOptions {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TypeError(`robotsTxt must be true, false or an object, got ${value === null ? 'null' : typeof value}`);
   const options = value as RobotsSourceOptions;
   for (const key of Object.keys(options)) if (!OPTIONS.has(key)) throw new RangeError(`robotsTxt.${key} is not an option (${[...OPTIONS].join(', ')})`);
   const agentTypes = options.agentTypes ?? denied.agentTypes;
   const disallowAgents = options.disallowAgents ?? (denied.agents.length === 0 ? undefined : denied.agents);
+  // The agents the policy lets in when verified, of the types disallowed: "Allow: /" for them.
+  const letIn = options.allowAgents === undefined ? (denied.letIn?.(agentTypes) ?? []) : [];
+  const allowAgents = options.allowAgents ?? (letIn.length === 0 ? undefined : letIn);
   try {
-    validateRobotsOptions(robotsBody({ ...options, agentTypes, disallowAgents }), catalog);
+    validateRobotsOptions(robotsBody({ ...options, agentTypes, ...(disallowAgents === undefined ? {} : { disallowAgents }), ...(allowAgents === undefined ? {} : { allowAgents }) }), catalog);
   } catch (error) {
     if (error instanceof RobotsOptionsError) throw new RangeError(`robotsTxt: ${error.message}${options.agentTypes === undefined ? ' (agentTypes defaults to denyAgentTypes)' : ''}`);
     throw error;
@@ -102,7 +113,7 @@ export function checkRobotsSource(value: unknown, denied: { readonly agentTypes:
   }
   if (options.refreshMs !== undefined && (!Number.isSafeInteger(options.refreshMs) || options.refreshMs < 1000)) throw new RangeError(`robotsTxt.refreshMs must be an integer >= 1000, got ${String(options.refreshMs)}`);
   if (options.fetch !== undefined && typeof options.fetch !== 'function') throw new TypeError('robotsTxt.fetch must be a function (the Fetch API)');
-  return { ...options, agentTypes, ...(disallowAgents === undefined ? {} : { disallowAgents }) };
+  return { ...options, agentTypes, ...(disallowAgents === undefined ? {} : { disallowAgents }), ...(allowAgents === undefined ? {} : { allowAgents }) };
 }
 
 /** The `User-agent` values of a robots.txt, and those of a last group that has no rule (RFC 9309 §2.1). */

@@ -11,6 +11,7 @@ import {
   detectPlatform,
   webBotAuthVerifier,
   withAgentwarden,
+  AGENT_TYPES,
   type AccessPolicyOptions,
   type SinkVisit,
   type VerificationOutcome,
@@ -156,7 +157,7 @@ describe('access policy in the middleware', () => {
     const byType = middleware({ denyAgentTypes: ['Uncategorized'] });
     expect((await byType.run(get('/', 'OtherBot/1.0'), app, LOOPBACK)).status).toBe(403);
     expect((await byType.run(get('/', BROWSER_UA), app, LOOPBACK)).status).toBe(200);
-    expect(() => middleware({ denyAgents: ['unlisted:AcmeBot'], robotsTxt: true })).toThrow(/the catalog agents of denyAgents, less the types of allowVerifiedAgentTypes, which leaves nothing/);
+    expect(() => middleware({ denyAgents: ['unlisted:AcmeBot'], robotsTxt: true })).toThrow(/catalog agents of denyAgents, which are empty/);
   });
 
   it('in report-only mode records the decision and lets the request through', async () => {
@@ -216,16 +217,32 @@ describe('access policy in the middleware', () => {
     );
   });
 
-  it('leaves out of robots.txt the types it lets in when verified: their genuine crawlers read robots.txt, the spoofers are denied at the door', async () => {
+  it('tells the agents it lets in when verified Allow: / in robots.txt (their genuine crawlers read it), the rest of their types Disallow: /, as at the door', async () => {
     const { run } = middleware({ denyVerificationFailed: true, denyAgentTypes: ['Search Engine Crawler', 'AI Data Scraper'], allowVerifiedAgentTypes: ['Search Engine Crawler'], denyAgents: ['googlebot', 'claudebot'], robotsTxt: true });
     const text = await (await run(get('/robots.txt', BROWSER_UA), app, LOOPBACK)).text();
-    expect(text).toBe(embedEngine().robotsTxt({ agent_types: ['AI Data Scraper'], disallow_agents: ['claudebot'] }));
-    expect(text).not.toMatch(/^User-agent: (Googlebot|bingbot)$/m);
-    expect(() => middleware({ denyAgentTypes: ['Search Engine Crawler'], allowVerifiedAgentTypes: ['Search Engine Crawler'], robotsTxt: true })).toThrow(/less the types of allowVerifiedAgentTypes, which leaves nothing/);
-    // An agent of such a type that nothing can verify (ClaudeBot here: no IP list) is denied at the door always: robots.txt says so.
+    expect(text).toBe(embedEngine().robotsTxt({ agent_types: ['Search Engine Crawler', 'AI Data Scraper'], disallow_agents: ['claudebot'], allow_agents: ['googlebot'] }));
+    expect(text).toContain('User-agent: Googlebot\nAllow: /\n');
+    // Scrapers: GPTBot can be verified (an IP list), ClaudeBot cannot (none here): denied at the door always, and told so.
     const scrapers = middleware({ denyAgentTypes: ['AI Data Scraper'], allowVerifiedAgentTypes: ['AI Data Scraper'], robotsTxt: true });
-    expect(await (await scrapers.run(get('/robots.txt', BROWSER_UA), app, LOOPBACK)).text()).toBe('User-agent: ClaudeBot\nDisallow: /\n');
+    expect(await (await scrapers.run(get('/robots.txt', BROWSER_UA), app, LOOPBACK)).text()).toBe('User-agent: ClaudeBot\nDisallow: /\n\nUser-agent: GPTBot\nAllow: /\n');
     expect((await scrapers.run(get('/', CLAUDEBOT_UA), app, LOOPBACK)).status).toBe(403);
+    // "Can be verified" by the engine's verifiers: with none, GPTBot is denied at the door too, and disallowed.
+    const unverifying = createFetchMiddleware({ engine: createEngine({ catalog: embedEngine().catalog }), policy: { denyAgentTypes: ['AI Data Scraper'], allowVerifiedAgentTypes: ['AI Data Scraper'], robotsTxt: true } });
+    expect(await (await unverifying(get('/robots.txt', BROWSER_UA), app, LOOPBACK)).text()).toBe('User-agent: ClaudeBot\nDisallow: /\n\nUser-agent: GPTBot\nDisallow: /\n');
+  });
+
+  it("renders robots.txt for the bundled catalog's types with allowVerifiedAgentTypes, every one of them at once included", async () => {
+    const { createNodeVerifiers } = await import('../../src/adapters/node/index.js');
+    const engine = createEngine({ verifiers: createNodeVerifiers() });
+    expect(engine.verifierNames).toEqual(['web-bot-auth', 'ip-ranges', 'reverse-dns']);
+    for (const types of [['Search Engine Crawler'], ['SEO Crawler'], ['Uncategorized'], ['AI Data Scraper', 'Search Engine Crawler'], [...AGENT_TYPES]]) {
+      const run = createFetchMiddleware({ engine, policy: { denyAgentTypes: types, allowVerifiedAgentTypes: types, robotsTxt: true } });
+      const text = await (await run(get('/robots.txt', BROWSER_UA), app, LOOPBACK)).text();
+      if (types.includes('Search Engine Crawler')) {
+        expect(text).toContain('User-agent: Googlebot\nAllow: /\n');
+        expect(text).toContain('User-agent: SeznamBot\nDisallow: /\n');
+      }
+    }
   });
 
   it('serves /robots.txt fetched from an agentwarden server, and renders it locally while the server is unreachable', async () => {
