@@ -64,7 +64,8 @@ export interface CheckRequest {
   readonly clientIp?: string | undefined;
   /**
    * The connecting address itself (`req.socket.remoteAddress`), which no header can change; it
-   * decides whether a `clientIp` rule's headers are believed. Default: `clientIp`.
+   * decides whether a `clientIp` rule's headers are believed. Present but undefined: a socket
+   * without an address (a unix socket, from a local proxy). Absent: `clientIp` is used.
    */
   readonly peer?: string | undefined;
 }
@@ -207,7 +208,9 @@ export function createAgentwarden(options: AgentwardenOptions = {}): Agentwarden
       // X-Forwarded-For entry). A rule of the site's own making (a bare function) is asked first,
       // the framework's address then being read only when it gives none (it may cost: req.ip).
       let clientIp: string | undefined;
-      if (fromPeer !== undefined) clientIp = fromPeer(request.headers, request.peer ?? request.clientIp);
+      // An adapter that knows the socket says so even when it has no address (a unix socket: the
+      // local proxy's); only one that does not is judged by the platform's address.
+      if (fromPeer !== undefined) clientIp = fromPeer(request.headers, 'peer' in request ? request.peer : request.clientIp);
       else {
         clientIp = rule === undefined ? undefined : (rule(request.headers) ?? undefined);
         if (clientIp === undefined) {

@@ -213,6 +213,38 @@ describe('express specifics', () => {
   });
 });
 
+describe('express behind a local proxy on a unix socket', () => {
+  it("believes the rule's header from the socket, which has no address, not req.ip (with trust proxy, the client's own leftmost X-Forwarded-For entry)", async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { request } = await import('node:http');
+    const dir = mkdtempSync(join(tmpdir(), 'agentwarden-unix-'));
+    const socketPath = join(dir, 'app.sock');
+    const app = express();
+    app.set('trust proxy', true);
+    app.use(expressAgentwarden({ engine: embedEngine(), clientIp: createClientIpRule({ headers: ['x-real-ip'] }) }));
+    app.get('/', (req, res) => void res.json({ clientIp: req.agentwarden?.clientIp, result: req.agentwarden?.result }));
+    const server = createServer(app);
+    await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+    try {
+      const body = await new Promise<string>((resolve, reject) => {
+        const req = request({ socketPath, path: '/', headers: { 'user-agent': GOOGLEBOT_UA, 'x-forwarded-for': LOOPBACK_STAND_IN, 'x-real-ip': '198.51.100.4' } }, (res) => {
+          let text = '';
+          res.on('data', (chunk) => (text += chunk));
+          res.on('end', () => resolve(text));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      expect(JSON.parse(body)).toEqual({ clientIp: '198.51.100.4', result: 'verification_failed' });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('express with a trusted proxy header', () => {
   it("believes the rule's header over req.ip when the app trusts every proxy (req.ip is then the client's own leftmost X-Forwarded-For entry)", async () => {
     const app = express();
