@@ -27,8 +27,9 @@ export interface RobotsSourceOptions {
   /**
    * The site's own robots.txt (its `User-agent: *` group, `Sitemap` lines...), served first, then
    * agentwarden's groups: the middleware answers `/robots.txt` itself, so a route of the site's
-   * own for it is never reached. Up to 64 KiB; together with the groups within 500 KiB. It may not
-   * end with a group without rules, nor name an agent the policy's groups name (refused at creation).
+   * own for it is never reached. Up to 64 KiB; together with the groups within 500 KiB. A last
+   * group without rules is closed with an empty `Disallow:`; a group for an agent the policy's
+   * groups name is refused at creation.
    */
   readonly siteRobotsTxt?: string;
   /** A Known Agents-compatible API's base URL; the text comes from `<url>/robots-txts`. */
@@ -116,10 +117,12 @@ export function checkRobotsSource(value: unknown, denied: PolicyRobotsDefaults, 
   return { ...options, agentTypes, ...(disallowAgents === undefined ? {} : { disallowAgents }), ...(allowAgents === undefined ? {} : { allowAgents }) };
 }
 
-/** The `User-agent` values of a robots.txt, and those of a last group that has no rule (RFC 9309 §2.1). */
-function userAgentLines(text: string): { readonly all: readonly string[]; readonly dangling: readonly string[] } {
+// Field names parsers take as User-agent: Google's accepts these misspellings too.
+const USER_AGENT_FIELDS = new Set(['user-agent', 'useragent', 'user agent']);
+
+/** The `User-agent` values of a robots.txt, and whether its last group has no Allow or Disallow rule (RFC 9309 §2.1). */
+function userAgentLines(text: string): { readonly all: readonly string[]; readonly dangling: boolean } {
   const all: string[] = [];
-  let group: string[] = [];
   let ruled = true;
   for (const raw of text.split(/\r\n|\r|\n/)) {
     const line = raw.replace(/#.*/, '').trim();
@@ -127,29 +130,36 @@ function userAgentLines(text: string): { readonly all: readonly string[]; readon
     if (colon === -1) continue;
     const field = line.slice(0, colon).trim().toLowerCase();
     const value = line.slice(colon + 1).trim();
-    if (field === 'user-agent') {
-      if (ruled) group = [];
+    if (USER_AGENT_FIELDS.has(field)) {
       ruled = false;
-      group.push(value);
       all.push(value);
     } else if (field === 'allow' || field === 'disallow') ruled = true;
   }
-  return { all, dangling: ruled ? [] : group };
+  return { all, dangling: !ruled };
+}
+
+/** How parsers key a User-agent value: lower-cased, cut at the first "/" (robots-parser, Google's product token). */
+function userAgentKey(value: string): string {
+  const lower = value.toLowerCase();
+  const slash = lower.indexOf('/');
+  return (slash === -1 ? lower : lower.slice(0, slash)).trim();
 }
 
 /**
- * The site's own robots.txt, checked against agentwarden's groups it is served before: a last
- * group without rules would take agentwarden's first group's rules (its User-agent lines run on
- * into them), and a group naming an agent agentwarden's groups name merges with theirs (RFC 9309
- * §2.2.1), so the policy's rule for that agent and the site's would say two things at once.
+ * The site's own robots.txt, made safe to serve before agentwarden's groups. A last group without
+ * an Allow or Disallow line (only `Crawl-delay`, or nothing) would run on into agentwarden's first
+ * group and take its rules, so it is closed with an empty `Disallow:` (which allows everything, as
+ * a group without rules does). A group naming an agent agentwarden's groups name would merge with
+ * theirs (RFC 9309 §2.2.1), the policy's rule and the site's saying two things at once: refused.
  * @throws {RangeError} naming `robotsTxt.siteRobotsTxt`.
  */
-function checkSiteRobotsTxt(site: string, rendered: string): void {
+function siteRobotsTxtBefore(site: string, rendered: string): string {
   const own = userAgentLines(site);
-  if (own.dangling.length > 0) throw new RangeError(`robotsTxt.siteRobotsTxt ends with User-agent: ${own.dangling.join(', ')} and no Allow or Disallow line; those agents would take the rules of the group after it`);
-  const ours = new Set(userAgentLines(rendered).all.map((value) => value.toLowerCase()));
-  const both = own.all.filter((value) => ours.has(value.toLowerCase()));
+  const ours = new Set(userAgentLines(rendered).all.map(userAgentKey));
+  const both = own.all.filter((value) => value !== '*' && ours.has(userAgentKey(value)));
   if (both.length > 0) throw new RangeError(`robotsTxt.siteRobotsTxt has a group for ${both.join(', ')}, which the policy's robots.txt names too; leave that agent to the policy (or its agentTypes, disallowAgents, allowAgents)`);
+  const text = site.endsWith('\n') ? site : `${site}\n`;
+  return own.dangling ? `${text}Disallow: # added by agentwarden: ends the group above, whose crawlers may go anywhere\n` : text;
 }
 
 /**
@@ -164,12 +174,12 @@ export function createRobotsSource(options: RobotsSourceOptions, engine: Engine,
   const site = options.siteRobotsTxt;
   /** What is served of agentwarden's text: after the site's own, when given (undefined when the whole passes 500 KiB). */
   const served = (text: string, etag: string | undefined): ServedRobotsTxt | undefined => {
-    if (site === undefined || site === '') return Object.freeze({ text, etag });
-    const whole = `${site}${site.endsWith('\n') ? '' : '\n'}\n${text}`;
+    if (siteText === undefined) return Object.freeze({ text, etag });
+    const whole = `${siteText}\n${text}`;
     const bytes = new TextEncoder().encode(whole);
     return bytes.length > MAX_ROBOTS_TXT_BYTES ? undefined : Object.freeze({ text: whole, etag: strongEtag(bytes) });
   };
-  if (site !== undefined) checkSiteRobotsTxt(site, rendered.text);
+  const siteText = site === undefined || site === '' ? undefined : siteRobotsTxtBefore(site, rendered.text);
   const local = served(rendered.text, rendered.etag);
   if (local === undefined) throw new RangeError(`robotsTxt: the site's own robots.txt and agentwarden's groups come to more than ${MAX_ROBOTS_TXT_BYTES} bytes (RFC 9309's limit); shorten siteRobotsTxt or choose fewer types`);
   if (options.url === undefined) return { get: () => local };

@@ -207,14 +207,17 @@ describe('access policy in the middleware', () => {
     expect((await run(get('/robots.txt', BROWSER_UA, { 'if-none-match': etag }), app, LOOPBACK)).status).toBe(304);
     expect(() => middleware({ denyAgents: ['gptbot'], robotsTxt: { siteRobotsTxt: 'x'.repeat(64 * 1024 + 1) } })).toThrow('robotsTxt.siteRobotsTxt is 65537 bytes; at most 65536');
     expect(() => middleware({ denyAgents: ['gptbot'], robotsTxt: { siteRobotsTxt: 42 as unknown as string } })).toThrow(TypeError);
-    // A last group without rules would run on into the policy's first group and take its rules.
-    expect(() => middleware({ denyAgents: ['gptbot'], robotsTxt: { siteRobotsTxt: 'User-agent: *\nDisallow: /admin\n\nUser-agent: Googlebot\n' } })).toThrow(
-      'robotsTxt.siteRobotsTxt ends with User-agent: Googlebot and no Allow or Disallow line',
+    // A last group without rules (a Crawl-delay only) would run on into the policy's first group
+    // and take its rules (Googlebot, reading *, told Disallow: /): it is closed with an empty Disallow.
+    const delayed = middleware({ denyAgents: ['gptbot'], robotsTxt: { siteRobotsTxt: 'User-agent: *\nCrawl-delay: 10' } });
+    expect(await (await delayed.run(get('/robots.txt', BROWSER_UA), app, LOOPBACK)).text()).toBe(
+      'User-agent: *\nCrawl-delay: 10\nDisallow: # added by agentwarden: ends the group above, whose crawlers may go anywhere\n\nUser-agent: GPTBot\nDisallow: /\n',
     );
-    // A group for an agent the policy names would merge with the policy's (GPTBot allowed there, denied at the door).
-    expect(() => middleware({ denyAgents: ['gptbot'], robotsTxt: { siteRobotsTxt: 'User-agent: *\nDisallow: /admin\n\nUser-agent: gptbot # ours\nAllow: /\n' } })).toThrow(
-      'robotsTxt.siteRobotsTxt has a group for gptbot, which the policy\'s robots.txt names too',
-    );
+    // A group for an agent the policy names would merge with the policy's (GPTBot allowed there, denied at the door),
+    // however a parser reads its name: any case, with a version, under a misspelt field name.
+    for (const line of ['User-agent: gptbot # ours', 'User-agent: GPTBot/1.2', 'Useragent: GPTBot']) {
+      expect(() => middleware({ denyAgents: ['gptbot'], robotsTxt: { siteRobotsTxt: `User-agent: *\nDisallow: /admin\n\n${line}\nAllow: /\n` } })).toThrow(/robotsTxt.siteRobotsTxt has a group for \S+, which the policy's robots.txt names too/);
+    }
   });
 
   it('tells the agents it lets in when verified Allow: / in robots.txt (their genuine crawlers read it), the rest of their types Disallow: /, as at the door', async () => {
