@@ -23,6 +23,13 @@ function percent(octet: number): string {
   return `%${octet.toString(16).toUpperCase().padStart(2, '0')}`;
 }
 
+function matchesEveryPath(pattern: string): boolean {
+  const anchored = pattern.endsWith('$');
+  const body = (anchored ? pattern.slice(0, -1) : pattern).replace(/\*/g, '.*');
+  const regex = new RegExp(`^${body}${anchored ? '$' : ''}`);
+  return ['/', '/a', '/a/b'].every((path) => regex.test(path));
+}
+
 /**
  * Validates a path pattern and percent-encodes it: non-ASCII as UTF-8 %XX, "#" as %23, a "%" not
  * starting a valid %XX as %25, existing %XX kept (hex upper-cased, as Google's and robots-parser's
@@ -38,9 +45,10 @@ export function encodeRobotsPath(path: unknown): EncodedPath {
   if (hasLoneSurrogate(path)) return { ok: false, code: 'invalid-unicode', message: 'a path must be well-formed Unicode (it holds an unpaired surrogate)' };
   // RFC 9309 §2.2: path-pattern = "/" *UTF8-char-noctl; "*" is accepted first too (RFC §5.1 uses "*.gif$").
   if (!path.startsWith('/') && !path.startsWith('*')) return { ok: false, code: 'invalid-path', message: `a path must start with "/" or "*"` };
-  // "*", "/*" or "/*$" match every path, as "/" does; parsers without wildcards (Python's
-  // urllib.robotparser) read "Disallow: *" or "Disallow: /*" as nothing.
-  if (/^\/?\*+\$?$/.test(path)) return { ok: true, value: '/' };
+  // "*", "/*", "*/" or "/*$" match every path, as "/" does; parsers without wildcards (Python's
+  // urllib.robotparser) read them as nothing. A pattern of only "/", "*" (and a final "$") that
+  // matches "/", "/a" and "/a/b" matches every path, as every path starts with "/".
+  if (/^[/*]*\*[/*]*\$?$/.test(path) && matchesEveryPath(path)) return { ok: true, value: '/' };
   let out = '';
   for (let i = 0; i < path.length; i++) {
     const char = path[i]!;

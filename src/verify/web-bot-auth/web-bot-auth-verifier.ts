@@ -270,7 +270,8 @@ export function webBotAuthVerifier(options: WebBotAuthVerifierOptions = {}): Ver
     // The agent's own signature, for a host that is not this site's: a replay. (No Host at all
     // leaves the signature unchecked below: authority-not-sent.)
     if (siteAuthorities !== undefined && message.authority !== undefined) {
-      const authority = normalizeAuthority(message.authority, scheme);
+      // A fully qualified host (`site.example.`) is the same host.
+      const authority = normalizeAuthority(message.authority, scheme)?.replace(/\.(?=(:\d+)?$)/, '');
       if (authority === undefined || !siteAuthorities.has(authority)) return fail('authority-not-ours');
     }
     // Validity is judged at the time the request arrived: a visit reported minutes later (batched,

@@ -76,6 +76,7 @@ describe('web-bot-auth verifier: must-fail cases', () => {
     // signRequest signs for https://example.com/... by default: the site's own host.
     expect(await site.check(await site.sign())).toEqual(VERIFIED);
     expect(await site.check(await site.sign({ url: 'https://www.example.com/page' }))).toEqual(VERIFIED);
+    expect(await site.check(await site.sign({ url: 'https://example.com./page' }))).toEqual(VERIFIED);
     // Genuinely signed, for another site, and sent here as it was signed.
     expect(await site.check(await site.sign({ url: 'https://attacker.example/page' }))).toEqual(failed('authority-not-ours'));
     // Without the option any host is judged, so the replay verifies.
