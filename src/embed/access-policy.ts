@@ -141,23 +141,30 @@ export function createAccessPolicy(options: AccessPolicyOptions, catalog: Catalo
   );
   let robotsTxt: RobotsSourceOptions | undefined;
   // robots.txt names catalog agents only: an unlisted one is denied at the door, not in robots.txt.
-  // An agent the policy lets in when verified gets "Allow: /" however its type is disallowed: the
-  // genuine crawler reads robots.txt and would stay away (Googlebot told "Disallow: /" drops the
-  // site), while spoofers, who do not read it, are denied at the door. One that the engine's
-  // verifiers cannot verify is denied at the door always, and robots.txt disallows it with its type.
+  // Nor does it disallow what the policy lets in when verified: the genuine crawler reads robots.txt
+  // and would stay away (Googlebot told "Disallow: /" drops the site), while spoofers, who do not
+  // read it, are denied at the door. Such a type is left out whole, its crawlers reading the site's
+  // own `*` group (naming each with "Allow: /" would override that group's rules for them); the ones
+  // nothing can verify, denied at the door always, are not told so: a 403 tells them.
   const canBeVerified = (agent: Agent) => {
     const methods = verificationMethodsOf(agent);
     if (verifierNames === undefined) return methods.length > 0;
+    // A verifier of the site's own making may verify any agent.
     return methods.some((method) => verifierNames.includes(method)) || verifierNames.some((name) => !(VERIFICATION_METHODS as readonly string[]).includes(name));
   };
-  const letInWhenVerified = (agent: Agent) => allowedVerifiedTypes.has(agent.type) && canBeVerified(agent);
   const denied = {
-    agentTypes: [...deniedTypes],
-    agents: [...deniedAgents].filter((id) => !isUnlistedAgentId(id) && !letInWhenVerified(catalog.getAgent(id)!)),
-    letIn: (types: readonly string[]) => catalog.agents.filter((agent) => letInWhenVerified(agent) && (types.includes(agent.type) || deniedAgents.has(agent.id))).map((agent) => agent.id),
+    agentTypes: [...deniedTypes].filter((type) => !allowedVerifiedTypes.has(type)),
+    agents: [...deniedAgents].filter((id) => {
+      const agent = catalog.getAgent(id)!;
+      return !isUnlistedAgentId(id) && !(allowedVerifiedTypes.has(agent.type) && canBeVerified(agent));
+    }),
   };
   if (options.robotsTxt === true) {
-    if (denied.agentTypes.length === 0 && denied.agents.length === 0) throw new RangeError('robotsTxt: true renders robots.txt from denyAgentTypes and the catalog agents of denyAgents, which are empty; list agentTypes in robotsTxt or deny some types or agents');
+    if (denied.agentTypes.length === 0 && denied.agents.length === 0) {
+      throw new RangeError(
+        'robotsTxt: true renders robots.txt from denyAgentTypes and the catalog agents of denyAgents, less what allowVerifiedAgentTypes lets in, which leaves nothing; list agentTypes in robotsTxt or deny some types or agents',
+      );
+    }
     robotsTxt = checkRobotsSource({}, denied, catalog);
   } else if (options.robotsTxt !== undefined && options.robotsTxt !== false) {
     robotsTxt = checkRobotsSource(options.robotsTxt, denied, catalog);

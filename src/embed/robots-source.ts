@@ -69,17 +69,15 @@ function robotsBody(options: RobotsSourceOptions) {
   };
 }
 
-/** What the policy denies, as robots.txt defaults: types, agents by name, and the agents it lets in when verified (`letIn(types)`). */
+/** What the policy denies, as robots.txt defaults: types and agents by name. */
 export interface PolicyRobotsDefaults {
   readonly agentTypes: readonly string[];
   readonly agents: readonly string[];
-  readonly letIn?: (agentTypes: readonly string[]) => readonly string[];
 }
 
 /**
  * Validates a robots.txt source against the catalog; the policy's denied types and agents are the
- * defaults of `agentTypes` and `disallowAgents`, and the agents it lets in when verified those of
- * `allowAgents`, so the file says what the policy does.
+ * defaults of `agentTypes` and `disallowAgents`, so the file says what the policy does.
  * @throws {TypeError | RangeError} naming `robotsTxt.<option>`.
  */
 export function checkRobotsSource(value: unknown, denied: PolicyRobotsDefaults, catalog: Catalog): RobotsSourceOptions {
@@ -88,11 +86,8 @@ export function checkRobotsSource(value: unknown, denied: PolicyRobotsDefaults, 
   for (const key of Object.keys(options)) if (!OPTIONS.has(key)) throw new RangeError(`robotsTxt.${key} is not an option (${[...OPTIONS].join(', ')})`);
   const agentTypes = options.agentTypes ?? denied.agentTypes;
   const disallowAgents = options.disallowAgents ?? (denied.agents.length === 0 ? undefined : denied.agents);
-  // The agents the policy lets in when verified, of the types disallowed: "Allow: /" for them.
-  const letIn = options.allowAgents === undefined ? (denied.letIn?.(agentTypes) ?? []) : [];
-  const allowAgents = options.allowAgents ?? (letIn.length === 0 ? undefined : letIn);
   try {
-    validateRobotsOptions(robotsBody({ ...options, agentTypes, ...(disallowAgents === undefined ? {} : { disallowAgents }), ...(allowAgents === undefined ? {} : { allowAgents }) }), catalog);
+    validateRobotsOptions(robotsBody({ ...options, agentTypes, ...(disallowAgents === undefined ? {} : { disallowAgents }) }), catalog);
   } catch (error) {
     if (error instanceof RobotsOptionsError) throw new RangeError(`robotsTxt: ${error.message}${options.agentTypes === undefined ? ' (agentTypes defaults to denyAgentTypes)' : ''}`);
     throw error;
@@ -114,7 +109,7 @@ export function checkRobotsSource(value: unknown, denied: PolicyRobotsDefaults, 
   }
   if (options.refreshMs !== undefined && (!Number.isSafeInteger(options.refreshMs) || options.refreshMs < 1000)) throw new RangeError(`robotsTxt.refreshMs must be an integer >= 1000, got ${String(options.refreshMs)}`);
   if (options.fetch !== undefined && typeof options.fetch !== 'function') throw new TypeError('robotsTxt.fetch must be a function (the Fetch API)');
-  return { ...options, agentTypes, ...(disallowAgents === undefined ? {} : { disallowAgents }), ...(allowAgents === undefined ? {} : { allowAgents }) };
+  return { ...options, agentTypes, ...(disallowAgents === undefined ? {} : { disallowAgents }) };
 }
 
 // Field names parsers take as User-agent: Google's accepts these misspellings too.
@@ -126,10 +121,12 @@ function userAgentLines(text: string): { readonly all: readonly string[]; readon
   let ruled = true;
   for (const raw of text.split(/\r\n|\r|\n/)) {
     const line = raw.replace(/#.*/, '').trim();
+    // Google's parser also takes whitespace for the colon (`User-agent GPTBot`).
     const colon = line.indexOf(':');
-    if (colon === -1) continue;
-    const field = line.slice(0, colon).trim().toLowerCase();
-    const value = line.slice(colon + 1).trim();
+    const separator = colon !== -1 ? colon : line.search(/\s(?=\S+$)/);
+    if (separator === -1) continue;
+    const field = line.slice(0, separator).trim().toLowerCase();
+    const value = line.slice(separator + 1).trim();
     if (USER_AGENT_FIELDS.has(field)) {
       ruled = false;
       all.push(value);
@@ -138,11 +135,9 @@ function userAgentLines(text: string): { readonly all: readonly string[]; readon
   return { all, dangling: !ruled };
 }
 
-/** How parsers key a User-agent value: lower-cased, cut at the first "/" (robots-parser, Google's product token). */
+/** How parsers key a User-agent value: its leading product token, lower-cased (`GPTBot/1.2`, `GPTBot*` and `GPTBot (+url)` are all `gptbot`). */
 function userAgentKey(value: string): string {
-  const lower = value.toLowerCase();
-  const slash = lower.indexOf('/');
-  return (slash === -1 ? lower : lower.slice(0, slash)).trim();
+  return (/^[A-Za-z0-9_.-]*/.exec(value.trim())?.[0] ?? '').toLowerCase();
 }
 
 /**
@@ -156,7 +151,7 @@ function userAgentKey(value: string): string {
 function siteRobotsTxtBefore(site: string, rendered: string): string {
   const own = userAgentLines(site);
   const ours = new Set(userAgentLines(rendered).all.map(userAgentKey));
-  const both = own.all.filter((value) => value !== '*' && ours.has(userAgentKey(value)));
+  const both = own.all.filter((value) => userAgentKey(value) !== '' && ours.has(userAgentKey(value)));
   if (both.length > 0) throw new RangeError(`robotsTxt.siteRobotsTxt has a group for ${both.join(', ')}, which the policy's robots.txt names too; leave that agent to the policy (or its agentTypes, disallowAgents, allowAgents)`);
   const text = site.endsWith('\n') ? site : `${site}\n`;
   return own.dangling ? `${text}Disallow: # added by agentwarden: ends the group above, whose crawlers may go anywhere\n` : text;

@@ -144,7 +144,7 @@ export function webBotAuthVerifier(options: WebBotAuthVerifierOptions = {}): Ver
     if (!Array.isArray(options.siteAuthorities) || options.siteAuthorities.length === 0) throw new TypeError('siteAuthorities must be a non-empty array of host names');
     siteAuthorities = new Set(
       options.siteAuthorities.map((host: unknown, i) => {
-        const normalized = typeof host === 'string' ? normalizeAuthority(host, scheme) : undefined;
+        const normalized = typeof host === 'string' ? normalizeAuthority(host, scheme)?.replace(/\.(?=(:\d+)?$)/, '') : undefined;
         if (normalized === undefined) throw new RangeError(`siteAuthorities[${i}] must be a host or host:port, got ${JSON.stringify(host)}`);
         return normalized;
       }),

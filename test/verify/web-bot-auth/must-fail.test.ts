@@ -72,7 +72,7 @@ describe('web-bot-auth verifier: must-fail cases', () => {
   });
 
   it("with siteAuthorities, a signature made for another site and replayed here with that site's Host fails authority-not-ours", async () => {
-    const site = setup({ siteAuthorities: ['Example.com', 'www.example.com:443'] });
+    const site = setup({ siteAuthorities: ['Example.com.', 'www.example.com:443'] });
     // signRequest signs for https://example.com/... by default: the site's own host.
     expect(await site.check(await site.sign())).toEqual(VERIFIED);
     expect(await site.check(await site.sign({ url: 'https://www.example.com/page' }))).toEqual(VERIFIED);
