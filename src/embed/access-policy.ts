@@ -160,10 +160,9 @@ export function createAccessPolicy(options: AccessPolicyOptions, catalog: Catalo
     }),
   };
   if (options.robotsTxt === true) {
-    if (denied.agentTypes.length === 0 && denied.agents.length === 0) {
-      throw new RangeError(
-        'robotsTxt: true renders robots.txt from denyAgentTypes and the catalog agents of denyAgents, less what allowVerifiedAgentTypes lets in, which leaves nothing; list agentTypes in robotsTxt or deny some types or agents',
-      );
+    // Nothing denied at all is a mistake; everything denied let in when verified is a policy (its robots.txt names nobody).
+    if (deniedTypes.size === 0 && [...deniedAgents].every(isUnlistedAgentId)) {
+      throw new RangeError('robotsTxt: true renders robots.txt from denyAgentTypes and the catalog agents of denyAgents, which are empty; list agentTypes in robotsTxt or deny some types or agents');
     }
     robotsTxt = checkRobotsSource({}, denied, catalog);
   } else if (options.robotsTxt !== undefined && options.robotsTxt !== false) {

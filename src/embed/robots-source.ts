@@ -69,6 +69,11 @@ function robotsBody(options: RobotsSourceOptions) {
   };
 }
 
+/** Whether the options name no type and no agent: agentwarden then has no group to add. */
+function namesNothing(options: RobotsSourceOptions): boolean {
+  return (options.agentTypes ?? []).length === 0 && (options.disallowAgents ?? []).length === 0 && (options.allowAgents ?? []).length === 0;
+}
+
 /** What the policy denies, as robots.txt defaults: types and agents by name. */
 export interface PolicyRobotsDefaults {
   readonly agentTypes: readonly string[];
@@ -87,7 +92,8 @@ export function checkRobotsSource(value: unknown, denied: PolicyRobotsDefaults, 
   const agentTypes = options.agentTypes ?? denied.agentTypes;
   const disallowAgents = options.disallowAgents ?? (denied.agents.length === 0 ? undefined : denied.agents);
   try {
-    validateRobotsOptions(robotsBody({ ...options, agentTypes, ...(disallowAgents === undefined ? {} : { disallowAgents }) }), catalog);
+    // Nothing of the policy's to say (every type it denies is let in when verified): only the site's own lines.
+    if (!namesNothing({ ...options, agentTypes, disallowAgents })) validateRobotsOptions(robotsBody({ ...options, agentTypes, ...(disallowAgents === undefined ? {} : { disallowAgents }) }), catalog);
   } catch (error) {
     if (error instanceof RobotsOptionsError) throw new RangeError(`robotsTxt: ${error.message}${options.agentTypes === undefined ? ' (agentTypes defaults to denyAgentTypes)' : ''}`);
     throw error;
@@ -165,19 +171,21 @@ function siteRobotsTxtBefore(site: string, rendered: string): string {
  */
 export function createRobotsSource(options: RobotsSourceOptions, engine: Engine, clock: { now(): number }, timers: Timers): RobotsSource {
   const body = robotsBody(options);
-  const rendered = engine.renderRobotsTxt(body);
+  const empty = namesNothing(options);
+  const rendered = empty ? { text: '', etag: strongEtag(new Uint8Array(0)) } : engine.renderRobotsTxt(body);
   const site = options.siteRobotsTxt;
   /** What is served of agentwarden's text: after the site's own, when given (undefined when the whole passes 500 KiB). */
   const served = (text: string, etag: string | undefined): ServedRobotsTxt | undefined => {
     if (siteText === undefined) return Object.freeze({ text, etag });
-    const whole = `${siteText}\n${text}`;
+    const whole = text === '' ? siteText : `${siteText}\n${text}`;
     const bytes = new TextEncoder().encode(whole);
     return bytes.length > MAX_ROBOTS_TXT_BYTES ? undefined : Object.freeze({ text: whole, etag: strongEtag(bytes) });
   };
   const siteText = site === undefined || site === '' ? undefined : siteRobotsTxtBefore(site, rendered.text);
   const local = served(rendered.text, rendered.etag);
   if (local === undefined) throw new RangeError(`robotsTxt: the site's own robots.txt and agentwarden's groups come to more than ${MAX_ROBOTS_TXT_BYTES} bytes (RFC 9309's limit); shorten siteRobotsTxt or choose fewer types`);
-  if (options.url === undefined) return { get: () => local };
+  // With nothing to name there is nothing to ask a server for.
+  if (options.url === undefined || empty) return { get: () => local };
 
   const endpoint = new URL('robots-txts', options.url.endsWith('/') ? options.url : `${options.url}/`);
   const fetchImpl = options.fetch ?? globalThis.fetch;

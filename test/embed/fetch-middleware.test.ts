@@ -157,7 +157,7 @@ describe('access policy in the middleware', () => {
     const byType = middleware({ denyAgentTypes: ['Uncategorized'] });
     expect((await byType.run(get('/', 'OtherBot/1.0'), app, LOOPBACK)).status).toBe(403);
     expect((await byType.run(get('/', BROWSER_UA), app, LOOPBACK)).status).toBe(200);
-    expect(() => middleware({ denyAgents: ['unlisted:AcmeBot'], robotsTxt: true })).toThrow(/the catalog agents of denyAgents, less what allowVerifiedAgentTypes lets in, which leaves nothing/);
+    expect(() => middleware({ denyAgents: ['unlisted:AcmeBot'], robotsTxt: true })).toThrow(/the catalog agents of denyAgents, which are empty/);
   });
 
   it('in report-only mode records the decision and lets the request through', async () => {
@@ -228,7 +228,13 @@ describe('access policy in the middleware', () => {
     const text = await (await run(get('/robots.txt', BROWSER_UA), app, LOOPBACK)).text();
     expect(text).toBe(embedEngine().robotsTxt({ agent_types: ['AI Data Scraper'], disallow_agents: ['claudebot'] }));
     expect(text).not.toMatch(/^User-agent: Googlebot$/m);
-    expect(() => middleware({ denyAgentTypes: ['Search Engine Crawler'], allowVerifiedAgentTypes: ['Search Engine Crawler'], robotsTxt: true })).toThrow(/less what allowVerifiedAgentTypes lets in, which leaves nothing/);
+    // Deny unless verified, and nothing else: robots.txt names nobody (the site's own lines, else empty).
+    const unlessVerified = middleware({ denyAgentTypes: ['Search Engine Crawler'], allowVerifiedAgentTypes: ['Search Engine Crawler'], robotsTxt: true });
+    const empty = await unlessVerified.run(get('/robots.txt', BROWSER_UA), app, LOOPBACK);
+    expect(empty.status).toBe(200);
+    expect(await empty.text()).toBe('');
+    const ownOnly = middleware({ denyAgentTypes: ['Search Engine Crawler'], allowVerifiedAgentTypes: ['Search Engine Crawler'], robotsTxt: { siteRobotsTxt: 'User-agent: *\nDisallow: /admin\n' } });
+    expect(await (await ownOnly.run(get('/robots.txt', BROWSER_UA), app, LOOPBACK)).text()).toBe('User-agent: *\nDisallow: /admin\n');
     // Named in denyAgents: left out only when the engine's verifiers can verify it (none here).
     const unverifying = createFetchMiddleware({ engine: createEngine({ catalog: embedEngine().catalog }), policy: { denyAgentTypes: ['AI Data Scraper'], allowVerifiedAgentTypes: ['Search Engine Crawler'], denyAgents: ['googlebot'], robotsTxt: true } });
     expect(await (await unverifying(get('/robots.txt', BROWSER_UA), app, LOOPBACK)).text()).toContain('User-agent: Googlebot\nDisallow: /\n');

@@ -145,7 +145,7 @@ export function webBotAuthVerifier(options: WebBotAuthVerifierOptions = {}): Ver
     siteAuthorities = new Set(
       options.siteAuthorities.map((host: unknown, i) => {
         const normalized = typeof host === 'string' ? normalizeAuthority(host, scheme)?.replace(/\.(?=(:\d+)?$)/, '') : undefined;
-        if (normalized === undefined) throw new RangeError(`siteAuthorities[${i}] must be a host or host:port, got ${JSON.stringify(host)}`);
+        if (normalized === undefined || normalized === '' || /^\.|\.\.|\.(:|$)/.test(normalized)) throw new RangeError(`siteAuthorities[${i}] must be a host or host:port, got ${JSON.stringify(host)}`);
         return normalized;
       }),
     );

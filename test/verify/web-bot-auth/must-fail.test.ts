@@ -86,7 +86,7 @@ describe('web-bot-auth verifier: must-fail cases', () => {
     const hostless = await site.sign();
     delete hostless.request_headers['Host'];
     expect(await site.check(hostless)).toEqual(unverifiable('authority-not-sent'));
-    expect(() => setup({ siteAuthorities: ['example.com/path'] })).toThrow('siteAuthorities[0] must be a host or host:port');
+    for (const bad of ['example.com/path', '.', 'site.example..', '.example.com']) expect(() => setup({ siteAuthorities: [bad] })).toThrow('siteAuthorities[0] must be a host or host:port');
     expect(() => setup({ siteAuthorities: [] })).toThrow(TypeError);
   });
 
