@@ -120,10 +120,12 @@ const decision = (rule: string, action: 'allow' | 'deny', reportOnly: boolean): 
 
 /**
  * Validates and compiles a policy against a catalog (agents named in it must exist there).
+ * `verifierNames` (the engine's, `engine.verifierNames`) says which agents can be verified, for
+ * robots.txt; without it, any agent the catalog gives verification data for.
  * @throws {TypeError} for an option of the wrong type; {RangeError} for an unknown option, agent
  * type or agent, a status other than 402/403, or a bad header (the message names the option).
  * @example
- * const policy = createAccessPolicy({ denyVerificationFailed: true, denyAgentTypes: ['AI Data Scraper'], allowVerifiedAgentTypes: ['Search Engine Crawler'] }, engine.catalog);
+ * const policy = createAccessPolicy({ denyVerificationFailed: true, denyAgentTypes: ['AI Data Scraper'], allowVerifiedAgentTypes: ['Search Engine Crawler'] }, engine.catalog, engine.verifierNames);
  * policy.decide(identification); // { rule: 'deny-agent-type', action: 'deny', report_only: false }
  */
 export function createAccessPolicy(options: AccessPolicyOptions, catalog: Catalog, verifierNames?: readonly string[]): AccessPolicy {
