@@ -3,6 +3,7 @@
 import type { Catalog } from '../catalog/catalog.js';
 import type { Engine } from '../engine.js';
 import { RobotsOptionsError } from '../robots/errors.js';
+import { robotsTxtRecords } from '../robots/match.js';
 import { strongEtag } from '../robots/etag.js';
 import { validateRobotsOptions, type RobotsAgentEntry } from '../robots/options.js';
 import { MAX_ROBOTS_TXT_BYTES } from '../robots/render.js';
@@ -125,14 +126,8 @@ const USER_AGENT_FIELDS = new Set(['user-agent', 'useragent', 'user agent']);
 function userAgentLines(text: string): { readonly all: readonly string[]; readonly dangling: boolean } {
   const all: string[] = [];
   let ruled = true;
-  for (const raw of text.split(/\r\n|\r|\n/)) {
-    const line = raw.replace(/#.*/, '').trim();
-    // Google's parser also takes whitespace for the colon (`User-agent GPTBot`).
-    const colon = line.indexOf(':');
-    const separator = colon !== -1 ? colon : line.search(/\s(?=\S+$)/);
-    if (separator === -1) continue;
-    const field = line.slice(0, separator).trim().toLowerCase();
-    const value = line.slice(separator + 1).trim();
+  // Read as Google's parser reads it, whitespace for the colon included (`User-agent GPTBot`).
+  for (const { field, value } of robotsTxtRecords(text, true)) {
     if (USER_AGENT_FIELDS.has(field)) {
       ruled = false;
       all.push(value);
@@ -174,6 +169,7 @@ export function createRobotsSource(options: RobotsSourceOptions, engine: Engine,
   const empty = namesNothing(options);
   const rendered = empty ? { text: '', etag: strongEtag(new Uint8Array(0)) } : engine.renderRobotsTxt(body);
   const site = options.siteRobotsTxt;
+  const siteText = site === undefined || site === '' ? undefined : siteRobotsTxtBefore(site, rendered.text);
   /** What is served of agentwarden's text: after the site's own, when given (undefined when the whole passes 500 KiB). */
   const served = (text: string, etag: string | undefined): ServedRobotsTxt | undefined => {
     if (siteText === undefined) return Object.freeze({ text, etag });
@@ -181,7 +177,6 @@ export function createRobotsSource(options: RobotsSourceOptions, engine: Engine,
     const bytes = new TextEncoder().encode(whole);
     return bytes.length > MAX_ROBOTS_TXT_BYTES ? undefined : Object.freeze({ text: whole, etag: strongEtag(bytes) });
   };
-  const siteText = site === undefined || site === '' ? undefined : siteRobotsTxtBefore(site, rendered.text);
   const local = served(rendered.text, rendered.etag);
   if (local === undefined) throw new RangeError(`robotsTxt: the site's own robots.txt and agentwarden's groups come to more than ${MAX_ROBOTS_TXT_BYTES} bytes (RFC 9309's limit); shorten siteRobotsTxt or choose fewer types`);
   // With nothing to name there is nothing to ask a server for.
@@ -191,8 +186,8 @@ export function createRobotsSource(options: RobotsSourceOptions, engine: Engine,
   const fetchImpl = options.fetch ?? globalThis.fetch;
   const refreshMs = options.refreshMs ?? DAY_MS;
   const requestBody = JSON.stringify(body);
-  // The server's answer (its ETag asked with If-None-Match) and what is served of it.
-  let fetched: { readonly etag: string | undefined } | undefined;
+  // The server's ETag (asked with If-None-Match) and what is served of its answer.
+  let fetchedEtag: string | undefined;
   let cached: ServedRobotsTxt | undefined;
   let nextFetch = 0;
   let inFlight: Promise<ServedRobotsTxt> | undefined;
@@ -202,7 +197,7 @@ export function createRobotsSource(options: RobotsSourceOptions, engine: Engine,
     const timeout = timers.setTimeout(() => controller.abort(), FETCH_TIMEOUT_MS);
     try {
       const headers: Record<string, string> = { authorization: `Bearer ${options.token}`, 'content-type': 'application/json', accept: 'text/plain' };
-      if (fetched?.etag !== undefined) headers['if-none-match'] = fetched.etag;
+      if (fetchedEtag !== undefined) headers['if-none-match'] = fetchedEtag;
       // A redirect is not followed: the token goes only where it was configured to go.
       const response = await fetchImpl(endpoint, { method: 'POST', headers, body: requestBody, signal: controller.signal, redirect: 'manual' });
       if (response.status === 304 && cached !== undefined) {
@@ -220,7 +215,7 @@ export function createRobotsSource(options: RobotsSourceOptions, engine: Engine,
       const etag = response.headers.get('etag') ?? undefined;
       const whole = served(text, etag);
       if (whole === undefined) throw new Error(`POST ${endpoint.href} answered a robots.txt that, after the site's own, passes ${MAX_ROBOTS_TXT_BYTES} bytes`);
-      fetched = { etag };
+      fetchedEtag = etag;
       cached = whole;
       nextFetch = clock.now() + refreshMs;
       return cached;

@@ -150,6 +150,29 @@ export interface ParsedRobotsTxt {
   isAllowed(productToken: string, path: string): RobotsMatch;
 }
 
+/** One `field: value` line of a robots.txt, its field lower-cased, comment and blanks stripped. */
+export interface RobotsTxtRecord {
+  readonly field: string;
+  readonly value: string;
+}
+
+/**
+ * The records of robots.txt text, in order; lines without one are skipped. `lenient` also reads
+ * what Google's parser accepts beyond RFC 9309: whitespace for the colon (`User-agent GPTBot`).
+ */
+export function robotsTxtRecords(text: string, lenient = false): RobotsTxtRecord[] {
+  const records: RobotsTxtRecord[] = [];
+  for (const raw of String(text).split(/\r\n|\r|\n/)) {
+    const hash = raw.indexOf('#');
+    const line = (hash === -1 ? raw : raw.slice(0, hash)).trim();
+    const colon = line.indexOf(':');
+    const separator = colon !== -1 || !lenient ? colon : line.search(/\s(?=\S+$)/);
+    if (separator === -1) continue;
+    records.push({ field: line.slice(0, separator).trim().toLowerCase(), value: line.slice(separator + 1).trim() });
+  }
+  return records;
+}
+
 /**
  * Parses robots.txt text (RFC 9309 §2.1, §2.2.1): groups start with user-agent lines, a user-agent
  * line after a rule starts a new group, comments and unknown lines are skipped, rules before any
@@ -163,13 +186,7 @@ export function parseRobotsTxt(text: string): ParsedRobotsTxt {
   const groups: { agents: string[]; rules: RobotsRule[] }[] = [];
   let current: { agents: string[]; rules: RobotsRule[] } | undefined;
   let sawRule = false;
-  for (const raw of String(text).split(/\r\n|\r|\n/)) {
-    const hash = raw.indexOf('#');
-    const line = (hash === -1 ? raw : raw.slice(0, hash)).trim();
-    const colon = line.indexOf(':');
-    if (colon === -1) continue;
-    const key = line.slice(0, colon).trim().toLowerCase();
-    const value = line.slice(colon + 1).trim();
+  for (const { field: key, value } of robotsTxtRecords(text)) {
     if (key === 'user-agent') {
       if (current === undefined || sawRule) {
         current = { agents: [], rules: [] };

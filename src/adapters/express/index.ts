@@ -42,8 +42,9 @@ class NodeCheckRequest implements CheckRequest {
  * The agentwarden middleware. The client address is Express's `req.ip` (which honours the app's
  * `trust proxy` setting), else the socket's; the `clientIp` option's headers are believed only when
  * that address is one of the rule's proxies (a non-public address by default), so a client
- * reaching the site directly cannot name its own. The result is on `req.agentwarden`; a denial or `/robots.txt` is answered here; the visit
- * is recorded when the response has been sent (or the client went away).
+ * reaching the site directly cannot name its own. The result is on `req.agentwarden`; a denial
+ * or `/robots.txt` is answered here; the visit is recorded when the response has been sent (or
+ * the client went away).
  * @throws {TypeError | RangeError} for a bad option (the message names it).
  * @example
  * import express from 'express';

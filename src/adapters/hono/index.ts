@@ -99,8 +99,8 @@ function nodeBindings(env: unknown): NodeBindings | undefined {
  * The agentwarden middleware for Hono. The client address comes from the platform: the socket on
  * Node (`@hono/node-server`), `server.requestIP` on Bun, `info.remoteAddr` on Deno, the
  * `CF-Connecting-IP` header Cloudflare sets on Workers; the `clientIp` option's headers are
- * believed only when that address is one of the rule's proxies. The result is `c.get('agentwarden')`; on Workers the visit is flushed with
- * `c.executionCtx.waitUntil`.
+ * believed only when that address is one of the rule's proxies. The result is
+ * `c.get('agentwarden')`; on Workers the visit is flushed with `c.executionCtx.waitUntil`.
  * @throws {TypeError | RangeError} for a bad option (the message names it).
  * @example
  * import { Hono } from 'hono';

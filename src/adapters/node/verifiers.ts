@@ -20,6 +20,8 @@ export interface NodeVerifiersOptions {
   readonly dnsServers?: readonly string[];
   /** A directory of JAFAR IP lists (kept by `refresh-ip-ranges --dir`), replacing the bundled ones of the same name. */
   readonly ipRangesDirectory?: string;
+  /** The lists already read (`loadIpRangeLists`), instead of reading `ipRangesDirectory`. */
+  readonly ipRangeLists?: Record<string, unknown>;
   /** The site's own hosts, for Web Bot Auth (see `WebBotAuthVerifierOptions.siteAuthorities`); any host when omitted. */
   readonly siteAuthorities?: readonly string[];
 }
@@ -41,7 +43,7 @@ export function createNodeVerifiers(options: NodeVerifiersOptions = {}): Verifie
   const chosen = new Set<string>(methods);
   const verifiers: Verifier[] = [];
   if (chosen.has('web-bot-auth')) verifiers.push(webBotAuthVerifier({ fetchDirectory: createSafeDirectoryFetcher(), verifyEd25519: nodeEd25519(), ...(options.siteAuthorities === undefined ? {} : { siteAuthorities: options.siteAuthorities }) }));
-  if (chosen.has('ip-ranges')) verifiers.push(ipRangeVerifier({ lists: loadIpRangeLists(options.ipRangesDirectory) }));
+  if (chosen.has('ip-ranges')) verifiers.push(ipRangeVerifier({ lists: options.ipRangeLists ?? loadIpRangeLists(options.ipRangesDirectory) }));
   if (chosen.has('reverse-dns')) verifiers.push(reverseDnsVerifier({ resolver: createNodeResolver(options.dnsServers === undefined ? {} : { servers: options.dnsServers }) }));
   return verifiers;
 }

@@ -209,7 +209,10 @@ export const serveCommand: Command = {
     let engine: ReturnType<typeof createEngine>;
     // The same rule picks the address for IP verification and the one stored with each visit.
     let clientIpRule: ReturnType<typeof createClientIpRule>;
+    // Read once: for the verifier, and for the start-up warning about lists out of date.
+    let ipRangeLists: Record<string, unknown> | undefined;
     try {
+      if (methods === undefined || methods.includes('ip-ranges')) ipRangeLists = loadIpRangeLists(ipRangesDir);
       const proxies = list(v['trusted-proxies']);
       const trustedProxies = proxies === undefined ? undefined : proxies.length === 1 && /^\d+$/.test(proxies[0]!) ? Number(proxies[0]) : proxies;
       const headers = list(v['client-ip-headers']);
@@ -217,7 +220,7 @@ export const serveCommand: Command = {
       engine = createEngine({
         ...(catalog === undefined ? {} : { catalog }),
         clientIp: (clientIpRule = createClientIpRule({ ...(headers === undefined ? {} : { headers }), ...(trustedProxies === undefined ? {} : { trustedProxies }) })),
-        verifiers: methods?.length === 1 && methods[0] === 'none' ? [] : createNodeVerifiers({ methods: methods as NodeVerifierMethod[] | undefined, dnsServers: list(v['dns-servers']), ipRangesDirectory: ipRangesDir }),
+        verifiers: methods?.length === 1 && methods[0] === 'none' ? [] : createNodeVerifiers({ methods: methods as NodeVerifierMethod[] | undefined, dnsServers: list(v['dns-servers']), ...(ipRangeLists === undefined ? {} : { ipRangeLists }) }),
       });
     } catch (error) {
       return fail((error as Error).message);
@@ -350,8 +353,7 @@ export const serveCommand: Command = {
         retention_days: retentionDays,
         log_requests: logRequests,
       });
-      const verifying = methods === undefined || methods.includes('ip-ranges');
-      const outdated = verifying ? outdatedIpRangeLists(loadIpRangeLists(ipRangesDir), Date.now(), IP_LISTS_MAX_AGE_DAYS) : [];
+      const outdated = ipRangeLists === undefined ? [] : outdatedIpRangeLists(ipRangeLists, Date.now(), IP_LISTS_MAX_AGE_DAYS);
       if (outdated.length > 0) {
         log?.({
           time: new Date().toISOString(),
