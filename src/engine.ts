@@ -50,6 +50,8 @@ export interface NormalizedRequestContext {
   readonly clientIp?: (headers: ReadonlyMap<string, string>) => string | undefined;
   /** When the request arrived (ms since the epoch), when it is judged later (a stored visit). */
   readonly receivedAt?: number;
+  /** The site's own hosts for Web Bot Auth (a project's), in place of the verifier's (see `VerificationRequest`). */
+  readonly siteAuthorities?: readonly string[];
 }
 
 /** Options of `createEngine`. */
@@ -132,6 +134,7 @@ class ChainRequest implements VerificationRequest {
     readonly path: string | undefined,
     private readonly rule: (headers: ReadonlyMap<string, string>) => string | undefined,
     readonly receivedAt: number | undefined,
+    readonly siteAuthorities: readonly string[] | undefined,
   ) {}
   get clientIp(): string | undefined {
     if (this.#address === null) this.#address = this.rule(this.headers);
@@ -215,11 +218,12 @@ export function createEngine(options: EngineOptions = {}): Engine {
     path: string | undefined,
     rule: (headers: ReadonlyMap<string, string>) => string | undefined = clientIp,
     receivedAt?: number,
+    siteAuthorities?: readonly string[],
   ): Run | Promise<Run> => {
     const agent = findCandidate(headers);
     if (agent === undefined) return { identification: unknownAgent(id) };
     // With no verifiers (identification only) there is no chain to make a request for.
-    const chain = verifiers.length === 0 ? NOTHING_APPLIED : startVerifierChain(verifiers, agent, new ChainRequest(headers, method, path, rule, receivedAt), context);
+    const chain = verifiers.length === 0 ? NOTHING_APPLIED : startVerifierChain(verifiers, agent, new ChainRequest(headers, method, path, rule, receivedAt, siteAuthorities), context);
     // No closure for the synchronous answer: it is made per request on the hot path.
     if (chain instanceof Promise) return chain.then((outcome) => finishedRun(agent, outcome, id));
     return finishedRun(agent, chain, id);
@@ -259,6 +263,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
         typeof request.path === 'string' ? request.path : undefined,
         typeof request.clientIp === 'function' ? request.clientIp : clientIp,
         typeof request.receivedAt === 'number' && Number.isFinite(request.receivedAt) ? request.receivedAt : undefined,
+        Array.isArray(request.siteAuthorities) ? request.siteAuthorities : undefined,
       );
       return ran instanceof Promise ? ran.then(withReport) : withReport(ran);
     },

@@ -76,12 +76,13 @@ export { createOpenApiDocument, openApiErrorResponses } from './api/openapi.js';
 export { headerValue } from './api/request-headers.js';
 export { jsonBodyProblem, parseJsonBody } from './api/json-body.js';
 export type { JsonBodyResult } from './api/json-body.js';
-export { createMemoryProjectSettingsStore, createProjectClientIpRules, DEFAULT_PROJECT_SETTINGS, parseProjectSettings, projectClientIpRule } from './api/project-settings.js';
+export { createMemoryProjectSettingsStore, createProjectRequestRules, DEFAULT_PROJECT_SETTINGS, parseProjectSettings, projectClientIpRule } from './api/project-settings.js';
 export type {
   MemoryProjectSettingsStore,
   ParsedProjectSettings,
-  ProjectClientIpRules,
-  ProjectClientIpRulesOptions,
+  ProjectRequestRules,
+  ProjectRequestRulesCache,
+  ProjectRequestRulesOptions,
   ProjectClientIpSettings,
   ProjectRobotsSettings,
   ProjectSettings,

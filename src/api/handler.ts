@@ -23,7 +23,7 @@ import { headerValue, isJsonMediaType } from './request-headers.js';
 import { createRouter } from './router.js';
 import { constantTimeEqual, sha256Hex, type TokenHasher } from './token.js';
 import type { AdminAuthenticator, AdminSession, Route, RouteContext, RouteTable } from './route.js';
-import { createMemoryProjectSettingsStore, createProjectClientIpRules, type ProjectSettingsStore } from './project-settings.js';
+import { createMemoryProjectSettingsStore, createProjectRequestRules, type ProjectRequestRules, type ProjectSettingsStore } from './project-settings.js';
 import { createProjectSettingsRoutes } from './settings-routes.js';
 import { createVisitIngest } from './visit-ingest.js';
 import { createVisitRoutes, type EventStreamOptions } from './visit-routes.js';
@@ -204,12 +204,15 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
   const settings = options.settings ?? createMemoryProjectSettingsStore();
   const defaultClientIp = options.clientIp ?? createClientIpRule();
   if (typeof defaultClientIp !== 'function') throw new TypeError(`clientIp must be a function of the headers, got ${String(defaultClientIp)}`);
-  // Each project may read the visitor address its own way (its proxies); compiled once per project
-  // and read again every few seconds, so a rule saved through another server applies here too.
-  const clientIpRules = createProjectClientIpRules(settings, defaultClientIp, options.clock === undefined ? {} : { clock: options.clock });
+  // Each project may read the visitor address its own way (its proxies) and names its own hosts
+  // (Web Bot Auth); compiled once per project and read again every few seconds, so rules saved
+  // through another server apply here too.
+  const requestRules = createProjectRequestRules(settings, defaultClientIp, options.clock === undefined ? {} : { clock: options.clock });
+  const serverRules: ProjectRequestRules = { clientIp: defaultClientIp };
   const enrichFor = async (projectId: string, parsed: readonly Visit[]) => {
-    const rule = clientIpRules.ruleFor(projectId);
-    return enrich(parsed, rule instanceof Promise ? await rule : rule);
+    const pending = requestRules.rulesFor(projectId);
+    const rules = pending instanceof Promise ? await pending : pending;
+    return enrich(parsed, rules.clientIp, rules.siteAuthorities);
   };
 
   const parseBody = (request: ApiRequest): { ok: true; value: unknown } | { ok: false; response: ApiResponse } => {
@@ -236,20 +239,21 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
   /**
    * A POST route taking one item or an array of them, answering in the same shape and order.
    * `answer` may answer synchronously: a single item answered at once then needs no promise here.
-   * Each item is answered with the project's client-IP rule, as its visits are: the same request
-   * gets the same verdict here and when it is stored. The rule is cached per project, so nearly
-   * always at hand; a settings store that cannot be read leaves the server's default rule.
+   * Each item is answered with the project's rules (client address, site hosts), as its visits
+   * are: the same request gets the same verdict here and when it is stored. The rules are cached
+   * per project, so nearly always at hand; a settings store that cannot be read leaves the
+   * server's defaults.
    */
-  const itemsRoute = <T>(answer: (item: RequestItem, clientIp: ClientIpRule) => T | Promise<T>, serialize: (result: T) => string = JSON.stringify): Route => {
-    const answerItems = (items: readonly RequestItem[], single: boolean, rule: ClientIpRule, projectId: string | undefined): ApiResponse | Promise<ApiResponse> => {
+  const itemsRoute = <T>(answer: (item: RequestItem, rules: ProjectRequestRules) => T | Promise<T>, serialize: (result: T) => string = JSON.stringify): Route => {
+    const answerItems = (items: readonly RequestItem[], single: boolean, rules: ProjectRequestRules, projectId: string | undefined): ApiResponse | Promise<ApiResponse> => {
       if (single) {
-        const result = answer(items[0]!, rule);
+        const result = answer(items[0]!, rules);
         return result instanceof Promise
           ? result.then((value: T): ApiResponse => ({ status: 200, headers: JSON_HEADERS, body: serialize(value), projectId }))
           : { status: 200, headers: JSON_HEADERS, body: serialize(result), projectId };
       }
       const batch = (results: readonly T[]): ApiResponse => ({ status: 200, headers: JSON_HEADERS, body: `[${results.map((result) => serialize(result)).join(',')}]`, projectId });
-      const answers = items.map((item) => answer(item, rule));
+      const answers = items.map((item) => answer(item, rules));
       // A batch whose answers all came at once is answered at once too.
       return answers.some((value) => value instanceof Promise) ? Promise.all(answers).then(batch) : batch(answers as T[]);
     };
@@ -260,11 +264,11 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
         const body = requestItems(request);
         if (!body.ok) return body.response;
         const projectId = project?.id;
-        const rule = projectId === undefined ? defaultClientIp : clientIpRules.ruleFor(projectId);
-        if (rule instanceof Promise) {
-          return rule.catch(() => defaultClientIp).then((loaded) => answerItems(body.items, body.single, loaded, projectId));
+        const rules = projectId === undefined ? serverRules : requestRules.rulesFor(projectId);
+        if (rules instanceof Promise) {
+          return rules.catch(() => serverRules).then((loaded) => answerItems(body.items, body.single, loaded, projectId));
         }
-        return answerItems(body.items, body.single, rule, projectId);
+        return answerItems(body.items, body.single, rules, projectId);
       },
     };
   };
@@ -273,13 +277,14 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
   // verifier has to wait; the serializer writes only the identification fields of its answer.
   // Signatures may cover the method and path (RFC 9421 §2.2), so the chain sees them, and an
   // address the caller sent comes before anything a header claims.
-  const verifyItem = (item: RequestItem, rule: ClientIpRule): VerificationOutcome | Promise<VerificationOutcome> => {
+  const verifyItem = (item: RequestItem, rules: ProjectRequestRules): VerificationOutcome | Promise<VerificationOutcome> => {
     const sent = item.client_ip;
     return engine.verifyNormalized(headerMapOf(item.request_headers), {
       id: item.id,
       method: item.request_method,
       path: item.request_path,
-      clientIp: sent === undefined ? rule : () => sent,
+      clientIp: sent === undefined ? rules.clientIp : () => sent,
+      siteAuthorities: rules.siteAuthorities,
     });
   };
 
@@ -339,7 +344,7 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
     },
   };
   const readRoutes = createVisitRoutes({ engine, visits, settings, enrich: enrichFor, clock: options.clock, maxJsonDepth: limits.maxJsonDepth, eventStream: options.eventStream });
-  const settingsRoutes = createProjectSettingsRoutes({ settings, clientIpRules, catalog: engine.catalog, maxJsonDepth: limits.maxJsonDepth });
+  const settingsRoutes = createProjectSettingsRoutes({ settings, requestRules, catalog: engine.catalog, maxJsonDepth: limits.maxJsonDepth });
   const analyticsRoutes = createAnalyticsRoutes({ engine, visits, clock: options.clock });
   const catalogRoutes = createCatalogRoutes(engine.catalog);
   for (const table of [readRoutes, settingsRoutes, analyticsRoutes, catalogRoutes, ...(options.routes ?? [])]) {

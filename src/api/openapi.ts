@@ -812,16 +812,24 @@ export function createOpenApiDocument(options: {
         },
         ProjectSettings: {
           type: 'object',
-          required: ['robots', 'client_ip'],
+          required: ['robots', 'client_ip', 'site_hosts'],
           additionalProperties: false,
-          properties: { robots: { oneOf: [ref('ProjectRobots'), { type: 'null' }] }, client_ip: ref('ProjectClientIp') },
+          properties: { robots: { oneOf: [ref('ProjectRobots'), { type: 'null' }] }, client_ip: ref('ProjectClientIp'), site_hosts: ref('SiteHosts') },
         },
         ProjectSettingsUpdate: {
           type: 'object',
           properties: {
             robots: { oneOf: [ref('ProjectRobotsInput'), { type: 'null' }] },
             client_ip: ref('ProjectClientIp'),
+            site_hosts: { oneOf: [ref('SiteHosts'), { type: 'null' }] },
           },
+        },
+        SiteHosts: {
+          type: 'array',
+          maxItems: 100,
+          items: { type: 'string', examples: ['example.com', 'www.example.com', 'example.com:8443'] },
+          description:
+            'The hosts the site answers on, saved lower-case without the default port. A Web Bot Auth signature whose covered @authority is another host fails verification (authority-not-ours): a crawler signature made for another site and replayed here. Empty (or null on update): any host.',
         },
         ProjectRobotsInput: {
           type: 'object',

@@ -1,10 +1,12 @@
 // Per-project settings (robots rules the violations report checks, the client-IP rule visits are
-// enriched with): the type, its validation at JSON pointers, the store contract and a memory store.
+// enriched with, the site's hosts for Web Bot Auth): the type, its validation at JSON pointers,
+// the store contract, a memory store and the visit pipeline's per-project cache.
 import type { Catalog } from '../catalog/catalog.js';
 import { validateRobotsOptions, type RobotsAgentEntry, type ValidatedAgentRule } from '../robots/options.js';
 import { RobotsOptionsError } from '../robots/errors.js';
 import type { AgentType } from '../catalog/types.js';
 import { createClientIpRule, type ClientIpRule } from '../verify/client-ip.js';
+import { siteAuthority } from '../verify/web-bot-auth/components.js';
 import { isSecretHeader } from '../visits/visit.js';
 import { pointerTo, type FieldError } from '../field-error.js';
 
@@ -12,6 +14,8 @@ import { pointerTo, type FieldError } from '../field-error.js';
 export const MAX_CLIENT_IP_HEADERS = 20;
 /** CIDRs `trusted_proxies` may list (robots path lists stop at 100 too). */
 export const MAX_TRUSTED_PROXIES = 100;
+/** Hosts `site_hosts` may list. */
+export const MAX_SITE_HOSTS = 100;
 // The members of `client_ip` (OpenAPI ProjectClientIp, additionalProperties: false).
 const CLIENT_IP_KEYS: ReadonlySet<string> = new Set(['headers', 'trusted_proxies']);
 
@@ -37,10 +41,17 @@ export interface ProjectSettings {
   /** null: the project saved no robots rules, so nothing counts as a violation. */
   readonly robots: ProjectRobotsSettings | null;
   readonly client_ip: ProjectClientIpSettings;
+  /**
+   * The hosts the site answers on (`example.com`, `www.example.com`, `example.com:8443`),
+   * lower-case, the default port dropped. A Web Bot Auth signature for any other host fails
+   * `authority-not-ours` (a replay of a signature made for another site). Empty or absent (settings
+   * saved before it existed): any host.
+   */
+  readonly site_hosts?: readonly string[];
 }
 
 /** Settings of a project that never saved any. */
-export const DEFAULT_PROJECT_SETTINGS: ProjectSettings = Object.freeze({ robots: null, client_ip: Object.freeze({}) });
+export const DEFAULT_PROJECT_SETTINGS: ProjectSettings = Object.freeze({ robots: null, client_ip: Object.freeze({}), site_hosts: Object.freeze([]) as readonly string[] });
 
 /** Reads and writes project settings; the SQLite store implements it in the node adapter. */
 export interface ProjectSettingsStore {
@@ -191,23 +202,49 @@ function parseClientIp(value: unknown, errors: FieldError[]): ProjectClientIpSet
   return errors.length === before ? settings : undefined;
 }
 
+function parseSiteHosts(value: unknown, errors: FieldError[]): readonly string[] | undefined {
+  if (value === null) return [];
+  if (!Array.isArray(value)) {
+    errors.push({ pointer: '/site_hosts', code: 'type', message: `site_hosts must be an array of host names (empty: any host); got ${describe(value)}` });
+    return undefined;
+  }
+  if (value.length > MAX_SITE_HOSTS) {
+    errors.push({ pointer: '/site_hosts', code: 'max-items', message: `site_hosts may list at most ${MAX_SITE_HOSTS} hosts, got ${value.length}` });
+    return undefined;
+  }
+  const before = errors.length;
+  const hosts = new Set<string>();
+  value.forEach((host: unknown, i) => {
+    const normalized = typeof host === 'string' && host.length <= 261 ? siteAuthority(host, 'https') : undefined;
+    if (normalized === undefined) {
+      const got = typeof host === 'string' ? JSON.stringify(host.slice(0, 64)) : describe(host);
+      errors.push({ pointer: `/site_hosts/${i}`, code: typeof host === 'string' ? 'invalid-host' : 'type', message: `must be a host or host:port such as "example.com" or "example.com:8443", got ${got}` });
+    } else {
+      hosts.add(normalized);
+    }
+  });
+  return errors.length === before ? [...hosts] : undefined;
+}
+
 /**
  * Validates a settings update (the `PUT /project-settings` body) over the current settings: an
- * absent member keeps its saved value, `robots: null` clears the rules. With a catalog, agents the
+ * absent member keeps its saved value, `robots: null` clears the rules, `site_hosts: []` (or null)
+ * accepts any host again. With a catalog, agents the
  * robots rules name are resolved to its ids (unknown ones rejected). Members of `client_ip` other
  * than `headers` and `trusted_proxies` are refused; unknown top-level members are ignored, as the
  * OpenAPI ProjectSettingsUpdate schema (open, unlike ProjectClientIp) allows. Never throws on any input.
  * @example
  * parseProjectSettings({ robots: { agent_types: ['AI Data Scraper'] } }, DEFAULT_PROJECT_SETTINGS);
- * // { ok: true, settings: { robots: { agent_types: ['AI Data Scraper'], disallow: ['/'], allow: [] }, client_ip: {} } }
+ * // { ok: true, settings: { robots: { agent_types: ['AI Data Scraper'], disallow: ['/'] }, client_ip: {}, site_hosts: [] } }
  */
 export function parseProjectSettings(input: unknown, current: ProjectSettings, catalog?: Catalog): ParsedProjectSettings {
-  if (!isObject(input)) return { ok: false, errors: [{ pointer: '', code: 'type', message: `settings must be an object with robots and/or client_ip; got ${describe(input)}` }] };
+  if (!isObject(input)) return { ok: false, errors: [{ pointer: '', code: 'type', message: `settings must be an object with robots, client_ip and/or site_hosts; got ${describe(input)}` }] };
   const errors: FieldError[] = [];
   const robots = input['robots'] === undefined ? current.robots : parseRobots(input['robots'], catalog, errors);
   const clientIp = input['client_ip'] === undefined ? current.client_ip : parseClientIp(input['client_ip'], errors);
-  if (errors.length > 0 || robots === undefined || clientIp === undefined) return { ok: false, errors };
-  return { ok: true, settings: { robots, client_ip: clientIp } };
+  const siteHosts = input['site_hosts'] === undefined ? (current.site_hosts ?? []) : parseSiteHosts(input['site_hosts'], errors);
+  if (errors.length > 0 || robots === undefined || clientIp === undefined || siteHosts === undefined) return { ok: false, errors };
+  return { ok: true, settings: { robots, client_ip: clientIp, site_hosts: siteHosts } };
 }
 
 /** The client-IP rule a project's settings describe; undefined when they leave it to the server default. */
@@ -217,21 +254,29 @@ export function projectClientIpRule(settings: ProjectSettings): ClientIpRule | u
   return createClientIpRule({ ...(headers === undefined ? {} : { headers }), ...(trusted_proxies === undefined ? {} : { trustedProxies: trusted_proxies }) });
 }
 
-/** Per-project client-IP rules, compiled once per project, refreshed every few seconds and dropped when its settings change. */
-export interface ProjectClientIpRules {
-  /** The project's rule, or `fallback` when it has none of its own; synchronous while fresh (the POST /visits hot path). */
-  ruleFor(projectId: string): ClientIpRule | Promise<ClientIpRule>;
-  /** Forgets the compiled rule (after its settings were saved). */
+/** What the visit pipeline takes from a project's settings. */
+export interface ProjectRequestRules {
+  /** How the visitor's address is read (the project's proxies, or the server default). */
+  readonly clientIp: ClientIpRule;
+  /** The site's hosts for Web Bot Auth (`VerificationRequest.siteAuthorities`); undefined: any host, or the verifier's own list. */
+  readonly siteAuthorities?: readonly string[];
+}
+
+/** Per-project request rules, compiled once per project, refreshed every few seconds and dropped when its settings change. */
+export interface ProjectRequestRulesCache {
+  /** The project's rules (the fallback client-IP rule when it has none of its own); synchronous while fresh (the POST /visits hot path). */
+  rulesFor(projectId: string): ProjectRequestRules | Promise<ProjectRequestRules>;
+  /** Forgets the compiled rules (after its settings were saved). */
   invalidate(projectId: string): void;
 }
 
-/** Options of `createProjectClientIpRules`. */
-export interface ProjectClientIpRulesOptions {
+/** Options of `createProjectRequestRules`. */
+export interface ProjectRequestRulesOptions {
   /** Projects whose rules are kept at once (default 10,000; past it the cache starts over). */
   readonly maxProjects?: number;
   /**
-   * How long a compiled rule is used before the settings are read again (default 5,000 ms), so a
-   * rule saved through another server sharing the settings store applies within that time.
+   * How long compiled rules are used before the settings are read again (default 5,000 ms), so
+   * rules saved through another server sharing the settings store apply within that time.
    */
   readonly ttlMs?: number;
   /** Milliseconds since the epoch (default `Date.now`). */
@@ -239,59 +284,63 @@ export interface ProjectClientIpRulesOptions {
 }
 
 /**
- * Creates the per-project rule cache the visit pipeline reads on every POST /visits. A rule is
- * read again once `ttlMs` old; when that read fails (the store is down), the old rule keeps
+ * Creates the per-project rules cache the visit pipeline reads on every POST /visits. Rules are
+ * read again once `ttlMs` old; when that read fails (the store is down), the old rules keep
  * serving and the read is retried after another `ttlMs`.
  * @throws {RangeError} when `maxProjects` or `ttlMs` is not a positive integer.
  * @example
- * const rules = createProjectClientIpRules(settingsStore, createClientIpRule(), { ttlMs: 5000 });
- * const rule = await rules.ruleFor('prj_1');
+ * const rules = createProjectRequestRules(settingsStore, createClientIpRule(), { ttlMs: 5000 });
+ * const { clientIp, siteAuthorities } = await rules.rulesFor('prj_1');
  */
-export function createProjectClientIpRules(store: ProjectSettingsStore, fallback: ClientIpRule, options: ProjectClientIpRulesOptions = {}): ProjectClientIpRules {
+export function createProjectRequestRules(store: ProjectSettingsStore, fallback: ClientIpRule, options: ProjectRequestRulesOptions = {}): ProjectRequestRulesCache {
   const maxProjects = options.maxProjects ?? 10_000;
   const ttlMs = options.ttlMs ?? 5000;
   if (!Number.isSafeInteger(maxProjects) || maxProjects < 1) throw new RangeError(`maxProjects must be a positive integer, got ${String(maxProjects)}`);
   if (!Number.isSafeInteger(ttlMs) || ttlMs < 1) throw new RangeError(`ttlMs must be a positive integer, got ${String(ttlMs)}`);
   const clock = options.clock ?? { now: () => Date.now() };
-  const cache = new Map<string, { readonly rule: ClientIpRule; readonly until: number }>();
+  const defaults: ProjectRequestRules = Object.freeze({ clientIp: fallback });
+  const cache = new Map<string, { readonly rules: ProjectRequestRules; readonly until: number }>();
   // One read per project at a time: the visits arriving while it runs share it.
-  const loading = new Map<string, Promise<ClientIpRule>>();
-  // Bumped by every invalidation, so a read that raced a save does not cache the old rule.
+  const loading = new Map<string, Promise<ProjectRequestRules>>();
+  // Bumped by every invalidation, so a read that raced a save does not cache the old rules.
   let generation = 0;
-  const compile = (settings: ProjectSettings | undefined): ClientIpRule => {
-    if (settings === undefined) return fallback;
+  const compile = (settings: ProjectSettings | undefined): ProjectRequestRules => {
+    if (settings === undefined) return defaults;
+    let clientIp: ClientIpRule;
     try {
-      return projectClientIpRule(settings) ?? fallback;
+      clientIp = projectClientIpRule(settings) ?? fallback;
     } catch {
       // Saved settings were validated; a rule that no longer compiles falls back rather than failing visits.
-      return fallback;
+      clientIp = fallback;
     }
+    const hosts = settings.site_hosts;
+    return hosts === undefined || hosts.length === 0 ? (clientIp === fallback ? defaults : { clientIp }) : { clientIp, siteAuthorities: hosts };
   };
-  const remember = (projectId: string, rule: ClientIpRule) => {
+  const remember = (projectId: string, rules: ProjectRequestRules) => {
     if (cache.size >= maxProjects && !cache.has(projectId)) cache.clear();
-    cache.set(projectId, { rule, until: clock.now() + ttlMs });
+    cache.set(projectId, { rules, until: clock.now() + ttlMs });
   };
-  const load = async (projectId: string, stale: ClientIpRule | undefined): Promise<ClientIpRule> => {
+  const load = async (projectId: string, stale: ProjectRequestRules | undefined): Promise<ProjectRequestRules> => {
     const started = generation;
-    let rule: ClientIpRule;
+    let rules: ProjectRequestRules;
     try {
-      rule = compile(await store.getProjectSettings(projectId));
+      rules = compile(await store.getProjectSettings(projectId));
     } catch (error) {
       if (stale === undefined) throw error;
-      // The store is down: the rule it last gave still describes the project's proxies.
+      // The store is down: the rules it last gave still describe the project's proxies and hosts.
       if (started === generation) remember(projectId, stale);
       return stale;
     }
-    if (started === generation) remember(projectId, rule);
-    return rule;
+    if (started === generation) remember(projectId, rules);
+    return rules;
   };
   return {
-    ruleFor(projectId) {
+    rulesFor(projectId) {
       const cached = cache.get(projectId);
-      if (cached !== undefined && cached.until > clock.now()) return cached.rule;
+      if (cached !== undefined && cached.until > clock.now()) return cached.rules;
       const running = loading.get(projectId);
       if (running !== undefined) return running;
-      const pending: Promise<ClientIpRule> = load(projectId, cached?.rule).finally(() => {
+      const pending: Promise<ProjectRequestRules> = load(projectId, cached?.rules).finally(() => {
         if (loading.get(projectId) === pending) loading.delete(projectId);
       });
       loading.set(projectId, pending);

@@ -1,9 +1,9 @@
-// GET and PUT /project-settings: a project's saved robots rules and client-IP rule, validated at
-// JSON pointers; saving drops the project's compiled client-IP rule so the next visit uses the new one.
+// GET and PUT /project-settings: a project's saved robots rules, client-IP rule and site hosts,
+// validated at JSON pointers; saving drops the project's compiled rules so the next visit uses the new ones.
 import type { Catalog } from '../catalog/catalog.js';
 import { jsonBodyProblem, parseJsonBody } from './json-body.js';
 import { problem } from './problem.js';
-import { DEFAULT_PROJECT_SETTINGS, parseProjectSettings, type ProjectClientIpRules, type ProjectSettingsStore } from './project-settings.js';
+import { DEFAULT_PROJECT_SETTINGS, parseProjectSettings, type ProjectRequestRulesCache, type ProjectSettingsStore } from './project-settings.js';
 import type { RouteTable } from './route.js';
 import type { ApiResponse } from './types.js';
 
@@ -13,7 +13,7 @@ export interface ProjectSettingsRoutesOptions {
   /** Resolves the agents robots rules name (the engine's catalog); without it they are checked for form only. */
   readonly catalog?: Catalog;
   /** The visit pipeline's per-project rules, invalidated on every save. */
-  readonly clientIpRules?: ProjectClientIpRules;
+  readonly requestRules?: ProjectRequestRulesCache;
   /** Nesting limit of JSON bodies (default 64). */
   readonly maxJsonDepth?: number;
 }
@@ -33,7 +33,7 @@ export function createProjectSettingsRoutes(options: ProjectSettingsRoutesOption
   if (typeof options?.settings?.getProjectSettings !== 'function' || typeof options.settings.putProjectSettings !== 'function') {
     throw new TypeError('settings must be a ProjectSettingsStore with getProjectSettings and putProjectSettings');
   }
-  const { settings, clientIpRules, catalog } = options;
+  const { settings, requestRules, catalog } = options;
   const maxJsonDepth = options.maxJsonDepth ?? 64;
   return {
     '/project-settings': {
@@ -41,7 +41,9 @@ export function createProjectSettingsRoutes(options: ProjectSettingsRoutesOption
         auth: 'token-or-admin',
         json: false,
         async run({ project }) {
-          return json((await settings.getProjectSettings(project!.id)) ?? DEFAULT_PROJECT_SETTINGS);
+          const saved = (await settings.getProjectSettings(project!.id)) ?? DEFAULT_PROJECT_SETTINGS;
+          // Settings saved before site_hosts existed answer with its default, as the schema requires.
+          return json(saved.site_hosts === undefined ? { ...saved, site_hosts: [] } : saved);
         },
       },
       PUT: {
@@ -55,7 +57,7 @@ export function createProjectSettingsRoutes(options: ProjectSettingsRoutesOption
           const next = parseProjectSettings(parsed.value, current, catalog);
           if (!next.ok) return problem('validation-failed', 'The settings are invalid; see errors.', { errors: next.errors });
           await settings.putProjectSettings(projectId, next.settings);
-          clientIpRules?.invalidate(projectId);
+          requestRules?.invalidate(projectId);
           return json(next.settings);
         },
       },

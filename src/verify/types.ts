@@ -82,6 +82,11 @@ export interface VerificationRequest {
    * visit); signature validity is judged at this time. The context's `now()` when absent.
    */
   readonly receivedAt?: number;
+  /**
+   * The hosts the site answers on, for this request (a project's saved hosts), in place of the
+   * Web Bot Auth verifier's `siteAuthorities`; empty or absent: the verifier's own.
+   */
+  readonly siteAuthorities?: readonly string[];
 }
 
 /** Platform capabilities shared by all verifiers of one engine. */

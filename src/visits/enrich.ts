@@ -18,8 +18,11 @@ export interface VisitEnricherOptions {
   readonly clock?: { now(): number };
 }
 
-/** Enriches a batch of parsed visits, keeping their order. */
-export type VisitEnricher = (visits: readonly Visit[], clientIp?: ClientIpRule) => Promise<EnrichedVisit[]>;
+/**
+ * Enriches a batch of parsed visits, keeping their order. `clientIp` and `siteAuthorities` are a
+ * project's own (its proxies, its hosts for Web Bot Auth), in place of the defaults.
+ */
+export type VisitEnricher = (visits: readonly Visit[], clientIp?: ClientIpRule, siteAuthorities?: readonly string[]) => Promise<EnrichedVisit[]>;
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
@@ -44,7 +47,7 @@ export function createVisitEnricher(options: VisitEnricherOptions): VisitEnriche
   if (typeof defaultClientIp !== 'function') throw new TypeError('clientIp must be a function of the headers');
   const clock = options.clock ?? { now: () => Date.now() };
 
-  return async (visits, clientIp = defaultClientIp) => {
+  return async (visits, clientIp = defaultClientIp, siteAuthorities) => {
     // Whole milliseconds, as parsed `created` times are: stores index times as integers.
     const received = Math.floor(clock.now());
     const count = visits.length;
@@ -65,7 +68,13 @@ export function createVisitEnricher(options: VisitEnricherOptions): VisitEnriche
       rules[i] = rule;
       // Signatures may cover the method and path (RFC 9421 §2.2), so the chain sees them, and are
       // judged valid or expired at the visit's time, not when a batch of visits arrives.
-      const identification = engine.verifyNormalized(headers, { method: visit.request_method, path: visit.request_path, clientIp: rule, receivedAt: (times[i] = visitTime(visit, received)) });
+      const identification = engine.verifyNormalized(headers, {
+        method: visit.request_method,
+        path: visit.request_path,
+        clientIp: rule,
+        receivedAt: (times[i] = visitTime(visit, received)),
+        siteAuthorities,
+      });
       if (identification instanceof Promise) waiting = true;
       pending[i] = identification;
     }

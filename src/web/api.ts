@@ -233,4 +233,6 @@ export interface SettingsJson {
   readonly robots: RobotsRulesJson | null;
   /** Absent members mean the server's defaults. */
   readonly client_ip: { headers?: string[]; trusted_proxies?: number | string[] };
+  /** The site's hosts for Web Bot Auth; empty: any host. */
+  readonly site_hosts: string[];
 }

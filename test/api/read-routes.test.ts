@@ -254,12 +254,12 @@ describe('GET /stats/top-paths', () => {
 describe('project settings and robots violations', () => {
   it('answers defaults, saves valid settings and answers them canonical', async () => {
     const empty = await env.call('GET', '/project-settings', env.tokenA);
-    expect(empty.json).toEqual({ robots: null, client_ip: {} });
+    expect(empty.json).toEqual({ robots: null, client_ip: {}, site_hosts: [] });
     const saved = await env.call('PUT', '/project-settings', env.tokenA, { robots: { agent_types: ['AI Data Scraper', 'Headless Browser'], disallow: '/private/', allow: ['/private/b'] } });
     expect(saved.status).toBe(200);
-    expect(saved.json).toEqual({ robots: { agent_types: ['AI Data Scraper', 'Automated Agent'], disallow: ['/private/'], allow: ['/private/b'] }, client_ip: {} });
+    expect(saved.json).toEqual({ robots: { agent_types: ['AI Data Scraper', 'Automated Agent'], disallow: ['/private/'], allow: ['/private/b'] }, client_ip: {}, site_hosts: [] });
     expect((await env.call('GET', '/project-settings', env.tokenA)).json).toEqual(saved.json);
-    expect((await env.call('GET', '/project-settings', env.tokenB)).json).toEqual({ robots: null, client_ip: {} });
+    expect((await env.call('GET', '/project-settings', env.tokenB)).json).toEqual({ robots: null, client_ip: {}, site_hosts: [] });
   });
 
   it('reports visits to disallowed paths by agents of the chosen types, with the deciding rule', async () => {

@@ -150,7 +150,7 @@ describe('read APIs on the SQLite store', () => {
       ['googlebot', '/private/a', 1, '/private/'],
     ]);
     expect((await get('/robots-violations', tokenB)).json).toMatchObject({ robots: null, violations: [] });
-    expect((await get('/project-settings', tokenB)).json).toEqual({ robots: null, client_ip: {} });
+    expect((await get('/project-settings', tokenB)).json).toEqual({ robots: null, client_ip: {}, site_hosts: [] });
     const bad = await put('/project-settings', tokenB, { client_ip: { trusted_proxies: ['300.0.0.0/8'] } });
     expect(bad.status).toBe(400);
     expect(bad.json.errors[0].pointer).toBe('/client_ip/trusted_proxies/0');
@@ -201,7 +201,7 @@ describe('PUT /project-settings refuses what would not mean what it says', () =>
     // ProjectSettingsUpdate is an open object (only ProjectClientIp says additionalProperties: false).
     const extra = await put('/project-settings', token, { client_ip: { trusted_proxies: 1 }, note: 'x' });
     expect(extra.status).toBe(200);
-    expect(extra.json).toEqual({ robots: null, client_ip: { trusted_proxies: 1 } });
+    expect(extra.json).toEqual({ robots: null, client_ip: { trusted_proxies: 1 }, site_hosts: [] });
   });
 
   it('caps client_ip.headers at 20 names and trusted_proxies at 100 CIDRs, naming the list', async () => {

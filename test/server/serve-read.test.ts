@@ -24,7 +24,7 @@ describe('agentwarden serve: read APIs', () => {
       const put = await fetch(`${first.url}/project-settings`, {
         method: 'PUT',
         headers: { ...auth, 'content-type': 'application/json' },
-        body: JSON.stringify({ robots: { agent_types: ['AI Search Crawler'], disallow: ['/drafts/'] }, client_ip: { headers: ['x-forwarded-for'] } }),
+        body: JSON.stringify({ robots: { agent_types: ['AI Search Crawler'], disallow: ['/drafts/'] }, client_ip: { headers: ['x-forwarded-for'] }, site_hosts: ['Site.Example'] }),
       });
       expect(put.status).toBe(200);
       expect((await post(`${first.url}/visits`, token, visit)).status).toBe(202);
@@ -47,7 +47,7 @@ describe('agentwarden serve: read APIs', () => {
     const second = await spawnServe(args);
     try {
       const settings = (await (await fetch(`${second.url}/project-settings`, { headers: auth })).json()) as any;
-      expect(settings).toEqual({ robots: { agent_types: ['AI Search Crawler'], disallow: ['/drafts/'] }, client_ip: { headers: ['x-forwarded-for'] } });
+      expect(settings).toEqual({ robots: { agent_types: ['AI Search Crawler'], disallow: ['/drafts/'] }, client_ip: { headers: ['x-forwarded-for'] }, site_hosts: ['site.example'] });
     } finally {
       second.child.kill('SIGTERM');
       await second.exited;

@@ -108,6 +108,23 @@ describe.skipIf(!available)('dashboard in Chromium', () => {
     await shot('04-settings-robots');
   });
 
+  it("saves the site's hosts as the server keeps them, and shows a refused host's error", async () => {
+    const hosts = page.getByLabel('Hosts', { exact: true });
+    const seen = problems.length;
+    await hosts.fill('shop.example/cart');
+    await page.getByRole('button', { name: 'Save site hosts' }).click();
+    await expect.poll(() => page.getByRole('region', { name: 'Site hosts' }).getByRole('alert').textContent()).toContain('must be a host or host:port');
+    // The browser logs the refusal it was meant to get; nothing else.
+    expect(problems.splice(seen)).toEqual([expect.stringContaining('status of 400')]);
+    await hosts.fill('Shop.Example, www.shop.example:443, shop.example.');
+    await page.getByRole('button', { name: 'Save site hosts' }).click();
+    await expect.poll(() => page.locator('#toast').textContent()).toContain('Site hosts saved');
+    expect(await hosts.inputValue()).toBe('shop.example, www.shop.example');
+    await page.reload();
+    await page.getByRole('heading', { name: 'shop.example: settings' }).waitFor();
+    expect(await page.getByLabel('Hosts', { exact: true }).inputValue()).toBe('shop.example, www.shop.example');
+  });
+
   it('shows a test visit on the realtime timeline within 1 s', async () => {
     await page.getByRole('link', { name: 'Timeline', exact: true }).click();
     await page.getByText('No visits yet — send a test visit').waitFor();

@@ -78,6 +78,17 @@ export function normalizeAuthority(raw: string, scheme: string): string | undefi
   return port === '' ? url.hostname : `${url.hostname}:${port}`;
 }
 
+/**
+ * A site's own host as the Web Bot Auth check compares it with a request's: normalised
+ * (normalizeAuthority) with the root's trailing dot dropped (`site.example.` is `site.example`).
+ * Undefined when `raw` is no host[:port], or names an empty label.
+ */
+export function siteAuthority(raw: string, scheme: string): string | undefined {
+  const normalized = normalizeAuthority(raw, scheme)?.replace(/\.(?=(:\d+)?$)/, '');
+  if (normalized === undefined || normalized === '' || /^\.|\.\.|\.(:|$)/.test(normalized)) return undefined;
+  return normalized;
+}
+
 // WHATWG application/x-www-form-urlencoded percent-encode set: encodeURIComponent leaves
 // !'()~ alone, which that set encodes (RFC 9421 §2.2.8 "percent-encode after encoding").
 function formEncode(text: string): string {

@@ -2,7 +2,7 @@
 // by (directory URL, keyid) in pinned keys or fetched key directories, Ed25519 injected.
 import type { Agent } from '../../catalog/types.js';
 import type { CheckOutcome, VerificationCheck, VerificationRequest, Verifier, WebBotAuthReason } from '../types.js';
-import { normalizeAuthority, type HttpMessage } from './components.js';
+import { siteAuthority, type HttpMessage } from './components.js';
 import type { DirectoryFetcher } from './directory-fetcher.js';
 import { defaultEd25519, type Ed25519Verify } from './ed25519.js';
 import { ed25519KeyFromJwk, ed25519RawKey, keyUsableAt, type Ed25519PublicKey } from './jwk.js';
@@ -60,7 +60,8 @@ export interface WebBotAuthVerifierOptions {
    * The site's own hosts (`example.com`, `www.example.com`, `example.com:8443`). Given, a request
    * whose authority (`Host`) is none of them fails `authority-not-ours`: a crawler's signature made
    * for another site, sent here with that site's Host, is a replay (a nonce store cannot tell, never
-   * having seen it). List every host the site answers on. Default: any host.
+   * having seen it). List every host the site answers on. Default: any host. A request's own
+   * `siteAuthorities` (a project's saved hosts on the reference server) replace these.
    */
   readonly siteAuthorities?: readonly string[];
 }
@@ -141,15 +142,27 @@ export function webBotAuthVerifier(options: WebBotAuthVerifierOptions = {}): Ver
   const maxSignatures = integerOption(options.maxSignatures, 4, 'maxSignatures', 1);
   let siteAuthorities: ReadonlySet<string> | undefined;
   if (options.siteAuthorities !== undefined) {
-    if (!Array.isArray(options.siteAuthorities) || options.siteAuthorities.length === 0) throw new TypeError('siteAuthorities must be a non-empty array of host names');
+    if (!Array.isArray(options.siteAuthorities) || options.siteAuthorities.length === 0) throw new TypeError('siteAuthorities must be a non-empty array of host names')
     siteAuthorities = new Set(
       options.siteAuthorities.map((host: unknown, i) => {
-        const normalized = typeof host === 'string' ? normalizeAuthority(host, scheme)?.replace(/\.(?=(:\d+)?$)/, '') : undefined;
-        if (normalized === undefined || normalized === '' || /^\.|\.\.|\.(:|$)/.test(normalized)) throw new RangeError(`siteAuthorities[${i}] must be a host or host:port, got ${JSON.stringify(host)}`);
+        const normalized = typeof host === 'string' ? siteAuthority(host, scheme) : undefined;
+        if (normalized === undefined) throw new RangeError(`siteAuthorities[${i}] must be a host or host:port, got ${JSON.stringify(host)}`);
         return normalized;
       }),
     );
   }
+  // A request's own list (a project's saved hosts, validated when saved) is compiled once per list.
+  const requestAuthorities = new WeakMap<readonly string[], ReadonlySet<string>>();
+  const authoritiesOf = (request: VerificationRequest): ReadonlySet<string> | undefined => {
+    const listed = request.siteAuthorities;
+    if (listed === undefined || listed.length === 0) return siteAuthorities;
+    let compiled = requestAuthorities.get(listed);
+    if (compiled === undefined) {
+      compiled = new Set(listed.map((host) => siteAuthority(host, scheme)).filter((host) => host !== undefined));
+      requestAuthorities.set(listed, compiled);
+    }
+    return compiled;
+  };
   const verifyEd25519 = options.verifyEd25519 ?? defaultEd25519();
   const pinnedInput = compilePinned(options.keys);
   const cache: KeyDirectoryCache | undefined =
@@ -258,6 +271,7 @@ export function webBotAuthVerifier(options: WebBotAuthVerifierOptions = {}): Ver
     message: HttpMessage,
     nowMs: number,
     receivedMs: number,
+    ours: ReadonlySet<string> | undefined,
   ): Promise<Outcome> => {
     if (!isWellFormed(input)) return fail('signature-input-malformed');
     // RFC 9421 §3.2 step 1: the label must be in both fields.
@@ -269,10 +283,10 @@ export function webBotAuthVerifier(options: WebBotAuthVerifierOptions = {}): Ver
     if (signatureAgent !== undefined && signatureAgent !== null && (await signedBySomeoneElse(agent, signatureAgent))) return inconclusive('signature-agent-mismatch');
     // The agent's own signature, for a host that is not this site's: a replay. (No Host at all
     // leaves the signature unchecked below: authority-not-sent.)
-    if (siteAuthorities !== undefined && message.authority !== undefined) {
+    if (ours !== undefined && message.authority !== undefined) {
       // A fully qualified host (`site.example.`) is the same host.
-      const authority = normalizeAuthority(message.authority, scheme)?.replace(/\.(?=(:\d+)?$)/, '');
-      if (authority === undefined || !siteAuthorities.has(authority)) return fail('authority-not-ours');
+      const authority = siteAuthority(message.authority, scheme);
+      if (authority === undefined || !ours.has(authority)) return fail('authority-not-ours');
     }
     // Validity is judged at the time the request arrived: a visit reported minutes later (batched,
     // retried) carries a signature that was valid when it was sent.
@@ -331,11 +345,12 @@ export function webBotAuthVerifier(options: WebBotAuthVerifierOptions = {}): Ver
       };
       const nowMs = context.now();
       const receivedMs = request.receivedAt ?? nowMs;
+      const ours = authoritiesOf(request);
       // Any valid signature passes; otherwise the first failure, else the first inconclusive answer.
       let firstFail: Outcome | undefined;
       let firstInconclusive: Outcome | undefined;
       for (const input of tagged.slice(0, maxSignatures)) {
-        const outcome = await verifyOne(agent, input, signatures, signatureAgent, message, nowMs, receivedMs);
+        const outcome = await verifyOne(agent, input, signatures, signatureAgent, message, nowMs, receivedMs, ours);
         if (outcome.outcome === 'pass') return check(outcome);
         if (outcome.outcome === 'fail') firstFail ??= outcome;
         else firstInconclusive ??= outcome;

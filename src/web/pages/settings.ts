@@ -1,6 +1,6 @@
 // A project's settings: its access tokens (a new one revealed once, then only a masked prefix),
-// rotation and revocation, "send a test visit", the client-IP rule and the robots.txt rules with
-// a live preview of the generated file (robots-rules.ts).
+// rotation and revocation, "send a test visit", the client-IP rule, the site's hosts and the
+// robots.txt rules with a live preview of the generated file (robots-rules.ts).
 import { ApiError, apiUrl, errorText, request, type SettingsJson, type TokenInfo } from '../api.js';
 import type { Page } from '../app.js';
 import { copyText, field, h, replace, type Child } from '../dom.js';
@@ -126,7 +126,7 @@ export const renderSettings: Page = async ({ main, project, refresh }) => {
   const test = section('Send a test visit', 'test-title', h('p', {}, "Records a visit by agentwarden's own test agent, so you can watch it arrive on the timeline and in the charts."), testButton, testResult);
 
   if (settings === undefined) {
-    replace(main, h('h1', {}, `${p.name}: settings`), tokens, connect, test, h('section', { class: 'card' }, h('h2', {}, 'Client IP and robots rules'), h('p', { class: 'error' }, `The settings cannot be loaded: ${settingsError ?? 'unknown error'}`)));
+    replace(main, h('h1', {}, `${p.name}: settings`), tokens, connect, test, h('section', { class: 'card' }, h('h2', {}, 'Client IP, site hosts and robots rules'), h('p', { class: 'error' }, `The settings cannot be loaded: ${settingsError ?? 'unknown error'}`)));
     return;
   }
   const saved = settings;
@@ -174,10 +174,44 @@ export const renderSettings: Page = async ({ main, project, refresh }) => {
     ),
   );
 
+  // --- Site hosts ----------------------------------------------------------------------------
+  const hostsInput = h('input', { type: 'text', value: saved.site_hosts.join(', '), placeholder: 'any host', autocomplete: 'off', spellcheck: 'false' });
+  const hostsMessage = h('p', { class: 'error', role: 'alert' });
+  const siteHosts = section(
+    'Site hosts',
+    'hosts-title',
+    h(
+      'p',
+      {},
+      'The hosts your site answers on. A signed request (Web Bot Auth) is verified only when it was signed for one of them: a crawler signature made for another site and replayed here fails. Empty: any host.',
+    ),
+    h(
+      'form',
+      {
+        onsubmit: async (event: Event) => {
+          event.preventDefault();
+          hostsMessage.textContent = '';
+          const hosts = hostsInput.value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+          try {
+            const stored = await request<SettingsJson>('PUT', '/project-settings', { params, body: { site_hosts: hosts } });
+            // Shown as saved: lower-case, without the default port, each once.
+            hostsInput.value = stored.site_hosts.join(', ');
+            toast('Site hosts saved.');
+          } catch (error) {
+            hostsMessage.textContent = errorText(error);
+          }
+        },
+      },
+      field('Hosts', hostsInput, 'Comma-separated, e.g. example.com, www.example.com, example.com:8443.'),
+      hostsMessage,
+      h('button', { type: 'submit' }, 'Save site hosts'),
+    ),
+  );
+
   // --- Robots rules (robots-rules.ts) --------------------------------------------------------
   const robots = robotsRulesSection(p.id, saved.robots);
 
-  replace(main, h('h1', {}, `${p.name}: settings`), tokens, connect, test, robots.element, clientIp, alertsSection(p.id));
+  replace(main, h('h1', {}, `${p.name}: settings`), tokens, connect, test, robots.element, clientIp, siteHosts, alertsSection(p.id));
   robots.start();
   if (tokenCode !== undefined) tokenCode.scrollIntoView({ block: 'center' });
   return () => robots.stop();

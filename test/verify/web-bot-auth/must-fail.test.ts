@@ -90,6 +90,25 @@ describe('web-bot-auth verifier: must-fail cases', () => {
     expect(() => setup({ siteAuthorities: [] })).toThrow(TypeError);
   });
 
+  it("a request's own siteAuthorities (a project's hosts) replace the verifier's", async () => {
+    const verdict = async (engine: ReturnType<typeof setup>['engine'], item: Awaited<ReturnType<typeof t.sign>>, siteAuthorities: readonly string[]) => {
+      const headers = new Map(Object.entries(item.request_headers).map(([name, value]) => [name.toLowerCase(), value]));
+      const outcome = await engine.verifyNormalized(headers, { method: item.request_method, path: item.request_path, siteAuthorities });
+      return { result: outcome.result, ...outcome.verification.checks[0]! };
+    };
+    const site = setup({ siteAuthorities: ['example.com'] });
+    const shop = ['Shop.Example:443', 'shop.example.'];
+    // The project's list decides: its host verifies, the verifier's own host is now someone else's.
+    expect(await verdict(site.engine, await site.sign({ url: 'https://shop.example/cart' }), shop)).toEqual(VERIFIED);
+    expect(await verdict(site.engine, await site.sign(), shop)).toEqual(failed('authority-not-ours'));
+    // An empty list leaves the verifier's own.
+    expect(await verdict(site.engine, await site.sign({ url: 'https://shop.example/cart' }), [])).toEqual(failed('authority-not-ours'));
+    expect(await verdict(site.engine, await site.sign(), [])).toEqual(VERIFIED);
+    // A verifier without a list of its own takes the request's.
+    expect(await verdict(t.engine, await t.sign({ url: 'https://attacker.example/page' }), ['example.com'])).toEqual(failed('authority-not-ours'));
+    expect(await verdict(t.engine, await t.sign({ url: 'https://attacker.example/page' }), [])).toEqual(VERIFIED);
+  });
+
   it('sig1=() covers nothing: authority-not-covered', async () => {
     expect(await t.check(await t.sign({ headers: { 'User-Agent': 'TestBot/1.0' }, components: [] }))).toEqual(failed('authority-not-covered'));
   });

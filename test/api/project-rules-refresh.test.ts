@@ -9,8 +9,9 @@ import {
   createMemoryProjectSettingsStore,
   createMemoryProjectStore,
   createMemoryVisitStore,
-  createProjectClientIpRules,
+  createProjectRequestRules,
   type ApiHandler,
+  type ProjectRequestRules,
   type ProjectSettings,
   type ProjectSettingsStore,
 } from '../../src/index.js';
@@ -65,7 +66,7 @@ describe('client-IP rules shared by several servers', () => {
   });
 });
 
-describe('createProjectClientIpRules', () => {
+describe('createProjectRequestRules', () => {
   const projectRule = (headers: string[]): ProjectSettings => ({ robots: null, client_ip: { headers } });
 
   it('reads the settings again once a rule is older than ttlMs, not before', async () => {
@@ -76,17 +77,17 @@ describe('createProjectClientIpRules', () => {
       getProjectSettings: (projectId) => (reads++, store.getProjectSettings(projectId)),
       putProjectSettings: (projectId, value) => store.putProjectSettings(projectId, value),
     };
-    const rules = createProjectClientIpRules(counting, createClientIpRule(), { ttlMs: 3000, clock });
-    expect((await rules.ruleFor('prj_1'))(HEADER_MAP)).toBe('198.51.100.1');
+    const rules = createProjectRequestRules(counting, createClientIpRule(), { ttlMs: 3000, clock });
+    expect((await rules.rulesFor('prj_1')).clientIp(HEADER_MAP)).toBe('198.51.100.1');
     store.putProjectSettings('prj_1', projectRule(['x-real-ip']));
     clock.advance(2999);
     // Still fresh: answered synchronously from the cache, without a read.
-    const fresh = rules.ruleFor('prj_1');
+    const fresh = rules.rulesFor('prj_1');
     expect(fresh).not.toBeInstanceOf(Promise);
-    expect((fresh as ReturnType<typeof createClientIpRule>)(HEADER_MAP)).toBe('198.51.100.1');
+    expect((fresh as ProjectRequestRules).clientIp(HEADER_MAP)).toBe('198.51.100.1');
     expect(reads).toBe(1);
     clock.advance(1);
-    expect((await rules.ruleFor('prj_1'))(HEADER_MAP)).toBe('203.0.113.9');
+    expect((await rules.rulesFor('prj_1')).clientIp(HEADER_MAP)).toBe('203.0.113.9');
     expect(reads).toBe(2);
   });
 
@@ -102,13 +103,13 @@ describe('createProjectClientIpRules', () => {
       },
       putProjectSettings: (projectId, value) => store.putProjectSettings(projectId, value),
     };
-    const rules = createProjectClientIpRules(slow, createClientIpRule(), { clock });
-    const [first, second] = await Promise.all([rules.ruleFor('prj_1'), rules.ruleFor('prj_1')]);
+    const rules = createProjectRequestRules(slow, createClientIpRule(), { clock });
+    const [first, second] = await Promise.all([rules.rulesFor('prj_1'), rules.rulesFor('prj_1')]);
     expect(first).toBe(second);
     expect(reads).toBe(1);
     store.putProjectSettings('prj_1', projectRule(['x-real-ip']));
     rules.invalidate('prj_1');
-    expect((await rules.ruleFor('prj_1'))(HEADER_MAP)).toBe('203.0.113.9');
+    expect((await rules.rulesFor('prj_1')).clientIp(HEADER_MAP)).toBe('203.0.113.9');
   });
 
   it('keeps the last rule when the store fails at refresh time, and fails a first read', async () => {
@@ -121,20 +122,20 @@ describe('createProjectClientIpRules', () => {
       },
       putProjectSettings: () => undefined,
     };
-    const rules = createProjectClientIpRules(store, createClientIpRule(), { ttlMs: 1000, clock });
-    expect((await rules.ruleFor('prj_1'))(HEADER_MAP)).toBe('203.0.113.9');
+    const rules = createProjectRequestRules(store, createClientIpRule(), { ttlMs: 1000, clock });
+    expect((await rules.rulesFor('prj_1')).clientIp(HEADER_MAP)).toBe('203.0.113.9');
     down = true;
     clock.advance(1000);
-    expect((await rules.ruleFor('prj_1'))(HEADER_MAP)).toBe('203.0.113.9');
-    await expect(Promise.resolve(rules.ruleFor('prj_2'))).rejects.toThrow('store down');
+    expect((await rules.rulesFor('prj_1')).clientIp(HEADER_MAP)).toBe('203.0.113.9');
+    await expect(Promise.resolve(rules.rulesFor('prj_2'))).rejects.toThrow('store down');
     down = false;
     clock.advance(1000);
-    expect((await rules.ruleFor('prj_2'))(HEADER_MAP)).toBe('203.0.113.9');
+    expect((await rules.rulesFor('prj_2')).clientIp(HEADER_MAP)).toBe('203.0.113.9');
   });
 
   it('refuses a bad ttlMs or maxProjects, naming it', () => {
     const store = createMemoryProjectSettingsStore();
-    expect(() => createProjectClientIpRules(store, createClientIpRule(), { ttlMs: 0 })).toThrow(/ttlMs must be a positive integer, got 0/);
-    expect(() => createProjectClientIpRules(store, createClientIpRule(), { maxProjects: 1.5 })).toThrow(/maxProjects must be a positive integer, got 1.5/);
+    expect(() => createProjectRequestRules(store, createClientIpRule(), { ttlMs: 0 })).toThrow(/ttlMs must be a positive integer, got 0/);
+    expect(() => createProjectRequestRules(store, createClientIpRule(), { maxProjects: 1.5 })).toThrow(/maxProjects must be a positive integer, got 1.5/);
   });
 });
