@@ -90,6 +90,14 @@ function isDescription(lower: string, suffix: number): boolean {
 const PHONE_MAKER = 'cubot';
 
 /**
+ * Everyday words that end in "bot" and name no program: German "Angebot" (offer), "Gebot",
+ * "Verbot" (an n-tv news app's web view sends `{"angebot":"appntv"}` in its header, found by
+ * yauaa's Apache-2.0 test cases, which the catalog is not built from), English "abbot", "sabot",
+ * "turbot".
+ */
+const ORDINARY_WORDS = new Set(['angebot', 'gebot', 'verbot', 'aufgebot', 'sonderangebot', 'abbot', 'sabot', 'turbot']);
+
+/**
  * Handset makers whose feature phones (and their MMS clients) send a bare "Model/firmware" header
  * ("SonyEricssonT610/R101", "SAMSUNG-GT-I9100/100.40102", "LG-GB230/V100"): a lone product named
  * so is a phone, not a bot. The makers that run a model on with no separator come last.
@@ -195,7 +203,7 @@ export function declaredBot(userAgent: string, buf: Uint8Array, length: number, 
     // After a dot a host goes on ("crawler.example.com"), unless a version does ("eseek-crawler.0.5").
     if ((after === DOT && !fusedVersionAt(buf, end)) || start === skipFrom) continue;
     const suffix = botWordOf(lower);
-    if (suffix < 0 || lower === PHONE_MAKER) continue;
+    if (suffix < 0 || lower === PHONE_MAKER || ORDINARY_WORDS.has(lower)) continue;
     // "M bot 60", a phone's model, names no bot ("YRSpider" there is one).
     if (isBotWordOnly(lower) && inAndroidModel(buf, start, end)) continue;
     evidence = true;
@@ -224,10 +232,12 @@ export function declaredBot(userAgent: string, buf: Uint8Array, length: number, 
 
 const HANDHELD = /\b(?:iPhone|iPad|iPod|Android)\b/i;
 
-// "Mozilla/5.0 (compatible; Name/1.0)": a browser's token and a comment naming one product only.
-const COMPATIBLE_ONLY = /^Mozilla\/\d+\.\d+ \(compatible; ?[A-Za-z][\w.-]*\/[^\s;()]+\)$/i;
-// "Name/1.2.3": one product and its version, nothing else.
-const LONE_PRODUCT = /^[A-Za-z][\w-]*\/\w[\w.]*$/;
+// "Mozilla/5.0 (compatible; Name/1.0)": a browser's token and a comment naming one product only
+// (a last ";" before the ")" included).
+const COMPATIBLE_ONLY = /^Mozilla\/\d+\.\d+ \(compatible; ?[A-Za-z][\w.-]*\/[^\s;()]+;?\)$/i;
+// "Name/1.2.3": one product and its version (a pre-release or build tail included: "6.1-BETA",
+// "2.0+git"), nothing else.
+const LONE_PRODUCT = /^[A-Za-z][\w-]*\/\w[\w.+-]*$/;
 // "Avant Browser/1.2 (http://...)", "UCBrowser/8.7": a header that calls itself a browser.
 const BROWSER_WORD = /browser/i;
 

@@ -65,6 +65,10 @@ describe('unlisted agents', () => {
     expect(idOf('Wombat/3.2 (see www.wombat.example)')).toBe('unlisted:Wombat');
     expect(idOf('Bilby/0.4.1')).toBe('unlisted:Bilby');
     expect(idOf('Mozilla/5.0 (compatible; Dunnart/2.0)')).toBe('unlisted:Dunnart');
+    // A pre-release or build tail on the version, a last ";" in the comment (yauaa's test cases: `Echoping/6.1-BETA`).
+    expect(idOf('Bilby/0.4.1-BETA')).toBe('unlisted:Bilby');
+    expect(idOf('Bilby/2.0+git.54b3817f')).toBe('unlisted:Bilby');
+    expect(idOf('Mozilla/5.0 (compatible; Dunnart/2.0;)')).toBe('unlisted:Dunnart');
     // The compatible comment names the bot when the header starts with a browser's token.
     expect(idOf('Chrome/120.0.6099.71 (compatible; Potoroo; +https://potoroo.example/)')).toBe('unlisted:Potoroo');
     expect(idOf('DoCoMo/2.0 D903i(c100;TB;W28H20) (compatible; Potoroo-Gateway/1.2; +http://potoroo.example/help)')).toBe('unlisted:Potoroo-Gateway');
@@ -113,6 +117,9 @@ describe('unlisted agents', () => {
       'Mozilla/5.0 (compatible; Acmebot_beta)',
       // Percent-encoded text: "20Extractor" is no name.
       'Mozilla/4.0 (compatible; Site%20Link%20Extractor)',
+      // Everyday words ending in "bot": an n-tv news app's web view (yauaa's test cases), German "Verbot".
+      'ntvmobil iPhone 7.0 Mozilla/5.0 (iPhone; CPU iPhone OS 9_1 like Mac OS X) AppleWebKit/601.1.46 (KHTML, like Gecko) Mobile/13B143 ntvAgof (agof={"angebot":"appntv"})',
+      'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36 Verbot',
     ]);
   });
 
