@@ -46,7 +46,7 @@ export type { Ed25519Verify } from './verify/web-bot-auth/ed25519.js';
 export { ed25519KeyFromJwk, jwkThumbprint } from './verify/web-bot-auth/jwk.js';
 export type { Ed25519PublicKey } from './verify/web-bot-auth/jwk.js';
 export { parseSignatureField, parseSignatureInput } from './verify/web-bot-auth/signature-input.js';
-export type { ComponentIdentifier, MalformedSignatureInput, SignatureInput, SignatureParams } from './verify/web-bot-auth/signature-input.js';
+export type { ComponentIdentifier, ComponentParameters, MalformedSignatureInput, SignatureInput, SignatureParams } from './verify/web-bot-auth/signature-input.js';
 export { createSignatureBase } from './verify/web-bot-auth/signature-base.js';
 export type { SignatureBaseResult } from './verify/web-bot-auth/signature-base.js';
 export type { HttpMessage } from './verify/web-bot-auth/components.js';

@@ -1,6 +1,7 @@
 // Component values of RFC 9421 §2.1 (HTTP fields with sf / key / bs) and §2.2 (derived
 // components) for one HTTP message, as they appear on signature base lines.
 import { parseDictionary, parseItem, parseList, serializeDictionary, serializeInnerList, serializeItem, serializeList, type Parameters } from 'structured-headers';
+import type { ComponentParameters } from './signature-input.js';
 import { base64Encode } from './base64.js';
 
 /** What the signature base reads of one HTTP message. Header names are lower-case. */
@@ -104,7 +105,7 @@ function authorityOf(message: HttpMessage): string | undefined {
   return message.authority === undefined ? undefined : normalizeAuthority(message.authority, message.scheme);
 }
 
-function derivedValue(message: HttpMessage, name: string, params: Parameters): ComponentValue {
+function derivedValue(message: HttpMessage, name: string, params: ComponentParameters): ComponentValue {
   if (name !== '@query-param' && params.size > 0) return INVALID;
   switch (name) {
     case '@method': // RFC 9421 §2.2.1: case-sensitive, as sent
@@ -198,7 +199,7 @@ function dictionaryField(message: HttpMessage, name: string, value: string): Ret
   return dictionary;
 }
 
-function fieldValue(message: HttpMessage, name: string, params: Parameters): ComponentValue {
+function fieldValue(message: HttpMessage, name: string, params: ComponentParameters): ComponentValue {
   for (const param of params.keys()) if (!FIELD_PARAMS.has(param)) return INVALID;
   // RFC 9421 §2.1: `tr` (trailers) are not available here.
   if (params.has('tr')) return INVALID;
@@ -244,15 +245,16 @@ function fieldValue(message: HttpMessage, name: string, params: Parameters): Com
  * The value of one covered component of a message (RFC 9421 §2.1, §2.2), following `req` to
  * the related request (§2.4).
  */
-export function componentValue(message: HttpMessage, name: string, params: Parameters): ComponentValue {
+export function componentValue(message: HttpMessage, name: string, params: ComponentParameters): ComponentValue {
   let target = message;
   let rest = params;
   if (params.has('req')) {
     // RFC 9421 §2.4: `req` is only meaningful when signing a response.
     if (message.request === undefined || params.get('req') !== true) return INVALID;
     target = message.request;
-    rest = new Map(params);
-    rest.delete('req');
+    const others = new Map(params);
+    others.delete('req');
+    rest = others;
   }
   return name.startsWith('@') ? derivedValue(target, name, rest) : fieldValue(target, name, rest);
 }

@@ -3,10 +3,17 @@
 import { base64Decode } from './base64.js';
 import { parseDictionary, serializeInnerList, serializeItem, Token, type BareItem, type Item, type Parameters } from 'structured-headers';
 
+/**
+ * A covered component's parameters (RFC 9421 §2.1: `sf`, `key`, `bs`, `req`, `tr`, `name`) as
+ * parsed RFC 8941 bare items. Typed here, not as structured-headers' `Parameters`, whose byte
+ * sequences would make a consumer's type check need the DOM library's `BufferSource`.
+ */
+export type ComponentParameters = ReadonlyMap<string, unknown>;
+
 /** One covered component: its name, its parameters and its serialized identifier (RFC 9421 §2). */
 export interface ComponentIdentifier {
   readonly name: string;
-  readonly params: Parameters;
+  readonly params: ComponentParameters;
   /** The identifier as it appears on its signature base line, e.g. `"signature-agent";key="sig1"`. */
   readonly identifier: string;
 }
