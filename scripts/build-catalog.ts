@@ -350,10 +350,27 @@ function firstMarkdownUrl(text: string): string | undefined {
 
 function urlInExamples(examples: readonly string[]): string | undefined {
   for (const ua of examples) {
-    const url = /\bhttps?:\/\/[^\s;)"']+/.exec(ua)?.[0];
-    if (url !== undefined) return url.replace(/[.,]+$/, '');
+    const url = /\bhttps?:\/\/[^\s;)"']+/.exec(ua)?.[0]?.replace(/[.,]+$/, '');
+    if (url !== undefined && !isPlaceholderUrl(url)) return url;
   }
   return undefined;
+}
+
+/**
+ * Whether a URL's host is a placeholder that a source's example UA carries where the real header
+ * names each sender's own site (Mastodon's `+https://example-masto-instance.org/`): RFC 2606's
+ * example.com/.net/.org, the reserved top-level domains .example, .test, .invalid and .localhost,
+ * or a label that is `example` or starts with `example-`. It names no operator.
+ */
+function isPlaceholderUrl(text: string): boolean {
+  let host: string;
+  try {
+    host = new URL(text).hostname.toLowerCase();
+  } catch {
+    return false;
+  }
+  const labels = host.split('.');
+  return /\.(example|test|invalid|localhost)$/.test(host) || labels.some((label) => label === 'example' || label.startsWith('example-'));
 }
 
 function isHttpUrl(text: string | undefined): text is string {
@@ -898,7 +915,7 @@ function agentOfGroup(group: readonly Derived[], overrides: Overrides): Agent {
     ...entries.filter((e) => e.source === 'well-known-bots').map((e) => e.url),
     ...robotsInfo.map((r) => firstMarkdownUrl(r.respect)),
     ...robotsInfo.map((r) => firstMarkdownUrl(r.operator)),
-  ].filter(isHttpUrl);
+  ].filter((u): u is string => isHttpUrl(u) && !isPlaceholderUrl(u));
   const ownUrl = urlInExamples(entries.flatMap((e) => e.examples));
   const urls = [...listed.filter((u) => !thirdParty(u)), ...(isHttpUrl(ownUrl) && !thirdParty(ownUrl) ? [ownUrl] : []), ...listed.filter(thirdParty)];
   const url = urls[0] ?? DATASET_PAGES[entries[0]!.source];
