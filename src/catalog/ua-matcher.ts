@@ -2,6 +2,7 @@
 // header's bytes, walking each word through a trie of the tokens' leading words as it goes
 // (data/README.md "Matching rules").
 import type { Agent, AgentLayer } from './types.js';
+import { carriesForeignUrl } from './borrowed-token.js';
 import { declaredBot, NOTED_WORDS, unlistedAgent } from './unlisted-agent.js';
 import { DOT, FOLD, fusedVersionAt, isDigit, onlyVersion, versionTail } from './word-bytes.js';
 
@@ -255,8 +256,15 @@ export function compileUserAgentMatcher(agents: readonly Agent[], { unlisted = f
     // (`best` is set by matchAt; TypeScript cannot see that through the closure.)
     const found = best as Entry | undefined;
     if (found !== undefined) {
+      if (!unlisted || bestRank > RANK_BOT) return found.agent;
+      if (bestRank === RANK_BOT) {
+        // A verifiable crawler's token beside someone else's URL and that sender's own name is
+        // borrowed: the sender is named ("Googlebot/2.1; startmebot/1.0; +https://start.me/bot").
+        if (!carriesForeignUrl(ua, found.agent)) return found.agent;
+        const sender = declaredBot(ua, buf, length, botWordEnds, botWordCount, bestStart, true);
+        return sender === undefined || sender.described === true ? found.agent : unlistedAgent(sender);
+      }
       // A bot that names itself beats the listed library or platform it runs on.
-      if (!unlisted || bestRank >= RANK_BOT) return found.agent;
       const declared = botWordCount === 0 ? undefined : declaredBot(ua, buf, length, botWordEnds, botWordCount, bestStart, false);
       return declared === undefined || declared.described === true ? found.agent : unlistedAgent(declared);
     }

@@ -172,7 +172,7 @@ function text(buf: Uint8Array, start: number, end: number): string {
  * only in such places, carries a URL or has another shape no browser sends (`botShaped`), and does
  * not call itself a browser, the product it starts with or names in its "(compatible; ...)" comment
  * (unless `byLeadingProduct` is false). `skipFrom` excludes the word starting there (a listed
- * library's own). `buf` holds the header's `length` bytes and a separator (0) at `length`.
+ * library's own, or a borrowed token), as a name and as that product. `buf` holds the header's `length` bytes and a separator (0) at `length`.
  */
 export function declaredBot(userAgent: string, buf: Uint8Array, length: number, ends: Int32Array, count: number, skipFrom: number, byLeadingProduct: boolean): SelfDeclaration | undefined {
   let evidence = false;
@@ -227,7 +227,7 @@ export function declaredBot(userAgent: string, buf: Uint8Array, length: number, 
   if (!byLeadingProduct || !(evidence || botShaped(userAgent)) || BROWSER_WORD.test(userAgent)) return description;
   // A header that names a phone or tablet is an app someone uses ("Girls/2.0 (...; iPhone; ...;
   // +http://girls.livedoor.com/)", an RSS reader): its product is no bot's name by shape alone.
-  return (HANDHELD.test(userAgent) ? undefined : leadingProduct(buf, length)) ?? compatibleProduct(buf, length) ?? description;
+  return (HANDHELD.test(userAgent) ? undefined : leadingProduct(buf, length, skipFrom)) ?? compatibleProduct(buf, length, skipFrom) ?? description;
 }
 
 const HANDHELD = /\b(?:iPhone|iPad|iPod|Android)\b/i;
@@ -307,8 +307,9 @@ function productName(buf: Uint8Array, start: number, end: number): SelfDeclarati
   return { name, type: 'Uncategorized' };
 }
 
-/** The product a header starts with ("CopperEgg" of "CopperEgg/RevealUptime/..."), when it can name a bot. */
-function leadingProduct(buf: Uint8Array, length: number): SelfDeclaration | undefined {
+/** The product a header starts with ("CopperEgg" of "CopperEgg/RevealUptime/..."), when it can name a bot and is not the word at `skip`. */
+function leadingProduct(buf: Uint8Array, length: number, skip: number): SelfDeclaration | undefined {
+  if (skip === 0) return undefined;
   const end = productEnd(buf, 0, length);
   // "Name/1.2", "Name" alone, or a capitalised "Name " before more words (not "see https://...").
   const first = buf[0]!;
@@ -329,10 +330,11 @@ function afterCompatible(buf: Uint8Array, length: number): number {
  * "(compatible; Name +URL)" comment, the way crawlers introduce themselves
  * ("Mozilla/5.0 (compatible; Siteliner/1.0; +http://www.siteliner.com/bot)").
  */
-function compatibleProduct(buf: Uint8Array, length: number): SelfDeclaration | undefined {
+function compatibleProduct(buf: Uint8Array, length: number, skip: number): SelfDeclaration | undefined {
   let at = afterCompatible(buf, length);
   if (at < 0) return undefined;
   while (buf[at] === SPACE) at++;
+  if (at === skip) return undefined;
   const end = productEnd(buf, at, length);
   const stop = buf[end];
   // "Name/1.0", "Name;", "Name)" or "Name +http://...": a product token, not the first word of a phrase.

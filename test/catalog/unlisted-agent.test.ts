@@ -2,6 +2,7 @@
 // named by the token they send (data/README.md "Unlisted agents"); browsers never are.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { siteOf } from '../../src/catalog/borrowed-token.js';
 import { createCatalog, createEngine, defaultCatalogDocument } from '../../src/index.js';
 import { robotsTestAgent } from '../helpers/agents.js';
 
@@ -171,6 +172,26 @@ describe('unlisted agents', () => {
     expect(idOf('Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/120.0.0.0 Safari/537.36 AcmeChecker/2')).toBe('unlisted:AcmeChecker');
     // A library's own product, with a bot word only in a URL, stays the library.
     expect(idOf('python-requests/2.31.0 (+https://acme.example/bot)')).toBe('python-requests');
+  });
+
+  it("names the sender that borrows a verifiable crawler's token beside its own URL and name (yauaa's test cases)", () => {
+    // Someone else's URL and the sender's own bot word, leading product or compatible product.
+    expect(idOf('Mozilla/5.0 (compatible; Googlebot/2.1; startmebot/1.0; +https://start.me/bot)')).toBe('unlisted:startmebot');
+    expect(idOf('OnPageBot (compatible; Googlebot 2.1; +https://bot.onpage.org/)')).toBe('unlisted:OnPageBot');
+    expect(idOf('BuckyOHare/1.3 (Googlebot/2.1; +https://hypefactors.com/webcrawler)')).toBe('unlisted:BuckyOHare');
+    expect(idOf('Swayy/2.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html; +http://www.swayy.co)')).toBe('unlisted:Swayy');
+    // The crawler's own sites (its page's, its reverse-DNS names'), another operator's URL with no
+    // name of the sender's, or no URL at all: the token names the agent, and verification judges it.
+    expect(idOf('Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)')).toBe('googlebot');
+    expect(idOf('Googlebot/2.1 (+http://www.googlebot.com/bot.html)')).toBe('googlebot');
+    expect(idOf('Mozilla/5.0 (compatible; YandexBot/3.0; +http://yandex.com/bots)')).toBe('yandexbot');
+    expect(idOf('Mozilla/5.0 (compatible; Googlebot/2.1; +http://import.io)')).toBe('googlebot');
+    expect(idOf('Googlebot/2.1 (+http://acme.example/)')).toBe('googlebot');
+    expect(idOf('Ryderspider/1.0 (Googlebot/2.1)')).toBe('googlebot');
+    // Sites compare by their registrable part, a country's second level included.
+    expect(['developers.google.com', 'www.google.com', 'crawl.example.co.uk', 'example.co.uk.', 'yandex.ru'].map(siteOf)).toEqual(['google.com', 'google.com', 'example.co.uk', 'example.co.uk', 'yandex.ru']);
+    // A crawler the catalog cannot verify has no known sites: its token stands.
+    expect(idOf('Mozilla/5.0 (compatible; SemrushBot/7~bl; AcmeBot/1.0; +https://acme.example/)')).toBe('semrushbot');
   });
 
   it('reads a description ("Feed Parser", "FeedFetcher": a word for what is fetched, then a bot word) as a name only when nothing else names the sender', () => {
