@@ -235,9 +235,10 @@ const HANDHELD = /\b(?:iPhone|iPad|iPod|Android)\b/i;
 // "Mozilla/5.0 (compatible; Name/1.0)": a browser's token and a comment naming one product only
 // (a last ";" before the ")" included).
 const COMPATIBLE_ONLY = /^Mozilla\/\d+\.\d+ \(compatible; ?[A-Za-z][\w.-]*\/[^\s;()]+;?\)$/i;
-// "Name/1.2.3": one product and its version (a pre-release or build tail included: "6.1-BETA",
-// "2.0+git"), nothing else.
-const LONE_PRODUCT = /^[A-Za-z][\w-]*\/\w[\w.+-]*$/;
+// "Name/1.2.3": one product and its version, nothing else; a numeric version may carry a
+// pre-release or build tail ("6.1-BETA", "2.0+git"), a word may not ("Model/Sony-KDL-55HX750" is
+// a Sony TV's, found by yauaa's test cases).
+const LONE_PRODUCT = /^[A-Za-z][\w-]*\/(?:\w[\w.]*|\d[\w.+-]*)$/;
 // "Avant Browser/1.2 (http://...)", "UCBrowser/8.7": a header that calls itself a browser.
 const BROWSER_WORD = /browser/i;
 

@@ -74,7 +74,7 @@ describe('unlisted agents', () => {
     expect(idOf('Chrome/120.0.6099.71 (compatible; Potoroo; +https://potoroo.example/)')).toBe('unlisted:Potoroo');
     expect(idOf('DoCoMo/2.0 D903i(c100;TB;W28H20) (compatible; Potoroo-Gateway/1.2; +http://potoroo.example/help)')).toBe('unlisted:Potoroo-Gateway');
     // Not these shapes: a comment beside the lone product, a second product, a word without a version, two compatible items.
-    expectNoneNamed(['Bilby/0.4.1 (Linux)', 'Bilby/0.4.1 Quoll/2', 'Bilby', 'Mozilla/5.0 (compatible; Dunnart/2.0; Windows NT 10.0)', 'Mozilla/5.0 (compatible; Win32)']);
+    expectNoneNamed(['Bilby/0.4.1 (Linux)', 'Bilby/0.4.1 Quoll/2', 'Bilby', 'Mozilla/5.0 (compatible; Dunnart/2.0; Windows NT 10.0)', 'Mozilla/5.0 (compatible; Win32)', 'Model/Sony-KDL-55HX750']);
   });
 
   it('never names a browser by its shape: text browsers, a browser that says so, a browser token alone', () => {
