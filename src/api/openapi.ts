@@ -829,7 +829,7 @@ export function createOpenApiDocument(options: {
           maxItems: 100,
           items: { type: 'string', examples: ['example.com', 'www.example.com', 'example.com:8443'] },
           description:
-            'The hosts the site answers on, saved lower-case without the default port. A Web Bot Auth signature whose covered @authority is another host fails verification (authority-not-ours): a crawler signature made for another site and replayed here. Empty (or null on update): any host.',
+            'The hosts the site answers on, each listed (no wildcards), saved lower-case without the default port, international names in punycode. A Web Bot Auth signature whose covered @authority is another host fails verification (authority-not-ours): a crawler signature made for another site and replayed here. Empty (or null on update): any host.',
         },
         ProjectRobotsInput: {
           type: 'object',

@@ -215,15 +215,34 @@ function parseSiteHosts(value: unknown, errors: FieldError[]): readonly string[]
   const before = errors.length;
   const hosts = new Set<string>();
   value.forEach((host: unknown, i) => {
-    const normalized = typeof host === 'string' && host.length <= 261 ? siteAuthority(host, 'https') : undefined;
-    if (normalized === undefined) {
-      const got = typeof host === 'string' ? JSON.stringify(host.slice(0, 64)) : describe(host);
-      errors.push({ pointer: `/site_hosts/${i}`, code: typeof host === 'string' ? 'invalid-host' : 'type', message: `must be a host or host:port such as "example.com" or "example.com:8443", got ${got}` });
-    } else {
-      hosts.add(normalized);
+    if (typeof host !== 'string') {
+      errors.push({ pointer: `/site_hosts/${i}`, code: 'type', message: `must be a host name string, got ${describe(host)}` });
+      return;
     }
+    const normalized = savedSiteHost(host);
+    if (typeof normalized === 'string') hosts.add(normalized);
+    else errors.push({ pointer: `/site_hosts/${i}`, code: 'invalid-host', message: `${normalized.problem}, got ${JSON.stringify(host.slice(0, 64))}` });
   });
   return errors.length === before ? [...hosts] : undefined;
+}
+
+// A DNS name (RFC 1035 §2.3.4: labels of at most 63 bytes, 253 in all) or a bracketed IPv6
+// address, as siteAuthority leaves them (lower-case, IDNs in punycode), with an optional port.
+const SAVED_HOST = /^(?:([a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63})*)|\[[0-9a-f:.]+\])(?::(\d{1,5}))?$/;
+
+/** A site host as saved (see `siteAuthority`), or what is wrong with it. */
+function savedSiteHost(raw: string): string | { readonly problem: string } {
+  // Refused, not trimmed: a pasted host with a stray newline or NUL is not the host it shows.
+  if (/[\u0000-\u0020\u007f-\u009f]/.test(raw)) return { problem: 'a host holds no spaces or control characters' };
+  if (raw.includes('*')) return { problem: 'wildcards are not supported: list each host the site answers on' };
+  const normalized = raw.length <= 261 ? siteAuthority(raw, 'https') : undefined;
+  const parts = normalized === undefined ? null : SAVED_HOST.exec(normalized);
+  if (normalized === undefined || parts === null || (parts[1] !== undefined && parts[1].length > 253)) {
+    return { problem: 'must be a host or host:port such as "example.com" or "example.com:8443"' };
+  }
+  const port = parts[2] === undefined ? undefined : Number(parts[2]);
+  if (port !== undefined && (port < 1 || port > 65_535)) return { problem: 'a port is 1 to 65535' };
+  return normalized;
 }
 
 /**

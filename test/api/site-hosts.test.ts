@@ -77,10 +77,26 @@ describe('site_hosts in project settings', () => {
       '/site_hosts/6 invalid-host',
       '/site_hosts/7 invalid-host',
     ]);
+    // Found by an outside check: a wildcard was saved as literal text (and refused every subdomain),
+    // a stray NUL, newline or space was trimmed away, and over-long labels and port 0 were kept.
+    const quiet = await call('PUT', '/project-settings', {
+      site_hosts: ['*.shop.example', 'shop.example\u0000', 'shop.example\n', ' shop.example', 'shop.example:0', `${'a'.repeat(64)}.example`, `${'abcdefghi.'.repeat(25)}example`],
+    });
+    expect(quiet.json.errors.map((error: { pointer: string; message: string }) => `${error.pointer} ${error.message.split(',')[0]}`)).toEqual([
+      '/site_hosts/0 wildcards are not supported: list each host the site answers on',
+      '/site_hosts/1 a host holds no spaces or control characters',
+      '/site_hosts/2 a host holds no spaces or control characters',
+      '/site_hosts/3 a host holds no spaces or control characters',
+      '/site_hosts/4 a port is 1 to 65535',
+      '/site_hosts/5 must be a host or host:port such as "example.com" or "example.com:8443"',
+      '/site_hosts/6 must be a host or host:port such as "example.com" or "example.com:8443"',
+    ]);
+    // An international name is saved as the punycode a Host header carries.
+    expect((await call('PUT', '/project-settings', { site_hosts: ['bücher.example', 'shop.example'] })).json.site_hosts).toEqual(['xn--bcher-kva.example', 'shop.example']);
     expect((await call('PUT', '/project-settings', { site_hosts: 'shop.example' })).json.errors).toMatchObject([{ pointer: '/site_hosts', code: 'type' }]);
     const tooMany = Array.from({ length: 101 }, (_, i) => `h${i}.example`);
     expect((await call('PUT', '/project-settings', { site_hosts: tooMany })).json.errors).toMatchObject([{ pointer: '/site_hosts', code: 'max-items' }]);
-    expect((await call('GET', '/project-settings')).json.site_hosts).toEqual(['shop.example']);
+    expect((await call('GET', '/project-settings')).json.site_hosts).toEqual(['xn--bcher-kva.example', 'shop.example']);
   });
 
   it('answers settings saved before site_hosts existed with an empty list, and judges any host for them', async () => {
