@@ -818,6 +818,8 @@ export function createOpenApiDocument(options: {
         },
         ProjectSettingsUpdate: {
           type: 'object',
+          additionalProperties: false,
+          description: 'Absent members keep their saved values; an unknown member is refused (400 unknown-field at its pointer).',
           properties: {
             robots: { oneOf: [ref('ProjectRobotsInput'), { type: 'null' }] },
             client_ip: ref('ProjectClientIp'),

@@ -18,6 +18,8 @@ export const MAX_TRUSTED_PROXIES = 100;
 export const MAX_SITE_HOSTS = 100;
 // The members of `client_ip` (OpenAPI ProjectClientIp, additionalProperties: false).
 const CLIENT_IP_KEYS: ReadonlySet<string> = new Set(['headers', 'trusted_proxies']);
+// The members of a settings update (OpenAPI ProjectSettingsUpdate, additionalProperties: false).
+const SETTINGS_KEYS: ReadonlySet<string> = new Set(['robots', 'client_ip', 'site_hosts']);
 
 /** The robots rules a project publishes (the `POST /robots-txts` options it saved), canonical. */
 export interface ProjectRobotsSettings {
@@ -248,10 +250,10 @@ function savedSiteHost(raw: string): string | { readonly problem: string } {
 /**
  * Validates a settings update (the `PUT /project-settings` body) over the current settings: an
  * absent member keeps its saved value, `robots: null` clears the rules, `site_hosts: []` (or null)
- * accepts any host again. With a catalog, agents the
- * robots rules name are resolved to its ids (unknown ones rejected). Members of `client_ip` other
- * than `headers` and `trusted_proxies` are refused; unknown top-level members are ignored, as the
- * OpenAPI ProjectSettingsUpdate schema (open, unlike ProjectClientIp) allows. Never throws on any input.
+ * accepts any host again. With a catalog, agents the robots rules name are resolved to its ids
+ * (unknown ones rejected). Unknown members, at the top level or in `client_ip`, are refused at
+ * their pointer (OpenAPI ProjectSettingsUpdate and ProjectClientIp: additionalProperties false).
+ * Never throws on any input.
  * @example
  * parseProjectSettings({ robots: { agent_types: ['AI Data Scraper'] } }, DEFAULT_PROJECT_SETTINGS);
  * // { ok: true, settings: { robots: { agent_types: ['AI Data Scraper'], disallow: ['/'] }, client_ip: {}, site_hosts: [] } }
@@ -259,6 +261,10 @@ function savedSiteHost(raw: string): string | { readonly problem: string } {
 export function parseProjectSettings(input: unknown, current: ProjectSettings, catalog?: Catalog): ParsedProjectSettings {
   if (!isObject(input)) return { ok: false, errors: [{ pointer: '', code: 'type', message: `settings must be an object with robots, client_ip and/or site_hosts; got ${describe(input)}` }] };
   const errors: FieldError[] = [];
+  // A misspelt member ("site_hostz") must not answer 200 and change nothing.
+  for (const key of Object.keys(input)) {
+    if (!SETTINGS_KEYS.has(key)) errors.push({ pointer: pointerTo('', key), code: 'unknown-field', message: `settings have no member ${JSON.stringify(key.slice(0, 64))}; they take robots, client_ip and site_hosts` });
+  }
   const robots = input['robots'] === undefined ? current.robots : parseRobots(input['robots'], catalog, errors);
   const clientIp = input['client_ip'] === undefined ? current.client_ip : parseClientIp(input['client_ip'], errors);
   const siteHosts = input['site_hosts'] === undefined ? (current.site_hosts ?? []) : parseSiteHosts(input['site_hosts'], errors);

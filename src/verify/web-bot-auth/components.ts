@@ -64,10 +64,20 @@ const ok = (value: string): ComponentValue => ({ ok: true, value });
  * port of the scheme omitted. Undefined when it is not a bare host[:port].
  */
 export function normalizeAuthority(raw: string, scheme: string): string | undefined {
-  const text = raw.trim();
-  // Fast path for the common case (a plain lower-case host name), no URL parsing.
+  // A host is case-insensitive (RFC 9110 §4.2.3): lower-cased first.
+  const text = raw.trim().toLowerCase();
+  // Fast path for the common case (a plain host name), no URL parsing.
   if (SIMPLE_HOST.test(text)) return text;
   if (text === '' || /[\s/?#@\\]/.test(text)) return undefined;
+  // A plain host with a port is read as written too: the URL parser would read an IPv4-like name
+  // ("0xc0.0.2.1:8443") as an address ("192.0.2.1"), which it does not for the same name alone.
+  const colon = text.lastIndexOf(':');
+  if (colon > 0 && SIMPLE_HOST.test(text.slice(0, colon)) && /^\d{0,5}$/.test(text.slice(colon + 1))) {
+    const digits = text.slice(colon + 1);
+    const port = digits === '' ? '' : String(Number(digits));
+    if (Number(port) > 65_535) return undefined;
+    return port === '' || port === DEFAULT_PORT[scheme] ? text.slice(0, colon) : `${text.slice(0, colon)}:${port}`;
+  }
   let url: URL;
   try {
     url = new URL(`${scheme}://${text}`);

@@ -44,6 +44,10 @@ describe('derived components (RFC 9421 §2.2)', () => {
     expect(normalizeAuthority('www.example.com:80', 'https')).toBe('www.example.com:80');
     expect(normalizeAuthority('www.example.com:80', 'http')).toBe('www.example.com');
     expect(normalizeAuthority('www.example.com:443', 'http')).toBe('www.example.com:443');
+    // Case never changes how a host reads: an IPv4-like name in capitals is the same text lower-cased
+    // (an outside check found "0XC0.0.2.1" read as 192.0.2.1 while "0xc0.0.2.1" stayed as written).
+    expect(normalizeAuthority('0XC0.0.2.1', 'https')).toBe(normalizeAuthority('0xc0.0.2.1', 'https'));
+    expect(normalizeAuthority('0XC0.0.2.1:443', 'https')).toBe('0xc0.0.2.1');
     expect(normalizeAuthority('[::1]:8443', 'https')).toBe('[::1]:8443');
     expect(normalizeAuthority('user@host', 'https')).toBeUndefined();
     expect(normalizeAuthority('host/path', 'https')).toBeUndefined();
