@@ -2,6 +2,7 @@
 // else's site ("Googlebot/2.1; startmebot/1.0; +https://start.me/bot"), so the token says what the
 // sender imitates, not who it is (data/README.md "Who wins when several agents match one header").
 import type { Agent } from './types.js';
+import { verificationMethodsOf } from './verification-methods.js';
 
 // Second-level labels under which a country's registries sell names ("example.co.uk").
 const COUNTRY_SECOND_LEVEL = new Set(['co', 'com', 'net', 'org', 'ac', 'gov', 'edu', 'ne', 'or', 'go', 'gr', 'ed', 'lg']);
@@ -38,8 +39,7 @@ const sitesByAgent = new WeakMap<Agent, readonly string[] | null>();
 function operatorSites(agent: Agent): readonly string[] | null {
   let sites = sitesByAgent.get(agent);
   if (sites === undefined) {
-    const verifiable = (agent.reverse_dns?.length ?? 0) > 0 || (agent.ip_ranges?.length ?? 0) > 0 || (agent.signature_agents?.length ?? 0) > 0;
-    if (verifiable) {
+    if (verificationMethodsOf(agent).length > 0) {
       const hosts = [hostOf(agent.url), ...(agent.reverse_dns ?? []).map((suffix) => suffix.replace(/^\./, '').toLowerCase()), ...(agent.signature_agents ?? []).map(hostOf)];
       sites = [...new Set(hosts.filter((host) => host !== undefined && host !== '').map((host) => siteOf(host!)))];
     } else {

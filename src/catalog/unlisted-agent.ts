@@ -172,7 +172,8 @@ function text(buf: Uint8Array, start: number, end: number): string {
  * only in such places, carries a URL or has another shape no browser sends (`botShaped`), and does
  * not call itself a browser, the product it starts with or names in its "(compatible; ...)" comment
  * (unless `byLeadingProduct` is false). `skipFrom` excludes the word starting there (a listed
- * library's own, or a borrowed token), as a name and as that product. `buf` holds the header's `length` bytes and a separator (0) at `length`.
+ * library's own, or a borrowed token), as a name and as that product. `buf` holds the header's
+ * `length` bytes and a separator (0) at `length`.
  */
 export function declaredBot(userAgent: string, buf: Uint8Array, length: number, ends: Int32Array, count: number, skipFrom: number, byLeadingProduct: boolean): SelfDeclaration | undefined {
   let evidence = false;

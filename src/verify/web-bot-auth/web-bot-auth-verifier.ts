@@ -142,7 +142,7 @@ export function webBotAuthVerifier(options: WebBotAuthVerifierOptions = {}): Ver
   const maxSignatures = integerOption(options.maxSignatures, 4, 'maxSignatures', 1);
   let siteAuthorities: ReadonlySet<string> | undefined;
   if (options.siteAuthorities !== undefined) {
-    if (!Array.isArray(options.siteAuthorities) || options.siteAuthorities.length === 0) throw new TypeError('siteAuthorities must be a non-empty array of host names')
+    if (!Array.isArray(options.siteAuthorities) || options.siteAuthorities.length === 0) throw new TypeError('siteAuthorities must be a non-empty array of host names');
     siteAuthorities = new Set(
       options.siteAuthorities.map((host: unknown, i) => {
         const normalized = typeof host === 'string' ? siteAuthority(host, scheme) : undefined;
@@ -203,7 +203,6 @@ export function webBotAuthVerifier(options: WebBotAuthVerifierOptions = {}): Ver
 
   const fromCache = async (url: string, keyid: string, nowMs: number): Promise<KeyLookup> =>
     cache === undefined ? { status: 'unavailable' } : cache.lookup(url, keyid, nowMs);
-
 
   const lookupResult = (lookup: KeyLookup, scope: string): KeyResolution =>
     lookup.status === 'found'
@@ -271,7 +270,7 @@ export function webBotAuthVerifier(options: WebBotAuthVerifierOptions = {}): Ver
     message: HttpMessage,
     nowMs: number,
     receivedMs: number,
-    ours: ReadonlySet<string> | undefined,
+    foreignHost: boolean,
   ): Promise<Outcome> => {
     if (!isWellFormed(input)) return fail('signature-input-malformed');
     // RFC 9421 §3.2 step 1: the label must be in both fields.
@@ -281,13 +280,8 @@ export function webBotAuthVerifier(options: WebBotAuthVerifierOptions = {}): Ver
     // Someone else's signature (a signer the claimed agent does not sign as) says nothing about
     // this agent, whatever its times or coverage: no evidence, and the next verifier decides.
     if (signatureAgent !== undefined && signatureAgent !== null && (await signedBySomeoneElse(agent, signatureAgent))) return inconclusive('signature-agent-mismatch');
-    // The agent's own signature, for a host that is not this site's: a replay. (No Host at all
-    // leaves the signature unchecked below: authority-not-sent.)
-    if (ours !== undefined && message.authority !== undefined) {
-      // A fully qualified host (`site.example.`) is the same host.
-      const authority = siteAuthority(message.authority, scheme);
-      if (authority === undefined || !ours.has(authority)) return fail('authority-not-ours');
-    }
+    // The agent's own signature, for a host that is not this site's: a replay.
+    if (foreignHost) return fail('authority-not-ours');
     // Validity is judged at the time the request arrived: a visit reported minutes later (batched,
     // retried) carries a signature that was valid when it was sent.
     const violation = checkProfile(input, Math.floor(receivedMs / 1000), limits);
@@ -345,12 +339,15 @@ export function webBotAuthVerifier(options: WebBotAuthVerifierOptions = {}): Ver
       };
       const nowMs = context.now();
       const receivedMs = request.receivedAt ?? nowMs;
+      // A host that is none of the site's (`site.example.` is `site.example`); no Host at all is
+      // left to the signature check: authority-not-sent.
       const ours = authoritiesOf(request);
+      const foreignHost = ours !== undefined && message.authority !== undefined && !ours.has(siteAuthority(message.authority, scheme) ?? '');
       // Any valid signature passes; otherwise the first failure, else the first inconclusive answer.
       let firstFail: Outcome | undefined;
       let firstInconclusive: Outcome | undefined;
       for (const input of tagged.slice(0, maxSignatures)) {
-        const outcome = await verifyOne(agent, input, signatures, signatureAgent, message, nowMs, receivedMs, ours);
+        const outcome = await verifyOne(agent, input, signatures, signatureAgent, message, nowMs, receivedMs, foreignHost);
         if (outcome.outcome === 'pass') return check(outcome);
         if (outcome.outcome === 'fail') firstFail ??= outcome;
         else firstInconclusive ??= outcome;

@@ -12,6 +12,11 @@ import { robotsRulesSection } from './robots-rules.js';
 import { alertsSection } from './settings-alerts.js';
 
 
+/** The items of a comma-separated field, trimmed, blanks left out. */
+function commaSeparated(text: string): string[] {
+  return text.split(',').map((item) => item.trim()).filter((item) => item !== '');
+}
+
 function section(title: string, id: string, ...children: Child[]): HTMLElement {
   return h('section', { class: 'card', 'aria-labelledby': id }, h('h2', { id }, title), ...children);
 }
@@ -153,11 +158,11 @@ export const renderSettings: Page = async ({ main, project, refresh }) => {
           event.preventDefault();
           ipMessage.textContent = '';
           const proxies = proxiesInput.value.trim();
-          const headers = headersInput.value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+          const headers = commaSeparated(headersInput.value);
           // Empty fields leave the member out: the server's default applies.
           const clientIpBody = {
             ...(headers.length === 0 ? {} : { headers }),
-            ...(proxies === '' ? {} : { trusted_proxies: /^\d+$/.test(proxies) ? Number(proxies) : proxies.split(',').map((s) => s.trim()).filter((s) => s !== '') }),
+            ...(proxies === '' ? {} : { trusted_proxies: /^\d+$/.test(proxies) ? Number(proxies) : commaSeparated(proxies) }),
           };
           try {
             await request('PUT', '/project-settings', { params, body: { client_ip: clientIpBody } });
@@ -191,7 +196,7 @@ export const renderSettings: Page = async ({ main, project, refresh }) => {
         onsubmit: async (event: Event) => {
           event.preventDefault();
           hostsMessage.textContent = '';
-          const hosts = hostsInput.value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+          const hosts = commaSeparated(hostsInput.value);
           try {
             const stored = await request<SettingsJson>('PUT', '/project-settings', { params, body: { site_hosts: hosts } });
             // Shown as saved: lower-case, without the default port, each once.

@@ -2,6 +2,7 @@
 // exact outcome and reason code. Requests are signed by http-message-sig 0.3.0 with a fixed clock.
 import fc from 'fast-check';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { normalizeHeaders } from '../../../src/identify/headers.js';
 import { DirectoryFetchError } from '../../../src/verify/web-bot-auth/directory-fetcher.js';
 import { createNonceStore } from '../../../src/verify/web-bot-auth/replay-guard.js';
 import { webBotAuthVerifier, type WebBotAuthVerifierOptions } from '../../../src/verify/web-bot-auth/web-bot-auth-verifier.js';
@@ -92,8 +93,7 @@ describe('web-bot-auth verifier: must-fail cases', () => {
 
   it("a request's own siteAuthorities (a project's hosts) replace the verifier's", async () => {
     const verdict = async (engine: ReturnType<typeof setup>['engine'], item: Awaited<ReturnType<typeof t.sign>>, siteAuthorities: readonly string[]) => {
-      const headers = new Map(Object.entries(item.request_headers).map(([name, value]) => [name.toLowerCase(), value]));
-      const outcome = await engine.verifyNormalized(headers, { method: item.request_method, path: item.request_path, siteAuthorities });
+      const outcome = await engine.verifyNormalized(normalizeHeaders(item.request_headers), { method: item.request_method, path: item.request_path, siteAuthorities });
       return { result: outcome.result, ...outcome.verification.checks[0]! };
     };
     const site = setup({ siteAuthorities: ['example.com'] });
