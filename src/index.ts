@@ -4,6 +4,7 @@ export type { Engine, EngineOptions, IdentificationItem, NormalizedRequestContex
 export { createCatalog, resolveAgentType } from './catalog/catalog.js';
 export type { Catalog, CatalogOptions } from './catalog/catalog.js';
 export { isUnlistedAgentId } from './catalog/unlisted-agent.js';
+export { isAttackProbeId } from './catalog/attack-probe.js';
 export { defaultCatalogDocument } from './catalog/default-catalog.js';
 export { TEST_AGENT_ID, TEST_AGENT_USER_AGENT } from './catalog/test-agent.js';
 export { AGENT_TYPES, AGENT_TYPE_ALIASES } from './catalog/types.js';

@@ -1,6 +1,7 @@
 // Compiles every agent's User-Agent tokens into one matcher that makes a single pass over the
 // header's bytes, walking each word through a trie of the tokens' leading words as it goes
 // (data/README.md "Matching rules").
+import { attackProbeIn, PAYLOAD_BYTES, PAYLOAD_WORDS } from './attack-probe.js';
 import type { Agent, AgentLayer } from './types.js';
 import { carriesForeignUrl } from './borrowed-token.js';
 import { declaredBot, NOTED_WORDS, unlistedAgent } from './unlisted-agent.js';
@@ -19,12 +20,16 @@ const RANK_URL = 4;
 const RANK_BOT = 3;
 const LAYER_RANK: Readonly<Record<AgentLayer, number>> = { library: 2, platform: 1 };
 
-// The scan's input classes: 0 for a separator, then one class per folded word byte.
+// The scan's input classes: 0 for a separator no browser sends but attack payloads do
+// (attack-probe.ts), 1 for any other separator, then one class per folded word byte.
 const CLASS = new Uint8Array(256);
 const CLASS_OF_FOLDED = new Uint8Array(128);
-let classCount = 1;
+const PAYLOAD_CLASS = 0;
+const SEPARATOR_CLASS = 1;
+let classCount = 2;
 for (let folded = 0; folded < 128; folded++) if (FOLD[folded] === folded && folded !== 0) CLASS_OF_FOLDED[folded] = classCount++;
-for (let byte = 0; byte < 256; byte++) CLASS[byte] = CLASS_OF_FOLDED[FOLD[byte]!]!;
+for (let byte = 0; byte < 256; byte++) CLASS[byte] = FOLD[byte] === 0 ? SEPARATOR_CLASS : CLASS_OF_FOLDED[FOLD[byte]!]!;
+for (const byte of PAYLOAD_BYTES) CLASS[byte] = PAYLOAD_CLASS;
 const CLASSES = classCount;
 const FOLDED_OF_CLASS = new Uint8Array(CLASSES);
 for (let folded = 0; folded < 128; folded++) if (CLASS_OF_FOLDED[folded] !== 0) FOLDED_OF_CLASS[CLASS_OF_FOLDED[folded]!] = folded;
@@ -67,6 +72,8 @@ let candidateState = new Int32Array(scratch.length);
 // Where words ending in a bot word end, in header order, and how many (unlisted agents).
 let botWordEnds = new Int32Array(scratch.length);
 let botWordCount = 0;
+// Whether the scan met a payload byte or word (attack-probe.ts).
+let payloadSeen = false;
 
 // A token: optional "^", a first byte that starts a word, printable ASCII, optional "$".
 const TOKEN_SYNTAX = /^\^?[A-Za-z0-9_.-][\x20-\x7e]*$/;
@@ -121,7 +128,7 @@ export function compileUserAgentMatcher(agents: readonly Agent[], { unlisted = f
     }
   }
 
-  const { table, firstTerminal, depthOf, entriesFrom, byWord, endsInBotWord } = compileAutomaton(entries, unlisted ? NOTED_WORDS : []);
+  const { table, firstTerminal, depthOf, entriesFrom, byWord, endsInBotWord, startsPayload } = compileAutomaton(entries, unlisted ? NOTED_WORDS : [], unlisted ? PAYLOAD_WORDS : []);
   const mayMatchPattern = compilePatternPrefilter(patterns.map(({ regex }) => regex.source));
 
   // The best match so far, shared with matchAt (matching is synchronous).
@@ -140,6 +147,7 @@ export function compileUserAgentMatcher(agents: readonly Agent[], { unlisted = f
     // A word ending in a bot word or a URL word ("http", "www"), or a URL's page named for a bot
     // ("bot.html"), or a bot word before a fused version ("hitcrawler_0.1"), for unlisted agents.
     if (endsInBotWord[index] === 1 && (folded === 0 || folded === DOT || fusedVersionAt(buf, end))) botWordEnds[botWordCount++] = end;
+    if (startsPayload[index] === 1) payloadSeen = true;
     if (entriesFrom[index] === entriesFrom[index + 1]) return;
     const start = end - depthOf[index]!;
     let wordEnd = end;
@@ -233,28 +241,40 @@ export function compileUserAgentMatcher(agents: readonly Agent[], { unlisted = f
     let firstNoted = 0;
     let secondNoted = half;
     const together = Math.min(half, length - half);
+    // Any class minus one is negative only for the payload class: one OR a byte, no branch.
+    let payload = 0;
     for (let k = 0; k < together; k++) {
       const c1 = classOf[buf[k]!]!;
       const c2 = classOf[buf[half + k]!]!;
       if (first >= terminal && c1 < firstLetter) (at[firstNoted] = k), (from[firstNoted++] = first);
       if (second >= terminal && c2 < firstLetter) (at[secondNoted] = half + k), (from[secondNoted++] = second);
+      payload |= (c1 - 1) | (c2 - 1);
       first = next[first + c1]!;
       second = next[second + c2]!;
     }
     for (let i = together; i <= half; i++) {
       const c = classOf[buf[i]!]!;
       if (first >= terminal && c < firstLetter) (at[firstNoted] = i), (from[firstNoted++] = first);
+      payload |= c - 1;
       first = next[first + c]!;
     }
     for (let i = half + together; i <= length; i++) {
       const c = classOf[buf[i]!]!;
       if (second >= terminal && c < firstLetter) (at[secondNoted] = i), (from[secondNoted++] = second);
+      payload |= c - 1;
       second = next[second + c]!;
     }
+    payloadSeen = payload < 0;
     for (let j = 0; j < firstNoted; j++) matchAt(from[j]!, buf, length, at[j]!);
     for (let j = half; j < secondNoted; j++) matchAt(from[j]!, buf, length, at[j]!);
     // (`best` is set by matchAt; TypeScript cannot see that through the closure.)
     const found = best as Entry | undefined;
+    // An attack payload names the attack, whatever product the header borrows, unless a scanner
+    // names itself beside it.
+    if (unlisted && (payloadSeen as boolean) && !(found !== undefined && bestRank >= RANK_BOT && found.agent.type === 'Security Scanner')) {
+      const probe = attackProbeIn(ua);
+      if (probe !== undefined) return probe;
+    }
     if (found !== undefined) {
       if (!unlisted || bestRank > RANK_BOT) return found.agent;
       if (bestRank === RANK_BOT) {
@@ -302,6 +322,8 @@ interface Automaton {
   readonly byWord: readonly Entry[];
   /** Per state index: 1 when the bytes read so far end in a bot word (unlisted agents), else 0. */
   readonly endsInBotWord: Uint8Array;
+  /** Per state index: 1 when the word read so far is a payload word (attack-probe.ts), else 0. */
+  readonly startsPayload: Uint8Array;
 }
 
 /**
@@ -361,19 +383,21 @@ function compileBotWordAutomaton(words: readonly string[]): { next: Int32Array; 
  * token's word, at no cost to the scan. Terminal states (some token's leading word, or a bot
  * word's end) are numbered last.
  */
-function compileAutomaton(entries: readonly Entry[], botWords: readonly string[]): Automaton {
+function compileAutomaton(entries: readonly Entry[], botWords: readonly string[], payloadWords: readonly string[]): Automaton {
   // The trie: node 0 is the root; `child` maps node * CLASSES + class to a child's number.
+  const payloadBytes = payloadWords.map((word) => encoder.encode(word));
   let capacity = 1;
-  for (const entry of entries) capacity += entry.word.length;
+  for (const word of [...entries.map((entry) => entry.word), ...payloadBytes]) capacity += word.length;
   const child = new Map<number, number>();
   const depth = new Int32Array(capacity);
   const parent = new Int32Array(capacity);
   const classInParent = new Uint8Array(capacity);
   const tokensAt = new Map<number, number[]>();
   let nodes = 1;
-  entries.forEach((entry, index) => {
+  /** The trie node of a word, added with its missing ancestors. */
+  const insert = (word: Uint8Array): number => {
     let node = 0;
-    for (const byte of entry.word) {
+    for (const byte of word) {
       const key = node * CLASSES + CLASS[byte]!;
       let next = child.get(key);
       if (next === undefined) {
@@ -385,10 +409,15 @@ function compileAutomaton(entries: readonly Entry[], botWords: readonly string[]
       }
       node = next;
     }
+    return node;
+  };
+  entries.forEach((entry, index) => {
+    const node = insert(entry.word);
     const tokens = tokensAt.get(node);
     if (tokens === undefined) tokensAt.set(node, [index]);
     else tokens.push(index);
   });
+  const payloadNodes = new Set(payloadBytes.map(insert));
   // The "www." steps 1..4: the trie node each prefix reaches (-1 for none).
   const www = [-1];
   for (let step = 1, node = 0; step <= 4; step++) {
@@ -415,7 +444,7 @@ function compileAutomaton(entries: readonly Entry[], botWords: readonly string[]
   const stateOfWww = [0, 0, 0, 0, 0];
   const stateOfDead = new Int32Array(bots.count);
   stateOfDead[0] = 1;
-  const nodeIsTerminal = (node: number) => tokensAt.has(node) || bots.accepts[botOfNode[node]!] === 1;
+  const nodeIsTerminal = (node: number) => tokensAt.has(node) || payloadNodes.has(node) || bots.accepts[botOfNode[node]!] === 1;
   const wwwIsTerminal = (step: number) => tokensAt.has(www[step]!) || bots.accepts[botOfWww[step]!] === 1;
   let states = 2;
   for (let node = 1; node < nodes; node++) if (!nodeIsTerminal(node)) stateOfNode[node] = states++;
@@ -437,7 +466,7 @@ function compileAutomaton(entries: readonly Entry[], botWords: readonly string[]
   for (let step = 1; step <= 4; step++) botOfState[stateOfWww[step]!] = botOfWww[step]!;
   for (let at = 1; at < bots.count; at++) botOfState[stateOfDead[at]!] = at;
   for (let state = 0; state < states; state++) {
-    for (let byteClass = 1; byteClass < CLASSES; byteClass++) table[state * CLASSES + byteClass] = stateOfDead[botStep(botOfState[state]!, byteClass)]! * CLASSES;
+    for (let byteClass = SEPARATOR_CLASS + 1; byteClass < CLASSES; byteClass++) table[state * CLASSES + byteClass] = stateOfDead[botStep(botOfState[state]!, byteClass)]! * CLASSES;
   }
   for (let node = 1; node < nodes; node++) {
     const from = parent[node]!;
@@ -459,16 +488,18 @@ function compileAutomaton(entries: readonly Entry[], botWords: readonly string[]
   const depthOf = new Int32Array(states);
   const entriesFrom = new Int32Array(states + 1);
   const endsInBotWord = new Uint8Array(states);
+  const startsPayload = new Uint8Array(states);
   const byWord: Entry[] = [];
   for (let node = 1; node < nodes; node++) depthOf[stateOfNode[node]!] = depth[node]!;
   for (let step = 1; step <= 4; step++) depthOf[stateOfWww[step]!] = step;
   for (let state = 0; state < states; state++) {
     endsInBotWord[state] = bots.accepts[botOfState[state]!]!;
+    if (state >= firstTerminal && payloadNodes.has(nodeOfState[state] ?? -1)) startsPayload[state] = 1;
     entriesFrom[state] = byWord.length;
     if (state >= firstTerminal) for (const entry of tokensAt.get(nodeOfState[state] ?? -1) ?? []) byWord.push(entries[entry]!);
   }
   entriesFrom[states] = byWord.length;
-  return { table, firstTerminal: firstTerminal * CLASSES, depthOf, entriesFrom, byWord, endsInBotWord };
+  return { table, firstTerminal: firstTerminal * CLASSES, depthOf, entriesFrom, byWord, endsInBotWord, startsPayload };
 }
 
 /** The first separator at or after `from` (the header's sentinel at the latest). */

@@ -4,6 +4,7 @@
 // it starts with ("CopperEgg/RevealUptime"). Such a bot is an *unlisted agent*: named by the token
 // it sends, of type Uncategorized unless its word says more, never verifiable, and its id is
 // `unlisted:<token>` so that stored visits name it again (data/README.md "Unlisted agents").
+import { attackProbeById, isAttackProbeId } from './attack-probe.js';
 import { robotsTokenProblem } from './robots-token-rules.js';
 import type { Agent, AgentType } from './types.js';
 import { DOT, FOLD, fusedVersionAt } from './word-bytes.js';
@@ -11,9 +12,13 @@ import { DOT, FOLD, fusedVersionAt } from './word-bytes.js';
 /** The prefix of every unlisted agent's id; catalog ids are lower-case slugs, so never clash. */
 const UNLISTED_ID_PREFIX = 'unlisted:';
 
-/** Whether an agent id is an unlisted agent's (`unlisted:DCPbot`) rather than a catalog agent's. */
+/**
+ * Whether an agent id names an agent the catalog does not list, rather than a catalog agent: an
+ * unlisted bot (`unlisted:DCPbot`) or an attack probe (`probe:sql-injection`, attack-probe.ts).
+ * robots.txt never addresses one.
+ */
 export function isUnlistedAgentId(id: string): boolean {
-  return id.startsWith(UNLISTED_ID_PREFIX);
+  return id.startsWith(UNLISTED_ID_PREFIX) || isAttackProbeId(id);
 }
 
 /** Words a bot ends its name with, and the type each says. "robot" ends in "bot". */
@@ -367,9 +372,10 @@ export function unlistedAgent({ name, type }: SelfDeclaration): Agent {
   return agent;
 }
 
-/** The unlisted agent an id names (`unlisted:DCPbot`), if the id is one an unlisted agent can have. */
+/** The unlisted agent an id names (`unlisted:DCPbot`, `probe:log4shell`), if the id is one an unlisted agent can have. */
 export function unlistedAgentById(id: string): Agent | undefined {
-  if (!isUnlistedAgentId(id)) return undefined;
+  if (isAttackProbeId(id)) return attackProbeById(id);
+  if (!id.startsWith(UNLISTED_ID_PREFIX)) return undefined;
   const name = id.slice(UNLISTED_ID_PREFIX.length);
   if (name.length > MAX_NAME || !/^[A-Za-z0-9_-]+(?: [A-Za-z0-9_-]+)?$/.test(name) || robotsTokenProblem(name) !== undefined) return undefined;
   const suffix = botWordOf(name.toLowerCase());

@@ -30,7 +30,8 @@ export type Identification = IdentifiedAgent | UnknownAgent;
 export function identifiedAgent(agent: Agent, result: VerifiedResult, id: string | undefined): IdentifiedAgent {
   // Literals, not fields added one by one: V8 allocates each at its final shape in one step.
   const { id: agent_id, url: agent_url, type: agent_type_name, operator: operator_name } = agent;
-  const agent_token = agent.robots_tokens[0]!;
+  // An attack probe has no token (empty string): nothing in robots.txt addresses it.
+  const agent_token = agent.robots_tokens[0] ?? '';
   if (id === undefined) return { result, agent_id, agent_token, agent_url, agent_type_name, operator_name };
   return { id, result, agent_id, agent_token, agent_url, agent_type_name, operator_name };
 }

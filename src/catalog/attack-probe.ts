@@ -1,0 +1,206 @@
+// Attack payloads sent as the User-Agent: Log4Shell lookups, Shellshock function definitions, SQL,
+// script, command and template injections, path traversals. Scanners put them there because
+// servers log and parse the header; no browser or crawler sends one. Such a header names no
+// product, so it is named by what it tries: an *attack probe*, of type Security Scanner, never
+// verifiable, with the id `probe:<kind>` (data/README.md "Attack probes").
+import type { Agent } from './types.js';
+
+/** The prefix of every attack probe's id; catalog ids are lower-case slugs, so never clash. */
+const PROBE_ID_PREFIX = 'probe:';
+
+/**
+ * Bytes that every payload below but few real headers carry, outside a word ("$", "{", "<", a
+ * quote...). The matcher's scan notes them as it reads the header (ua-matcher.ts), so the rules
+ * run only on headers that carry one of them or a PAYLOAD_WORDS word: a browser pays one OR a byte.
+ */
+export const PAYLOAD_BYTES: readonly number[] = [...'${}<>\'"`|\\=%&'].map((ch) => ch.charCodeAt(0));
+
+/**
+ * Whole words (as the scan reads words: [A-Za-z0-9_.-] runs) that start the payloads carrying no
+ * PAYLOAD_BYTES: "../../boot.ini", "(select convert(int,CHAR(65)))", "javascript:alert(1)".
+ */
+export const PAYLOAD_WORDS: readonly string[] = ['..', 'etc', 'passwd', 'boot.ini', 'win.ini', 'web-inf', 'select', 'union', 'order', 'sleep', 'waitfor', 'jndi', 'script', 'javascript', 'alert', 'nslookup', 'whoami'];
+
+/** What a probe tries, in the order the rules are tried: the most specific first. */
+interface ProbeKind {
+  readonly kind: string;
+  readonly name: string;
+  /** A page describing the attack (the agent's url). */
+  readonly url: string;
+  readonly rule: RegExp;
+}
+
+// The rules are written from the attacks' grammar (the CVEs, OWASP's pages), never from a list of
+// headers; every repetition is bounded, so no header of any length makes them backtrack far.
+const either = (...sources: string[]): RegExp => new RegExp(sources.join('|'), 'i');
+const S = String.raw;
+
+const KINDS: readonly ProbeKind[] = [
+  {
+    kind: 'log4shell',
+    name: 'Log4Shell probe',
+    url: 'https://nvd.nist.gov/vuln/detail/CVE-2021-44228',
+    // ${jndi:ldap://...}, and the lookups that hide it: ${${::-j}ndi:...}, ${${env:X:-j}ndi...}, ${lower:j}.
+    rule: either(S`\$\{[^{}]{0,40}(?:jndi|::-)`, S`\$\{\s*\$\{`, S`\$\{\s*(?:lower|upper|env|sys|java|date|base64|main|ctx|k8s|docker|web|spring|bundle|log4j|marker|map|sd|event|jvmrunargs|hostname)\s*:`),
+  },
+  {
+    kind: 'shellshock',
+    name: 'Shellshock probe',
+    url: 'https://nvd.nist.gov/vuln/detail/CVE-2014-6271',
+    // A bash function definition: "() { :;};", "() { _; } >_[$($())] {".
+    rule: either(S`\(\s*\)\s*\{[^}]{0,200}\}`),
+  },
+  {
+    kind: 'server-side-include',
+    name: 'Server-side include probe',
+    url: 'https://owasp.org/www-community/attacks/Server-Side_Includes_(SSI)_Injection',
+    // SSI directives, and the Edge Side Includes that caches and CDNs evaluate.
+    rule: either(S`<!--\s*#\s*(?:exec|include|echo|config|printenv|set|fsize|flastmod)\b`, S`<\s*esi:(?:include|vars|debug|eval|inline)\b`),
+  },
+  {
+    kind: 'xml-injection',
+    name: 'XML injection probe',
+    url: 'https://owasp.org/www-community/vulnerabilities/XML_External_Entity_(XXE)_Processing',
+    // External entities, XInclude, and schema locations a parser would fetch.
+    rule: either(S`<!ENTITY\b`, S`<!DOCTYPE\s+\w+\s*\[`, S`<\s*xi:include\b`, S`\bxmlns:xi\s*=`, S`\bxsi:(?:no[a-z]*)?schemaLocation\s*=`),
+  },
+  {
+    kind: 'template-injection',
+    name: 'Template injection probe',
+    url: 'https://owasp.org/www-project-web-security-testing-guide/latest/4-Web_Application_Security_Testing/07-Input_Validation_Testing/18-Testing_for_Server-side_Template_Injection',
+    // Arithmetic a template engine would evaluate ("{{7*7}}", "${7*7}", "<%= 7*7 %>"), or the
+    // objects Jinja and Twig payloads reach for; a bare "{{name}}" is an unfilled placeholder.
+    rule: either(
+      S`\{\{[^}]{0,60}(?:\d\s*[*+]\s*\d|\bconfig\b|\bself\b|\brequest\b|__class__|_self|constructor|lipsum|cycler|joiner)`,
+      S`[$#*@]\{\s*\d+\s*[*+]\s*\d+\s*\}`,
+      S`<%=[^%]{0,60}%>`,
+      S`\{%[^%]{0,60}%\}`,
+    ),
+  },
+  {
+    kind: 'code-injection',
+    name: 'Code injection probe',
+    url: 'https://owasp.org/www-community/attacks/Code_Injection',
+    // Code a PHP, JavaScript, Ruby or Java (OGNL) interpreter would run if the header reached one:
+    // "${@print(md5(31337))}", "'+(function(){...", "'.concat(70-3)", "#_memberAccess".
+    rule: either(
+      S`<\?(?:php\b|=)`,
+      S`[;'"@{+]\s*(?:print|assert|eval|system|passthru|shell_exec|phpinfo|var_dump|die)\s*\(`,
+      S`\bmd5\s*\(\s*(?:\d+|acunetix)`,
+      S`\bbase64_decode\s*\(`,
+      S`['"]\s*\+\s*\(?\s*function\s*\(`,
+      S`\.concat\s*\(\s*\d+\s*[-*+]\s*\d+\s*\)`,
+      S`\brequire\s*\(?\s*['"]\s*(?:socket|child_process|os)\b`,
+      S`#_memberAccess|@java\.lang\.(?:Runtime|ProcessBuilder)|\bnew\s+java\.`,
+      // A serialised PHP object (object injection): 'O:21:"JDatabaseDriverMysqli"'.
+      S`\bO:\d{1,3}:\\?"`,
+    ),
+  },
+  {
+    kind: 'cross-site-scripting',
+    name: 'Cross-site scripting probe',
+    url: 'https://owasp.org/www-community/attacks/xss/',
+    rule: either(
+      S`(?:<|%3c)\s*\/?\s*(?:script|img|svg|iframe|body|object|embed|video|audio|input|details|marquee|style|link|meta|math|form|isindex|base|frameset|xss)\b`,
+      S`\b(?:java|vb)script\s*:`,
+      S`\bon(?:error|load|mouseover|mouseenter|focus|click|toggle|begin|pageshow|animationstart)\s*=`,
+      S`\b(?:alert|prompt|confirm)\s*(?:\(|\x60)`,
+      S`\bdocument\s*\.\s*(?:cookie|domain|write)\b`,
+      S`String\.fromCharCode\s*\(`,
+    ),
+  },
+  {
+    kind: 'sql-injection',
+    name: 'SQL injection probe',
+    url: 'https://owasp.org/www-community/attacks/SQL_Injection',
+    rule: either(
+      S`\bunion\b(?:\s|\+|\/\*[^*]{0,40}\*\/){1,8}(?:all\b(?:\s|\+|\/\*[^*]{0,40}\*\/){1,8}|distinct\s+)?\(?\s*select\b`,
+      S`\bselect\b[^;]{1,120}?\bfrom\b`,
+      S`\(\s*select\b`,
+      // A quote or parenthesis closed early, then a tautology: "' OR '1'='1", "') AND (1=1".
+      S`['"\x60)]\s*(?:or|and|xor|\|\||&&)\s*\(?\s*['"]?\s*\w{1,20}\s*['"]?\s*\)?\s*(?:=|<|>|\blike\b|\bin\s*\()`,
+      // A numeric tautology, maybe with comments for spaces: "WHERE 9307=9307", "OR 2+933-933-1=0+0+0+1", "-1/**/oR/**/1=1".
+      S`\b(?:or|and|where|having|xor)(?:\s|\/\*[^*]{0,40}\*\/){1,8}(?:not\s+)?\(?\s*['"]?\d{1,10}(?:\s*[-+*]\s*\d{1,10}){0,8}['"]?\s*\)?\s*(?:=|<|>|\blike\b)\s*\(?\s*['"]?\d`,
+      S`\b(?:sleep|benchmark|pg_sleep|extractvalue|updatexml|make_set|randomblob|group_concat|load_file)\s*\(`,
+      S`\belt\s*\(\s*\d+\s*=`,
+      S`\bwaitfor\s+(?:delay|time)\b`,
+      S`\b(?:dbms_(?:pipe|lock|xmlgen|utility)|utl_(?:inaddr|http))\.`,
+      S`\binformation_schema\b`,
+      S`\bconvert\s*\(\s*int\b`,
+      S`\bcast\s*\([^)]{0,60}\bas\s+(?:int|char|varchar|numeric|text|signed)\b`,
+      S`\bcase\s+when\b[^;]{0,80}\bthen\b`,
+      S`\bcha?r\s*\(\s*\d+\s*\)`,
+      // A string closed, then a comment or a new statement: "admin'--", "1'; DROP TABLE".
+      S`['"]\s*(?:--|#|\/\*|;\s*(?:drop|select|insert|update|delete|exec|declare|shutdown|waitfor)\b)`,
+      S`\/\*!\d{0,5}`,
+      S`;\s*(?:drop\s+table|select\s|insert\s+into|update\s+\w+\s+set|delete\s+from|exec(?:ute)?\s|declare\s+@|shutdown\b|waitfor\s)`,
+      S`\border\s+by\s+\d+\s*(?:--|#)`,
+      S`\b(?:insert\s+into|drop\s+table|delete\s+from|xp_cmdshell|exec\s+master\.)`,
+    ),
+  },
+  {
+    kind: 'command-injection',
+    name: 'Command injection probe',
+    url: 'https://owasp.org/www-community/attacks/Command_Injection',
+    // A shell metacharacter before a command a probe runs; ";" alone is everywhere in real
+    // headers ("; id;" is Indonesian, "; Cat Tablet" a device), so only unmistakable commands follow it.
+    rule: either(
+      S`\$\(\s*[a-z]`,
+      S`\x60\s*(?:id|whoami|uname|cat|sleep|nslookup|ping|curl|wget|echo|ls|ifconfig|dir)\b`,
+      S`(?:[;&|\x60]|\$\()\s*(?:whoami|uname|nslookup|ifconfig|ipconfig|netstat|wget\s|curl\s|ping\s+-|sleep\s+\d|cat\s+\/|id\s*(?:[;&|\x60)]|$)|echo\s|powershell|bash\s+-|sh\s+-c)`,
+      S`\/bin\/(?:ba|z|da)?sh\b`,
+      S`\|\s*(?:ba)?sh\b`,
+      S`\bcmd(?:\.exe)?\s+\/c\b`,
+      S`\bnslookup\s+[-\w]`,
+      S`\|\|\s*(?:ping|nslookup|sleep|curl|wget|id|whoami)\b`,
+    ),
+  },
+  {
+    kind: 'path-traversal',
+    name: 'Path traversal probe',
+    url: 'https://owasp.org/www-community/attacks/Path_Traversal',
+    rule: either(
+      S`(?:\.\.|%2e%2e|%252e%252e|\.%2e|%2e\.|%c0%ae%c0%ae)(?:[\/\\]|%2f|%5c|%252f|%255c|%c0%af|%c1%9c)`,
+      S`(?:^|[\/\\])(?:etc[\/\\](?:passwd|shadow|hosts|group|issue)|proc[\/\\](?:self|version|\d+)\b|windows[\/\\]win\.ini|boot\.ini|win\.ini|web-inf[\/\\]web\.xml)`,
+      S`\bfile:\/\/\/`,
+      S`\b(?:php:\/\/(?:filter|input|stdin)|phar:\/\/|expect:\/\/)`,
+      S`^\.{4,}`,
+    ),
+  },
+];
+
+const PROBES: ReadonlyMap<string, Agent> = new Map(
+  KINDS.map(({ kind, name, url }) => {
+    const agent: Agent = Object.freeze({
+      id: `${PROBE_ID_PREFIX}${kind}`,
+      name,
+      type: 'Security Scanner',
+      operator: 'Unknown',
+      url,
+      match: Object.freeze({}),
+      // Nothing for robots.txt: a probe reads none.
+      robots_tokens: Object.freeze([]),
+      description: 'Not in the catalog: an attack payload sent as the User-Agent, named by what it tries.',
+    });
+    return [agent.id, agent];
+  }),
+);
+
+/** Whether an agent id is an attack probe's (`probe:sql-injection`). */
+export function isAttackProbeId(id: string): boolean {
+  return id.startsWith(PROBE_ID_PREFIX);
+}
+
+/** The attack probe an id names, if any. */
+export function attackProbeById(id: string): Agent | undefined {
+  return PROBES.get(id);
+}
+
+/**
+ * The attack probe a User-Agent header is, if it carries a payload; the first kind whose rule
+ * matches. For the matcher, which calls it only when its scan saw a payload byte or word.
+ */
+export function attackProbeIn(userAgent: string): Agent | undefined {
+  for (const { kind, rule } of KINDS) if (rule.test(userAgent)) return PROBES.get(`${PROBE_ID_PREFIX}${kind}`);
+  return undefined;
+}

