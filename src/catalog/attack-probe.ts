@@ -19,7 +19,12 @@ export const PAYLOAD_BYTES: readonly number[] = [...'${}<>\'"`|\\=%&'].map((ch) 
  * Whole words (as the scan reads words: [A-Za-z0-9_.-] runs) that start the payloads carrying no
  * PAYLOAD_BYTES: "../../boot.ini", "(select convert(int,CHAR(65)))", "javascript:alert(1)".
  */
-export const PAYLOAD_WORDS: readonly string[] = ['..', 'etc', 'passwd', 'boot.ini', 'win.ini', 'web-inf', 'select', 'union', 'order', 'sleep', 'waitfor', 'jndi', 'script', 'javascript', 'alert', 'nslookup', 'whoami'];
+export const PAYLOAD_WORDS: readonly string[] = [
+  '..', 'etc', 'passwd', 'boot.ini', 'win.ini', 'web-inf', 'usr', 'tmp', 'dev',
+  'select', 'union', 'order', 'sleep', 'waitfor', 'delete', 'insert', 'drop', 'declare', 'benchmark',
+  'jndi', 'script', 'javascript', 'alert',
+  'id', 'ls', 'nslookup', 'whoami', 'chmod', 'timeout', 'start-sleep',
+];
 
 /** What a probe tries, in the order the rules are tried: the most specific first. */
 interface ProbeKind {
@@ -27,12 +32,13 @@ interface ProbeKind {
   readonly name: string;
   /** A page describing the attack (the agent's url). */
   readonly url: string;
-  readonly rule: RegExp;
+  /** Any of them matching names the kind. */
+  readonly rules: readonly RegExp[];
 }
 
 // The rules are written from the attacks' grammar (the CVEs, OWASP's pages), never from a list of
 // headers; every repetition is bounded, so no header of any length makes them backtrack far.
-const either = (...sources: string[]): RegExp => new RegExp(sources.join('|'), 'i');
+const either = (...sources: string[]): RegExp[] => [new RegExp(sources.join('|'), 'i')];
 const S = String.raw;
 
 const KINDS: readonly ProbeKind[] = [
@@ -40,29 +46,38 @@ const KINDS: readonly ProbeKind[] = [
     kind: 'log4shell',
     name: 'Log4Shell probe',
     url: 'https://nvd.nist.gov/vuln/detail/CVE-2021-44228',
-    // ${jndi:ldap://...}, and the lookups that hide it: ${${::-j}ndi:...}, ${${env:X:-j}ndi...}, ${lower:j}.
-    rule: either(S`\$\{[^{}]{0,40}(?:jndi|::-)`, S`\$\{\s*\$\{`, S`\$\{\s*(?:lower|upper|env|sys|java|date|base64|main|ctx|k8s|docker|web|spring|bundle|log4j|marker|map|sd|event|jvmrunargs|hostname)\s*:`),
+    // ${jndi:ldap://...}, and the lookups that hide it: ${${::-j}ndi:...}, ${${env:X:-j}ndi...},
+    // ${lower:j}; Apache Commons Text's lookups of the same syntax (CVE-2022-42889: ${url:...},
+    // ${script:...}, ${dns:...}) are counted here too.
+    rules: either(
+      S`\$\{[^{}]{0,40}(?:jndi|::-)`,
+      S`\$\{\s*\$\{`,
+      S`\$\{\s*(?:lower|upper|env|sys|java|date|base64|main|ctx|k8s|docker|web|spring|bundle|log4j|marker|map|sd|event|jvmrunargs|hostname|url|script|dns|file)\s*:`,
+      S`\{\s*jndi\s*:`,
+      S`\bjndi\s*:\s*(?:ldaps?|rmi|dns|iiop|corba|nds|nis|https?)\s*:`,
+    ),
   },
   {
     kind: 'shellshock',
     name: 'Shellshock probe',
     url: 'https://nvd.nist.gov/vuln/detail/CVE-2014-6271',
-    // A bash function definition: "() { :;};", "() { _; } >_[$($())] {".
-    rule: either(S`\(\s*\)\s*\{[^}]{0,200}\}`),
+    // A bash function definition: "() { :;};", "() { _; } >_[$($())] {", at the start of the
+    // value or of a quoted or assigned one ("x='() { ...", "=() {"), never a script's "function(){".
+    rules: either(S`(?:^|[\s='"])\(\s*\)\s*\{\s*[^\s}]`),
   },
   {
     kind: 'server-side-include',
     name: 'Server-side include probe',
     url: 'https://owasp.org/www-community/attacks/Server-Side_Includes_(SSI)_Injection',
     // SSI directives, and the Edge Side Includes that caches and CDNs evaluate.
-    rule: either(S`<!--\s*#\s*(?:exec|include|echo|config|printenv|set|fsize|flastmod)\b`, S`<\s*esi:(?:include|vars|debug|eval|inline)\b`),
+    rules: either(S`<!--\s*#\s*(?:exec|include|echo|config|printenv|set|fsize|flastmod)\b`, S`<\s*esi:(?:include|vars|debug|eval|inline)\b`),
   },
   {
     kind: 'xml-injection',
     name: 'XML injection probe',
     url: 'https://owasp.org/www-community/vulnerabilities/XML_External_Entity_(XXE)_Processing',
     // External entities, XInclude, and schema locations a parser would fetch.
-    rule: either(S`<!ENTITY\b`, S`<!DOCTYPE\s+\w+\s*\[`, S`<\s*xi:include\b`, S`\bxmlns:xi\s*=`, S`\bxsi:(?:no[a-z]*)?schemaLocation\s*=`),
+    rules: either(S`<!ENTITY\b`, S`<!DOCTYPE\s+\w+\s*\[`, S`<\s*xi:include\b`, S`\bxmlns:xi\s*=`, S`\bxsi:(?:no[a-z]*)?schemaLocation\s*=`),
   },
   {
     kind: 'template-injection',
@@ -70,11 +85,16 @@ const KINDS: readonly ProbeKind[] = [
     url: 'https://owasp.org/www-project-web-security-testing-guide/latest/4-Web_Application_Security_Testing/07-Input_Validation_Testing/18-Testing_for_Server-side_Template_Injection',
     // Arithmetic a template engine would evaluate ("{{7*7}}", "${7*7}", "<%= 7*7 %>"), or the
     // objects Jinja and Twig payloads reach for; a bare "{{name}}" is an unfilled placeholder.
-    rule: either(
-      S`\{\{[^}]{0,60}(?:\d\s*[*+]\s*\d|\bconfig\b|\bself\b|\brequest\b|__class__|_self|constructor|lipsum|cycler|joiner)`,
+    rules: either(
+      S`\{\{[^{}]{0,60}(?:\d\s*[*+]\s*['"]?\d|\bconfig\b|\bself\b|\brequest\b|__class__|_self|constructor|lipsum|cycler|joiner)`,
       S`[$#*@]\{\s*\d+\s*[*+]\s*\d+\s*\}`,
-      S`<%=[^%]{0,60}%>`,
+      S`<%[=!][^%]{0,60}%>`,
       S`\{%[^%]{0,60}%\}`,
+      // Spring, FreeMarker, Velocity and Smarty: "${T(java.lang.Runtime)...}", "<#assign", "#set($x=", "{php}".
+      S`\$\{\s*T\s*\(\s*java\.`,
+      S`<#(?:assign|list|if)\b`,
+      S`#set\s*\(\s*\$\w+\s*=`,
+      S`\{php\}`,
     ),
   },
   {
@@ -83,10 +103,12 @@ const KINDS: readonly ProbeKind[] = [
     url: 'https://owasp.org/www-community/attacks/Code_Injection',
     // Code a PHP, JavaScript, Ruby or Java (OGNL) interpreter would run if the header reached one:
     // "${@print(md5(31337))}", "'+(function(){...", "'.concat(70-3)", "#_memberAccess".
-    rule: either(
+    rules: either(
       S`<\?(?:php\b|=)`,
       S`[;'"@{+]\s*(?:print|assert|eval|system|passthru|shell_exec|phpinfo|var_dump|die)\s*\(`,
-      S`\bmd5\s*\(\s*(?:\d+|acunetix)`,
+      S`\bmd5\s*\(\s*acunetix`,
+      // PHP's complex syntax calling a function: "{${sleep(20)}}", "{${phpinfo()}}".
+      S`\{\$\{\s*\w+\s*\(`,
       S`\bbase64_decode\s*\(`,
       S`['"]\s*\+\s*\(?\s*function\s*\(`,
       S`\.concat\s*\(\s*\d+\s*[-*+]\s*\d+\s*\)`,
@@ -100,8 +122,8 @@ const KINDS: readonly ProbeKind[] = [
     kind: 'cross-site-scripting',
     name: 'Cross-site scripting probe',
     url: 'https://owasp.org/www-community/attacks/xss/',
-    rule: either(
-      S`(?:<|%3c)\s*\/?\s*(?:script|img|svg|iframe|body|object|embed|video|audio|input|details|marquee|style|link|meta|math|form|isindex|base|frameset|xss)\b`,
+    rules: either(
+      S`(?:<|%3c)\s*\/?\s*(?:script|img|svg|iframe|body|object|embed|video|audio|input|details|marquee|style|link|meta|math|form|isindex|base|frameset|xss)(?=[\s\/>]|%20|%3e|$)`,
       S`\b(?:java|vb)script\s*:`,
       S`\bon(?:error|load|mouseover|mouseenter|focus|click|toggle|begin|pageshow|animationstart)\s*=`,
       S`\b(?:alert|prompt|confirm)\s*(?:\(|\x60)`,
@@ -113,14 +135,14 @@ const KINDS: readonly ProbeKind[] = [
     kind: 'sql-injection',
     name: 'SQL injection probe',
     url: 'https://owasp.org/www-community/attacks/SQL_Injection',
-    rule: either(
+    rules: either(
       S`\bunion\b(?:\s|\+|\/\*[^*]{0,40}\*\/){1,8}(?:all\b(?:\s|\+|\/\*[^*]{0,40}\*\/){1,8}|distinct\s+)?\(?\s*select\b`,
       S`\bselect\b[^;]{1,120}?\bfrom\b`,
       S`\(\s*select\b`,
       // A quote or parenthesis closed early, then a tautology: "' OR '1'='1", "') AND (1=1".
       S`['"\x60)]\s*(?:or|and|xor|\|\||&&)\s*\(?\s*['"]?\s*\w{1,20}\s*['"]?\s*\)?\s*(?:=|<|>|\blike\b|\bin\s*\()`,
       // A numeric tautology, maybe with comments for spaces: "WHERE 9307=9307", "OR 2+933-933-1=0+0+0+1", "-1/**/oR/**/1=1".
-      S`\b(?:or|and|where|having|xor)(?:\s|\/\*[^*]{0,40}\*\/){1,8}(?:not\s+)?\(?\s*['"]?\d{1,10}(?:\s*[-+*]\s*\d{1,10}){0,8}['"]?\s*\)?\s*(?:=|<|>|\blike\b)\s*\(?\s*['"]?\d`,
+      S`\b(?:or|and|where|having|xor)(?:\s|\/\*[^*]{0,40}\*\/){1,8}(?:not\s+)?\(?\s*['"]?\d{1,10}(?:\s*[-+*]\s*\d{1,10}){0,8}['"]?\s*\)?(?:\s|\/\*[^*]{0,40}\*\/){0,8}(?:=|<|>|\blike\b)(?:\s|\/\*[^*]{0,40}\*\/){0,8}\(?\s*['"]?\d`,
       S`\b(?:sleep|benchmark|pg_sleep|extractvalue|updatexml|make_set|randomblob|group_concat|load_file)\s*\(`,
       S`\belt\s*\(\s*\d+\s*=`,
       S`\bwaitfor\s+(?:delay|time)\b`,
@@ -136,32 +158,45 @@ const KINDS: readonly ProbeKind[] = [
       S`;\s*(?:drop\s+table|select\s|insert\s+into|update\s+\w+\s+set|delete\s+from|exec(?:ute)?\s|declare\s+@|shutdown\b|waitfor\s)`,
       S`\border\s+by\s+\d+\s*(?:--|#)`,
       S`\b(?:insert\s+into|drop\s+table|delete\s+from|xp_cmdshell|exec\s+master\.)`,
+      S`\bdeclare\s+@\w+`,
+      S`\b(?:lo_get|lo_import|pg_read_file|current_setting)\s*\(`,
     ),
   },
   {
     kind: 'command-injection',
     name: 'Command injection probe',
     url: 'https://owasp.org/www-community/attacks/Command_Injection',
-    // A shell metacharacter before a command a probe runs; ";" alone is everywhere in real
-    // headers ("; id;" is Indonesian, "; Cat Tablet" a device), so only unmistakable commands follow it.
-    rule: either(
+    // A shell metacharacter before a command a probe runs; "; " is everywhere in real headers
+    // ("; id;" is Indonesian, "; Cat Tablet" a device), so a command after it counts only when
+    // unmistakable, or when ";" is not followed by a space as every header's list separator is.
+    rules: [
+      ...either(
       S`\$\(\s*[a-z]`,
-      S`\x60\s*(?:id|whoami|uname|cat|sleep|nslookup|ping|curl|wget|echo|ls|ifconfig|dir)\b`,
-      S`(?:[;&|\x60]|\$\()\s*(?:whoami|uname|nslookup|ifconfig|ipconfig|netstat|wget\s|curl\s|ping\s+-|sleep\s+\d|cat\s+\/|id\s*(?:[;&|\x60)]|$)|echo\s|powershell|bash\s+-|sh\s+-c)`,
+      S`\x60\s*(?:(?:\/usr)?\/bin\/)?(?:id|whoami|uname|cat|sleep|nslookup|ping|curl|wget|echo|ls|ifconfig|dir)\b`,
+      S`(?:[;&|\x60]|\$\(|%0a|%0d|%3b|%7c|%26)\s*(?:(?:\/usr)?\/s?bin\/)?(?:whoami|uname|nslookup|ifconfig|ipconfig|netstat|wget\s|curl\s|ping\s+-|sleep\s+\d|timeout\s+\/t|start-sleep\b|cat\s+\/|echo\s|powershell|bash\s+-|sh\s+-c|dir\s+[a-z]:)`,
+      S`(?:[&|\x60]|\$\(|%0a|%0d|%7c|%26)\s*id\s*(?:[;&|\x60)]|%0a|$)`,
+      S`\|\s*\/(?:usr\/)?s?bin\/`,
+      S`\/dev\/(?:tcp|udp)\/`,
+      S`\bchmod\s+(?:[0-7]{3,4}|\+x)\s`,
+      S`\b(?:wget|curl)\s[^;|&]{0,200}(?:-O\s*\/tmp\/|\|\s*(?:ba)?sh\b)`,
       S`\/bin\/(?:ba|z|da)?sh\b`,
       S`\|\s*(?:ba)?sh\b`,
       S`\bcmd(?:\.exe)?\s+\/c\b`,
       S`\bnslookup\s+[-\w]`,
       S`\|\|\s*(?:ping|nslookup|sleep|curl|wget|id|whoami)\b`,
-    ),
+      ),
+      // A command right after ";", in the lower case shells take ("a;id"; a header's "U;Id;" is a locale).
+      // "ls=DAM" in an app's key=value list is not a command.
+      /(?:;|%3[bB])(?:id|ls|pwd|whoami|uname|ifconfig|dir)(?=$|[\s;|&%)\x60])/,
+    ],
   },
   {
     kind: 'path-traversal',
     name: 'Path traversal probe',
     url: 'https://owasp.org/www-community/attacks/Path_Traversal',
-    rule: either(
-      S`(?:\.\.|%2e%2e|%252e%252e|\.%2e|%2e\.|%c0%ae%c0%ae)(?:[\/\\]|%2f|%5c|%252f|%255c|%c0%af|%c1%9c)`,
-      S`(?:^|[\/\\])(?:etc[\/\\](?:passwd|shadow|hosts|group|issue)|proc[\/\\](?:self|version|\d+)\b|windows[\/\\]win\.ini|boot\.ini|win\.ini|web-inf[\/\\]web\.xml)`,
+    rules: either(
+      S`(?:\.\.|%2e%2e|%252e%252e|\.%2e|%2e\.|%c0%ae%c0%ae|%uff0e%uff0e)(?:[\/\\]|%2f|%5c|%252f|%255c|%c0%af|%c1%9c|%25c0%25af|%e0%80%af|%u2215|%u2216)`,
+      S`(?:^|[\/\\])(?:etc[\/\\](?:passwd|shadow|hosts|group|issue)|proc[\/\\](?:self|version|\d+)\b|windows[\/\\]win\.ini|boot\.ini|win\.ini|web-inf[\/\\]web\.xml|root[\/\\]\.ssh[\/\\])`,
       S`\bfile:\/\/\/`,
       S`\b(?:php:\/\/(?:filter|input|stdin)|phar:\/\/|expect:\/\/)`,
       S`^\.{4,}`,
@@ -201,6 +236,21 @@ export function attackProbeById(id: string): Agent | undefined {
  * matches. For the matcher, which calls it only when its scan saw a payload byte or word.
  */
 export function attackProbeIn(userAgent: string): Agent | undefined {
-  for (const { kind, rule } of KINDS) if (rule.test(userAgent)) return PROBES.get(`${PROBE_ID_PREFIX}${kind}`);
+  const probe = firstKindIn(userAgent);
+  if (probe !== undefined || !PERCENT_ESCAPE.test(userAgent)) return probe;
+  // A percent-encoded payload ("1%27%20or%20%271%27=%271"), decoded once and, if still encoded, twice.
+  const once = percentDecoded(userAgent);
+  return firstKindIn(once) ?? (PERCENT_ESCAPE.test(once) ? firstKindIn(percentDecoded(once)) : undefined);
+}
+
+function firstKindIn(text: string): Agent | undefined {
+  for (const { kind, rules } of KINDS) if (rules.some((rule) => rule.test(text))) return PROBES.get(`${PROBE_ID_PREFIX}${kind}`);
   return undefined;
+}
+
+const PERCENT_ESCAPE = /%[0-9a-f]{2}/i;
+
+/** Each %XX escape as the byte it stands for (a Latin-1 character: a malformed UTF-8 sequence cannot throw). */
+function percentDecoded(text: string): string {
+  return text.replace(/%([0-9a-f]{2})/gi, (_escape, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
 }

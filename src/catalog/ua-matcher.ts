@@ -107,7 +107,8 @@ function compileToken(agent: Agent, token: string, rank: number, exact: boolean)
  * `Googlebot`). Across words the higher rank wins (a token inside a URL, a bot, a library, a
  * platform), then the leftmost. Regular-expression patterns are tried, in catalog order, only
  * when no token matched. With `unlisted`, a bot the header names but the agents do not
- * (unlisted-agent.ts) is returned when nothing matched, and over a matched library or platform.
+ * (unlisted-agent.ts) is returned when nothing matched, and over a matched library or platform;
+ * and an attack payload (attack-probe.ts) over anything but a Security Scanner naming itself.
  * @throws {RangeError} when a token is malformed or a pattern does not compile.
  */
 export function compileUserAgentMatcher(agents: readonly Agent[], { unlisted = false }: { readonly unlisted?: boolean } = {}): UserAgentMatcher {
@@ -271,7 +272,7 @@ export function compileUserAgentMatcher(agents: readonly Agent[], { unlisted = f
     const found = best as Entry | undefined;
     // An attack payload names the attack, whatever product the header borrows, unless a scanner
     // names itself beside it.
-    if (unlisted && (payloadSeen as boolean) && !(found !== undefined && bestRank >= RANK_BOT && found.agent.type === 'Security Scanner')) {
+    if (unlisted && payloadSeen && !(found !== undefined && bestRank >= RANK_BOT && found.agent.type === 'Security Scanner')) {
       const probe = attackProbeIn(ua);
       if (probe !== undefined) return probe;
     }
@@ -380,8 +381,9 @@ function compileBotWordAutomaton(words: readonly string[]): { next: Int32Array; 
  * tokens' leading words, and the four steps of a word starting "www." (skipped when a word byte
  * follows, so the word restarts there). Every state also knows how much of a bot word the bytes
  * read end in, so a word ending in one ("AcmeBot") reaches a terminal state and is noted like a
- * token's word, at no cost to the scan. Terminal states (some token's leading word, or a bot
- * word's end) are numbered last.
+ * token's word, at no cost to the scan. The payload words (attack-probe.ts) join the trie without
+ * tokens, so that meeting one is noted too. Terminal states (some token's or payload word, or a
+ * bot word's end) are numbered last.
  */
 function compileAutomaton(entries: readonly Entry[], botWords: readonly string[], payloadWords: readonly string[]): Automaton {
   // The trie: node 0 is the root; `child` maps node * CLASSES + class to a child's number.

