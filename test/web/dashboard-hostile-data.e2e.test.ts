@@ -98,12 +98,16 @@ describe.skipIf(!available)('dashboard pages showing hostile visit data in Chrom
     await ranNothing();
   });
 
-  it('shows them as text on the analytics, the unlisted agent\'s page and the projects list', async () => {
+  it('shows them as text on the analytics, the agent pages and the projects list', async () => {
+    // The markup in the first user agent makes it a cross-site scripting probe; the second is an unlisted scraper.
     await openView(page, server.dashboard, `#/p/${server.projectId}/analytics`, /analytics/);
-    await expect.poll(() => page.locator('main').textContent()).toContain('EvilBot');
+    await expect.poll(() => page.locator('main').textContent()).toContain('Cross-site scripting probe');
+    expect(await page.locator('main').textContent()).toContain('evil-scraper');
     await ranNothing();
 
-    await openView(page, server.dashboard, `#/p/${server.projectId}/agents/unlisted:EvilBot`, /EvilBot/);
+    await openView(page, server.dashboard, `#/p/${server.projectId}/agents/probe:cross-site-scripting`, /Cross-site scripting probe/);
+    await ranNothing();
+    await openView(page, server.dashboard, `#/p/${server.projectId}/agents/unlisted:evil-scraper`, /evil-scraper/);
     await ranNothing();
 
     await page.goto(`${server.dashboard}#/`);
