@@ -5,6 +5,7 @@ import type { Catalog } from '../catalog/catalog.js';
 import type { Agent, AgentType } from '../catalog/types.js';
 import { AGENT_TYPES } from '../catalog/types.js';
 import { VERIFICATION_METHODS, verificationMethodsOf } from '../catalog/verification-methods.js';
+import { isUnlistedAgentId } from '../catalog/unlisted-agent.js';
 import { problem } from './problem.js';
 import { enumParam, integerParam, readProblem } from './read-query.js';
 import type { Route, RouteContext, RouteTable } from './route.js';
@@ -25,6 +26,8 @@ export function agentJson(agent: Agent): Record<string, unknown> {
     signature_agents: agent.signature_agents ?? [],
     reverse_dns: agent.reverse_dns ?? [],
     respects_robots_txt: agent.respects_robots_txt ?? null,
+    // False for an unlisted agent or an attack probe: robots.txt cannot name it.
+    listed: !isUnlistedAgentId(agent.id),
   };
 }
 

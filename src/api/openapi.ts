@@ -674,7 +674,7 @@ export function createOpenApiDocument(options: {
         },
         CatalogAgent: {
           type: 'object',
-          required: ['id', 'name', 'type', 'operator', 'url', 'description', 'robots_tokens', 'verification_methods', 'signature_agents', 'reverse_dns', 'respects_robots_txt'],
+          required: ['id', 'name', 'type', 'operator', 'url', 'description', 'robots_tokens', 'verification_methods', 'signature_agents', 'reverse_dns', 'respects_robots_txt', 'listed'],
           additionalProperties: false,
           properties: {
             id: { type: 'string' },
@@ -688,6 +688,7 @@ export function createOpenApiDocument(options: {
             signature_agents: { type: 'array', items: { type: 'string' } },
             reverse_dns: { type: 'array', items: { type: 'string' } },
             respects_robots_txt: { type: ['boolean', 'null'] },
+            listed: { type: 'boolean', description: 'False for an agent the catalog does not list: an unlisted bot (`unlisted:<token>`) or an attack probe (`probe:<kind>`), which GET /agents/{id} also answers. robots.txt rules cannot name it.' },
           },
         },
         AgentPage: {

@@ -157,6 +157,8 @@ export interface CatalogAgentJson {
   readonly signature_agents: readonly string[];
   readonly reverse_dns: readonly string[];
   readonly respects_robots_txt: boolean | null;
+  /** False for an unlisted bot or an attack probe: robots.txt rules cannot name it. */
+  readonly listed: boolean;
 }
 
 /** GET /agents. */

@@ -388,12 +388,20 @@ describe('read APIs, checked against the OpenAPI document', () => {
           signature_agents: [],
           reverse_dns: [],
           respects_robots_txt: null,
+          listed: true,
         },
       ],
     });
     expectDocumented('/agents', 'get', { status: res.status, headers: res.headers, json: body });
     const one = await fetch(`${api.url}/agents/googlebot`);
     expectDocumented('/agents/{id}', 'get', { status: one.status, headers: one.headers, json: await one.json() });
+    // An attack probe and an unlisted bot have pages too, marked as not in the catalog.
+    for (const id of ['probe:log4shell', 'unlisted:AcmeBot']) {
+      const outside = await fetch(`${api.url}/agents/${encodeURIComponent(id)}`);
+      const json = (await outside.json()) as any;
+      expect({ id, status: outside.status, listed: json.listed }).toEqual({ id, status: 200, listed: false });
+      expectDocumented('/agents/{id}', 'get', { status: outside.status, headers: outside.headers, json });
+    }
     const none = await fetch(`${api.url}/agents/nope`);
     expectDocumented('/agents/{id}', 'get', { status: none.status, headers: none.headers, json: await none.json() });
     expect(none.status).toBe(404);

@@ -106,6 +106,9 @@ describe.skipIf(!available)('dashboard pages showing hostile visit data in Chrom
     await ranNothing();
 
     await openView(page, server.dashboard, `#/p/${server.projectId}/agents/probe:cross-site-scripting`, /Cross-site scripting probe/);
+    // Not in the catalog: no robots token, and no button that would save a rule naming it.
+    expect(await page.getByRole('button', { name: /by name/ }).count()).toBe(0);
+    expect(await page.locator('main').textContent()).toMatch(/None: an attack payload.*Saved rules cannot name it/s);
     await ranNothing();
     await openView(page, server.dashboard, `#/p/${server.projectId}/agents/unlisted:evil-scraper`, /evil-scraper/);
     await ranNothing();

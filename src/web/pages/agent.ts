@@ -154,7 +154,11 @@ export const renderAgent: Page = async ({ main, project, route, refresh }) => {
         h('li', {}, robotsRuleText(violations, agent?.type), ' ', h('a', { href: href(['p', p.id, 'settings']) }, 'Edit the rules')),
         agent?.respects_robots_txt === true ? h('li', {}, 'Its operator says it obeys robots.txt.') : agent?.respects_robots_txt === false ? h('li', {}, 'Its operator says it does not obey robots.txt.') : null,
       ),
-      agent === undefined ? null : h('p', {}, agentRuleButton(p.id, agentId, name, violations.agent_rule, refresh)),
+      agent === undefined
+        ? null
+        : agent.listed
+          ? h('p', {}, agentRuleButton(p.id, agentId, name, violations.agent_rule, refresh))
+          : h('p', { class: 'muted' }, 'Saved rules cannot name it: it is not in the catalog. A site that must keep it out turns it away with an access policy.'),
       violations.robots === null
         ? null
         : violations.violations.length === 0

@@ -31,7 +31,12 @@ export function agentFacts(agent: CatalogAgentJson, typeHref?: string): HTMLElem
     ...row('Operator', agent.operator),
     // An unlisted agent (a bot the catalog does not list, named by its own token) has no page.
     ...row('Documentation', agent.url === '' ? h('span', { class: 'muted' }, 'None: not in the catalog, named by the token it sends') : h('a', { href: agent.url, rel: 'noopener noreferrer', target: '_blank', class: 'url' }, agent.url)),
-    ...row('Robots tokens', h('span', { class: 'chips' }, ...agent.robots_tokens.map((token) => h('code', { class: 'chip' }, token)))),
+    ...row(
+      'Robots tokens',
+      agent.robots_tokens.length === 0
+        ? h('span', { class: 'muted' }, 'None: an attack payload, not a product robots.txt can address')
+        : h('span', { class: 'chips' }, ...agent.robots_tokens.map((token) => h('code', { class: 'chip' }, token))),
+    ),
     ...row('Verification', agent.verification_methods.length === 0 ? h('span', { class: 'muted' }, 'None: nothing can prove a visit came from it, so anyone can send its user agent') : methodChips(agent.verification_methods)),
     ...(agent.signature_agents.length === 0 ? [] : row('Signs as', ...agent.signature_agents.map((origin) => h('code', { class: 'chip' }, origin)))),
     ...(agent.reverse_dns.length === 0 ? [] : row('Reverse DNS', ...agent.reverse_dns.map((suffix) => h('code', { class: 'chip' }, suffix)))),
