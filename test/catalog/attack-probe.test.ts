@@ -136,6 +136,10 @@ describe('attack probes', () => {
     const identification = await engine.identify({ request_headers: { 'user-agent': `${CHROME}"><svg onload=alert(1)>` } });
     expect(identification).toMatchObject({ agent_id: 'probe:cross-site-scripting' });
     expect(policy.decide(identification)).toMatchObject({ rule: 'deny-agent-type', action: 'deny' });
+    // Probes alone, by id: a named scanner the site hired still comes in.
+    const probesOnly = createAccessPolicy({ denyAgents: ['probe:log4shell', 'probe:cross-site-scripting'] }, engine.catalog);
+    expect(probesOnly.decide(identification)).toMatchObject({ rule: 'deny-agent', action: 'deny' });
+    expect(probesOnly.decide(await engine.identify({ request_headers: { 'user-agent': 'sqlmap/1.8 (https://sqlmap.org)' } }))).toBeUndefined();
     const robots = createRobotsRenderer(engine.catalog).robotsTxt({ agent_types: ['Security Scanner'] });
     expect(robots).toContain('User-agent: sqlmap');
     for (const kind of ['log4shell', 'shellshock', 'sql-injection', 'cross-site-scripting', 'path-traversal']) {
