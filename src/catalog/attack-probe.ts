@@ -1,8 +1,8 @@
 // Attack payloads sent as the User-Agent: Log4Shell lookups, Shellshock function definitions, SQL,
-// script, command and template injections, path traversals. Scanners put them there because
-// servers log and parse the header; no browser or crawler sends one. Such a header names no
-// product, so it is named by what it tries: an *attack probe*, of type Security Scanner, never
-// verifiable, with the id `probe:<kind>` (data/README.md "Attack probes").
+// script, code, command, template, XML and CRLF injections, path traversals, request forgery.
+// Scanners put them there because servers log and parse the header; no browser or crawler sends
+// one. Such a header names no product, so it is named by what it tries: an *attack probe*, of
+// type Security Scanner, never verifiable, with the id `probe:<kind>` (data/README.md "Attack probes").
 import type { Agent } from './types.js';
 
 /** The prefix of every attack probe's id; catalog ids are lower-case slugs, so never clash. */
@@ -20,7 +20,8 @@ export const PAYLOAD_BYTES: readonly number[] = [...'${}<>\'"`|\\=%&'].map((ch) 
  * PAYLOAD_BYTES: "../../boot.ini", "(select convert(int,CHAR(65)))", "javascript:alert(1)".
  */
 export const PAYLOAD_WORDS: readonly string[] = [
-  '..', 'etc', 'passwd', 'boot.ini', 'win.ini', 'web-inf', 'usr', 'tmp', 'dev',
+  '..', 'etc', 'passwd', 'boot.ini', 'win.ini', 'web-inf', 'usr', 'tmp', 'dev', 'var', 'proc', 'root', 'opt',
+  '169.254.169.254', 'metadata.google.internal', 'meta-data', '100.100.100.200', '169.254.170.2', 'fd00',
   'select', 'union', 'order', 'sleep', 'waitfor', 'delete', 'insert', 'drop', 'declare', 'benchmark',
   'jndi', 'script', 'javascript', 'alert',
   'id', 'ls', 'nslookup', 'whoami', 'chmod', 'timeout', 'start-sleep',
@@ -200,7 +201,25 @@ const KINDS: readonly ProbeKind[] = [
       S`\bfile:\/\/\/`,
       S`\b(?:php:\/\/(?:filter|input|stdin)|phar:\/\/|expect:\/\/)`,
       S`^\.{4,}`,
+      // A server's own file as the whole value, or after a shell or SQL character: "/var/log/apache2/access.log".
+      S`(?:^|[\s'"=;|&(])\/(?:etc|proc|root|var\/(?:log|www|lib)|usr\/local|opt)\/[\w.-]`,
     ),
+  },
+  {
+    kind: 'request-forgery',
+    name: 'Server-side request forgery probe',
+    url: 'https://owasp.org/www-community/attacks/Server_Side_Request_Forgery',
+    // Cloud metadata services a server would fetch for the attacker (AWS, GCP, Azure, Alibaba, ECS).
+    rules: either(S`\b169\.254\.169\.254\b`, S`\bmetadata\.google\.internal\b`, S`\/latest\/meta-data\b`, S`\b100\.100\.100\.200\b`, S`\b169\.254\.170\.2\b`, S`\[?fd00:ec2::254\]?`),
+  },
+  {
+    kind: 'crlf-injection',
+    name: 'CRLF injection probe',
+    url: 'https://owasp.org/www-community/vulnerabilities/CRLF_Injection',
+    // An encoded line break, then a header of the attacker's ("%0d%0aSet-Cookie: x=1"), also in the
+    // UTF-8 forms that some servers fold into CR and LF ("%E5%98%8A%E5%98%8D").
+    // (Not a backslash and "n": a real Baiduspider-image header carries one, from its own logging.)
+    rules: either(S`(?:%0d|%0a|%e5%98%8a|%e5%98%8d)+\s*[a-z][\w-]{1,40}\s*:`),
   },
 ];
 

@@ -55,6 +55,10 @@ describe('attack probes', () => {
       ['1%27%20OR%20%271%27%3D%271', 'sql-injection'],
       ['%2524%257Bjndi%253Aldap%253A%252F%252Facme.example%252Fa%257D', 'log4shell'],
       ['..%c0%af..%c0%afetc%c0%afpasswd', 'path-traversal'],
+      ['/var/log/nginx/access.log', 'path-traversal'],
+      ['http://169.254.169.254/latest/meta-data/iam/security-credentials/', 'request-forgery'],
+      ['http://metadata.google.internal/computeMetadata/v1/', 'request-forgery'],
+      [`${CHROME}%0d%0aSet-Cookie:%20session=x`, 'crlf-injection'],
     ];
     for (const [ua, kind] of cases) expect({ ua, id: idOf(ua) }).toEqual({ ua, id: `probe:${kind}` });
   });
@@ -76,6 +80,8 @@ describe('attack probes', () => {
       // Unfilled placeholders are broken clients, not attacks.
       'Mozilla/5.0 (Linux; Android 4.4.2; xx; ${ro.product.subbrand} ${ro.product.submodel} Build/E0005.00) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 Chrome/30.0.0.0 Mobile Safari/537.36',
       '{{.custom_user_agent}}',
+      // A crawler's header as its own logging wrote it, a backslash and "n" inside.
+      'Baiduspider-image+(+http://www.baidu.com/search/spider.htm)\\nReferer: http://image.baidu.com/i?ct=503316480',
       // A key=value app header whose keys look like commands after ";" ("ls=DAM").
       'label=acmeapp;anv=Acme4.0.1;os=Android 4.0.4;man=HTC;cs=yes;is=yes;ls=DAM;',
       // A script's function, not a bash definition; a tag-like word that is no tag.
