@@ -24,7 +24,7 @@ export const PAYLOAD_WORDS: readonly string[] = [
   '169.254.169.254', 'metadata.google.internal', 'meta-data', '100.100.100.200', '169.254.170.2', 'fd00',
   'select', 'union', 'order', 'sleep', 'waitfor', 'delete', 'insert', 'drop', 'declare', 'benchmark',
   'jndi', 'script', 'javascript', 'alert',
-  'id', 'ls', 'nslookup', 'whoami', 'chmod', 'timeout', 'start-sleep',
+  'id', 'ls', 'dir', 'pwd', 'uname', 'ifconfig', 'netstat', 'nslookup', 'whoami', 'chmod', 'timeout', 'start-sleep',
 ];
 
 /** What a probe tries, in the order the rules are tried: the most specific first. */
@@ -124,7 +124,10 @@ const KINDS: readonly ProbeKind[] = [
     name: 'Cross-site scripting probe',
     url: 'https://owasp.org/www-community/attacks/xss/',
     rules: either(
-      S`(?:<|%3c)\s*\/?\s*(?:script|img|svg|iframe|body|object|embed|video|audio|input|details|marquee|style|link|meta|math|form|isindex|base|frameset|xss)(?=[\s\/>]|%20|%3e|$)`,
+      S`(?:<|%3c)\s*\/?\s*(?:script|img|svg|iframe|body|object|embed|video|audio|input|details|marquee|style|link|meta|math|form|isindex|base|frameset|xss|xml|html)(?=[\s\/>]|%20|%3e|$)`,
+      // The '<'">' a scanner sends to see which of them survive. (Not any '">' then a tag: smart
+      // TVs' CE-HTML headers carry an XML profile list, '<ui_profile name="...">'.)
+      S`<'">`,
       S`\b(?:java|vb)script\s*:`,
       S`\bon(?:error|load|mouseover|mouseenter|focus|click|toggle|begin|pageshow|animationstart)\s*=`,
       S`\b(?:alert|prompt|confirm)\s*(?:\(|\x60)`,
@@ -154,7 +157,9 @@ const KINDS: readonly ProbeKind[] = [
       S`\bcase\s+when\b[^;]{0,80}\bthen\b`,
       S`\bcha?r\s*\(\s*\d+\s*\)`,
       // A string closed, then a comment or a new statement: "admin'--", "1'; DROP TABLE".
-      S`['"]\s*(?:--|#|\/\*|;\s*(?:drop|select|insert|update|delete|exec|declare|shutdown|waitfor)\b)`,
+      S`['"]\s*(?:--|#|\/\*|;\s*(?:drop|select|insert|update|delete|exec|declare|shutdown|waitfor|if\s*\())`,
+      // A condition a database evaluates: "IIF(7907=8407,7907,1/0)", "IF(4288=4977) SELECT".
+      S`\bi?if\s*\(\s*\d+\s*[=<>]\s*\d+\s*[,)]`,
       S`\/\*!\d{0,5}`,
       S`;\s*(?:drop\s+table|select\s|insert\s+into|update\s+\w+\s+set|delete\s+from|exec(?:ute)?\s|declare\s+@|shutdown\b|waitfor\s)`,
       S`\border\s+by\s+\d+\s*(?:--|#)`,
@@ -181,14 +186,15 @@ const KINDS: readonly ProbeKind[] = [
       S`\bchmod\s+(?:[0-7]{3,4}|\+x)\s`,
       S`\b(?:wget|curl)\s[^;|&]{0,200}(?:-O\s*\/tmp\/|\|\s*(?:ba)?sh\b)`,
       S`\/bin\/(?:ba|z|da)?sh\b`,
+      S`\/bin\/(?:ls|cat|id|uname|ping|nc|busybox)\b`,
       S`\|\s*(?:ba)?sh\b`,
       S`\bcmd(?:\.exe)?\s+\/c\b`,
       S`\bnslookup\s+[-\w]`,
       S`\|\|\s*(?:ping|nslookup|sleep|curl|wget|id|whoami)\b`,
       ),
-      // A command right after ";", in the lower case shells take ("a;id"; a header's "U;Id;" is a locale).
-      // "ls=DAM" in an app's key=value list is not a command.
-      /(?:;|%3[bB])(?:id|ls|pwd|whoami|uname|ifconfig|dir)(?=$|[\s;|&%)\x60])/,
+      // A command right after ";", "|" or "&", in the lower case shells take ("a;id", "|ls -la"; a
+      // header's "U;Id;" is a locale). "ls=DAM" in an app's key=value list is not a command.
+      /(?:[;|&]|%3[bB]|%7[cC]|%26)(?:id|ls|pwd|whoami|uname|ifconfig|netstat|dir)(?=$|[\s;|&%)\x60])/,
     ],
   },
   {
@@ -196,7 +202,8 @@ const KINDS: readonly ProbeKind[] = [
     name: 'Path traversal probe',
     url: 'https://owasp.org/www-community/attacks/Path_Traversal',
     rules: either(
-      S`(?:\.\.|%2e%2e|%252e%252e|\.%2e|%2e\.|%c0%ae%c0%ae|%uff0e%uff0e)(?:[\/\\]|%2f|%5c|%252f|%255c|%c0%af|%c1%9c|%25c0%25af|%e0%80%af|%u2215|%u2216)`,
+      S`(?:\.\.|%2e%2e|%252e%252e|\.%2e|%2e\.|%c0%ae%c0%ae|%uff0e%uff0e)(?:[\/\\]|%2f|%5c|%252f|%255c|%25%2f|%25%5c|%c0%af|%c1%9c|%25c0%25af|%e0%80%af|%u2215|%u2216)`,
+      S`\b[a-z]:\\(?:windows|winnt|inetpub|boot\.ini)\b`,
       S`(?:^|[\/\\])(?:etc[\/\\](?:passwd|shadow|hosts|group|issue)|proc[\/\\](?:self|version|\d+)\b|windows[\/\\]win\.ini|boot\.ini|win\.ini|web-inf[\/\\]web\.xml|root[\/\\]\.ssh[\/\\])`,
       S`\bfile:\/\/\/`,
       S`\b(?:php:\/\/(?:filter|input|stdin)|phar:\/\/|expect:\/\/)`,

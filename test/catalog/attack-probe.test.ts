@@ -59,6 +59,13 @@ describe('attack probes', () => {
       ['http://169.254.169.254/latest/meta-data/iam/security-credentials/', 'request-forgery'],
       ['http://metadata.google.internal/computeMetadata/v1/', 'request-forgery'],
       [`${CHROME}%0d%0aSet-Cookie:%20session=x`, 'crlf-injection'],
+      // Shapes real tools send (sqlmap's stacked query and condition, shell commands after "|").
+      [`${CHROME}';IF(1234=5678) SELECT 1234 ELSE DROP FUNCTION abcd--`, 'sql-injection'],
+      ['IIF(1234=5678,1234,1/0)', 'sql-injection'],
+      ['|ls -la', 'command-injection'],
+      [';netstat -an;', 'command-injection'],
+      ['C:\\inetpub\\wwwroot\\web.config', 'path-traversal'],
+      [`${CHROME}'abcd<'">efgh`, 'cross-site-scripting'],
     ];
     for (const [ua, kind] of cases) expect({ ua, id: idOf(ua) }).toEqual({ ua, id: `probe:${kind}` });
   });
@@ -80,6 +87,9 @@ describe('attack probes', () => {
       // Unfilled placeholders are broken clients, not attacks.
       'Mozilla/5.0 (Linux; Android 4.4.2; xx; ${ro.product.subbrand} ${ro.product.submodel} Build/E0005.00) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 Chrome/30.0.0.0 Mobile Safari/537.36',
       '{{.custom_user_agent}}',
+      // A smart TV's CE-HTML profile list: XML with attributes, no script.
+      'HbbTV/1.1.1 (;Acme;S-100;1.0.0;;) CE-HTML/1.0 (<profilelist><ui_profile name="HYBRID_UIPROF_0.1"><ext><hscroll>true</hscroll></ext></ui_profile></profilelist>)',
+      'Mozilla/5.0 (Linux; U; Android 9; id-id; Redmi 7 Build/PKQ1.181021.001) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 Chrome/71.0.3578.141 Mobile Safari/537.36 XiaoMi/MiuiBrowser/12.1.5-g dir=ltr&id=7',
       // A crawler's header as its own logging wrote it, a backslash and "n" inside.
       'Baiduspider-image+(+http://www.baidu.com/search/spider.htm)\\nReferer: http://image.baidu.com/i?ct=503316480',
       // A key=value app header whose keys look like commands after ";" ("ls=DAM").
