@@ -129,7 +129,7 @@ export function compileUserAgentMatcher(agents: readonly Agent[], { unlisted = f
     }
   }
 
-  const { table, firstTerminal, depthOf, entriesFrom, byWord, endsInBotWord, startsPayload } = compileAutomaton(entries, unlisted ? NOTED_WORDS : [], unlisted ? PAYLOAD_WORDS : []);
+  const { table, firstTerminal, afterPayload, depthOf, entriesFrom, byWord, endsInBotWord, startsPayload } = compileAutomaton(entries, unlisted ? NOTED_WORDS : [], unlisted ? PAYLOAD_WORDS : []);
   const mayMatchPattern = compilePatternPrefilter(patterns.map(({ regex }) => regex.source));
 
   // The best match so far, shared with matchAt (matching is synchronous).
@@ -234,6 +234,7 @@ export function compileUserAgentMatcher(agents: readonly Agent[], { unlisted = f
     const classOf = CLASS;
     const next = table;
     const terminal = firstTerminal;
+    const payloadState = afterPayload;
     const firstLetter = FIRST_LETTER_CLASS;
     const at = candidateAt;
     const from = candidateState;
@@ -242,30 +243,25 @@ export function compileUserAgentMatcher(agents: readonly Agent[], { unlisted = f
     let firstNoted = 0;
     let secondNoted = half;
     const together = Math.min(half, length - half);
-    // Any class minus one is negative only for the payload class: one OR a byte, no branch.
-    let payload = 0;
     for (let k = 0; k < together; k++) {
       const c1 = classOf[buf[k]!]!;
       const c2 = classOf[buf[half + k]!]!;
-      if (first >= terminal && c1 < firstLetter) (at[firstNoted] = k), (from[firstNoted++] = first);
-      if (second >= terminal && c2 < firstLetter) (at[secondNoted] = half + k), (from[secondNoted++] = second);
-      payload |= (c1 - 1) | (c2 - 1);
+      if (first >= terminal && (c1 < firstLetter || first === payloadState)) (at[firstNoted] = k), (from[firstNoted++] = first);
+      if (second >= terminal && (c2 < firstLetter || second === payloadState)) (at[secondNoted] = half + k), (from[secondNoted++] = second);
       first = next[first + c1]!;
       second = next[second + c2]!;
     }
     for (let i = together; i <= half; i++) {
       const c = classOf[buf[i]!]!;
-      if (first >= terminal && c < firstLetter) (at[firstNoted] = i), (from[firstNoted++] = first);
-      payload |= c - 1;
+      if (first >= terminal && (c < firstLetter || first === payloadState)) (at[firstNoted] = i), (from[firstNoted++] = first);
       first = next[first + c]!;
     }
     for (let i = half + together; i <= length; i++) {
       const c = classOf[buf[i]!]!;
-      if (second >= terminal && c < firstLetter) (at[secondNoted] = i), (from[secondNoted++] = second);
-      payload |= c - 1;
+      if (second >= terminal && (c < firstLetter || second === payloadState)) (at[secondNoted] = i), (from[secondNoted++] = second);
       second = next[second + c]!;
     }
-    payloadSeen = payload < 0;
+    payloadSeen = false;
     for (let j = 0; j < firstNoted; j++) matchAt(from[j]!, buf, length, at[j]!);
     for (let j = half; j < secondNoted; j++) matchAt(from[j]!, buf, length, at[j]!);
     // (`best` is set by matchAt; TypeScript cannot see that through the closure.)
@@ -315,6 +311,8 @@ interface Automaton {
   readonly table: Int32Array;
   /** The row offset of the first terminal state; every later state is terminal. */
   readonly firstTerminal: number;
+  /** The row offset of the state after a payload byte (a terminal one, noted before any byte). */
+  readonly afterPayload: number;
   /** Per state index: the length of its word (bytes since the word's start, after a skipped "www."). */
   readonly depthOf: Int32Array;
   /** Per state index: where its tokens start in `byWord` (they end where the next state's start). */
@@ -457,6 +455,8 @@ function compileAutomaton(entries: readonly Entry[], botWords: readonly string[]
   for (let node = 1; node < nodes; node++) if (nodeIsTerminal(node)) nodeOfState[(stateOfNode[node] = states++)] = node;
   for (let step = 1; step <= 4; step++) if (wwwIsTerminal(step)) nodeOfState[(stateOfWww[step] = states++)] = www[step]!;
   for (let at = 1; at < bots.count; at++) if (bots.accepts[at] === 1) stateOfDead[at] = states++;
+  // Between words after a payload byte: terminal, so that the scan notes it (attack-probe.ts).
+  const afterPayload = states++;
 
   // Every word byte leads to the dead state of the bot-word position it reaches and a separator
   // back between words (0), except along the trie's edges: from a node's state, the between-words
@@ -486,6 +486,9 @@ function compileAutomaton(entries: readonly Entry[], botWords: readonly string[]
   table[stateOfWww[1]! * CLASSES + W] = stateOfWww[2]! * CLASSES;
   table[stateOfWww[2]! * CLASSES + W] = stateOfWww[3]! * CLASSES;
   table[stateOfWww[3]! * CLASSES + DOT_CLASS] = stateOfWww[4]! * CLASSES;
+  // A payload byte is a separator that leads to afterPayload, whose row is the between-words one.
+  table.copyWithin(afterPayload * CLASSES, 0, CLASSES);
+  for (let state = 0; state < states; state++) table[state * CLASSES + PAYLOAD_CLASS] = afterPayload * CLASSES;
 
   const depthOf = new Int32Array(states);
   const entriesFrom = new Int32Array(states + 1);
@@ -496,12 +499,12 @@ function compileAutomaton(entries: readonly Entry[], botWords: readonly string[]
   for (let step = 1; step <= 4; step++) depthOf[stateOfWww[step]!] = step;
   for (let state = 0; state < states; state++) {
     endsInBotWord[state] = bots.accepts[botOfState[state]!]!;
-    if (state >= firstTerminal && payloadNodes.has(nodeOfState[state] ?? -1)) startsPayload[state] = 1;
+    if (state === afterPayload || (state >= firstTerminal && payloadNodes.has(nodeOfState[state] ?? -1))) startsPayload[state] = 1;
     entriesFrom[state] = byWord.length;
     if (state >= firstTerminal) for (const entry of tokensAt.get(nodeOfState[state] ?? -1) ?? []) byWord.push(entries[entry]!);
   }
   entriesFrom[states] = byWord.length;
-  return { table, firstTerminal: firstTerminal * CLASSES, depthOf, entriesFrom, byWord, endsInBotWord, startsPayload };
+  return { table, firstTerminal: firstTerminal * CLASSES, afterPayload: afterPayload * CLASSES, depthOf, entriesFrom, byWord, endsInBotWord, startsPayload };
 }
 
 /** The first separator at or after `from` (the header's sentinel at the latest). */
