@@ -9,22 +9,26 @@ import type { Agent } from './types.js';
 const PROBE_ID_PREFIX = 'probe:';
 
 /**
- * Bytes that every payload below but few real headers carry, outside a word ("$", "{", "<", a
- * quote...). The matcher's scan notes them as it reads the header (ua-matcher.ts), so the rules
- * run only on headers that carry one of them or a PAYLOAD_WORDS word: a browser pays one OR a byte.
+ * Bytes that most payloads below but few real headers carry, outside a word ("$", "{", "<", a
+ * quote...). The matcher's scan notes them as it reads the header, at no cost of its own
+ * (ua-matcher.ts), so the rules run only on headers that carry one of them or a PAYLOAD_WORDS word.
  */
 export const PAYLOAD_BYTES: readonly number[] = [...'${}<>\'"`|\\=%&'].map((ch) => ch.charCodeAt(0));
 
 /**
  * Whole words (as the scan reads words: [A-Za-z0-9_.-] runs) that start the payloads carrying no
- * PAYLOAD_BYTES: "../../boot.ini", "(select convert(int,CHAR(65)))", "javascript:alert(1)".
+ * PAYLOAD_BYTES: "../../boot.ini", "(select convert(int,CHAR(65)))", "javascript:alert(1)". Not
+ * words that start like the words of most browser headers ("win.ini" like "Windows", "chmod" like
+ * "Chrome", "insert" like "Intel", "opt" like "OPR", "netstat" like "Nexus"): the scan walks
+ * further into the trie on those, and with them the probes cost the bench corpus about 6%, not 3%.
+ * They named 18 of 41,955 payloads that nothing else did.
  */
 export const PAYLOAD_WORDS: readonly string[] = [
-  '..', 'etc', 'passwd', 'boot.ini', 'win.ini', 'web-inf', 'usr', 'tmp', 'dev', 'var', 'proc', 'root', 'opt',
-  '169.254.169.254', 'metadata.google.internal', 'meta-data', '100.100.100.200', '169.254.170.2', 'fd00',
-  'select', 'union', 'order', 'sleep', 'waitfor', 'delete', 'insert', 'drop', 'declare', 'benchmark',
-  'jndi', 'script', 'javascript', 'alert',
-  'id', 'ls', 'dir', 'pwd', 'uname', 'ifconfig', 'netstat', 'nslookup', 'whoami', 'chmod', 'timeout', 'start-sleep',
+  '..', 'etc', 'passwd', 'boot.ini', 'web-inf', 'usr', 'tmp', 'dev', 'var', 'proc', 'root',
+  '169.254.169.254', 'metadata.google.internal', '169.254.170.2', 'fd00',
+  'select', 'union', 'order', 'sleep', 'waitfor', 'delete', 'drop', 'declare', 'benchmark',
+  'jndi', 'script', 'alert',
+  'id', 'ls', 'dir', 'pwd', 'uname', 'nslookup', 'whoami', 'timeout', 'start-sleep',
 ];
 
 /** What a probe tries, in the order the rules are tried: the most specific first. */

@@ -228,7 +228,8 @@ export function compileUserAgentMatcher(agents: readonly Agent[], { unlisted = f
     const half = separatorFrom(buf, length >> 1);
     // Hot loops: tables in locals (module-level and closure bindings compile to context loads
     // that V8 repeats on every byte). A terminal state before a byte that is no letter (a
-    // separator or a possible family boundary) is noted in the walk's own slots, to be checked
+    // separator or a possible family boundary), and the state after a payload byte before any
+    // byte, is noted in the walk's own slots, to be checked
     // in header order below: [0, half) for the first walk, [half, length) for the second (a
     // walk notes at most one per byte it reads after its first).
     const classOf = CLASS;

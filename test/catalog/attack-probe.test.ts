@@ -63,7 +63,7 @@ describe('attack probes', () => {
       [`${CHROME}';IF(1234=5678) SELECT 1234 ELSE DROP FUNCTION abcd--`, 'sql-injection'],
       ['IIF(1234=5678,1234,1/0)', 'sql-injection'],
       ['|ls -la', 'command-injection'],
-      [';netstat -an;', 'command-injection'],
+      ['|netstat -an', 'command-injection'],
       ['C:\\inetpub\\wwwroot\\web.config', 'path-traversal'],
       [`${CHROME}'abcd<'">efgh`, 'cross-site-scripting'],
     ];
