@@ -21,7 +21,7 @@ export const PAYLOAD_BYTES: readonly number[] = [...'${}<>\'"`|\\=%&'].map((ch) 
  * words that start like the words of most browser headers ("win.ini" like "Windows", "chmod" like
  * "Chrome", "insert" like "Intel", "opt" like "OPR", "netstat" like "Nexus"): the scan walks
  * further into the trie on those, and with them the probes cost the bench corpus about 6%, not 3%.
- * They named 18 of 41,955 payloads that nothing else did.
+ * They named 24 of 41,955 payloads that nothing else did.
  */
 export const PAYLOAD_WORDS: readonly string[] = [
   '..', 'etc', 'passwd', 'boot.ini', 'web-inf', 'usr', 'tmp', 'dev', 'var', 'proc', 'root',
