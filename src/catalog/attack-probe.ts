@@ -1,5 +1,5 @@
 // Attack payloads sent as the User-Agent: Log4Shell lookups, Shellshock function definitions, SQL,
-// script, code, command, template, XML and CRLF injections, path traversals, request forgery.
+// script, code, command, template, XML, LDAP and CRLF injections, path traversals, request forgery.
 // Scanners put them there because servers log and parse the header; no browser or crawler sends
 // one. Such a header names no product, so it is named by what it tries: an *attack probe*, of
 // type Security Scanner, never verifiable, with the id `probe:<kind>` (data/README.md "Attack probes").
@@ -41,8 +41,9 @@ interface ProbeKind {
   readonly rules: readonly RegExp[];
 }
 
-// The rules are written from the attacks' grammar (the CVEs, OWASP's pages), never from a list of
-// headers; every repetition is bounded, so no header of any length makes them backtrack far.
+// The rules are written from the attacks' grammar (the CVEs, OWASP's pages): a payload that showed
+// a gap gave a shape to describe, never a string to copy. Every repetition is bounded, so no
+// header of any length makes them backtrack far.
 const either = (...sources: string[]): RegExp[] => [new RegExp(sources.join('|'), 'i')];
 const S = String.raw;
 
@@ -83,6 +84,13 @@ const KINDS: readonly ProbeKind[] = [
     url: 'https://owasp.org/www-community/vulnerabilities/XML_External_Entity_(XXE)_Processing',
     // External entities, XInclude, and schema locations a parser would fetch.
     rules: either(S`<!ENTITY\b`, S`<!DOCTYPE\s+\w+\s*\[`, S`<\s*xi:include\b`, S`\bxmlns:xi\s*=`, S`\bxsi:(?:no[a-z]*)?schemaLocation\s*=`),
+  },
+  {
+    kind: 'ldap-injection',
+    name: 'LDAP injection probe',
+    url: 'https://owasp.org/www-community/attacks/LDAP_Injection',
+    // A filter closed early and a new one opened: "*)(|(uid=*))", "admin)(&)", "*(|(objectclass=*))".
+    rules: either(S`\(\s*[|&!]\s*\(\s*[\w-]+\s*[~<>]?=`, S`\*\s*\)\s*\(\s*[|&!]`, S`\)\s*\(\s*&\s*\)`),
   },
   {
     kind: 'template-injection',

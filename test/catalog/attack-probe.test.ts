@@ -64,6 +64,8 @@ describe('attack probes', () => {
       ['IIF(1234=5678,1234,1/0)', 'sql-injection'],
       ['|ls -la', 'command-injection'],
       ['|netstat -an', 'command-injection'],
+      ['*)(|(objectClass=*))', 'ldap-injection'],
+      ['admin)(&)', 'ldap-injection'],
       ['C:\\inetpub\\wwwroot\\web.config', 'path-traversal'],
       [`${CHROME}'abcd<'">efgh`, 'cross-site-scripting'],
     ];
