@@ -212,6 +212,8 @@ export function declaredBot(userAgent: string, buf: Uint8Array, length: number, 
     if (suffix < 0 || lower === PHONE_MAKER || ORDINARY_WORDS.has(lower)) continue;
     // "M bot 60", a phone's model, names no bot ("YRSpider" there is one).
     if (isBotWordOnly(lower) && inAndroidModel(buf, start, end)) continue;
+    // Opera's edition names its build ("; Edition Labs HTML5 Parser;"), not a bot.
+    if (inEditionName(buf, start)) continue;
     evidence = true;
     // A bot word inside a URL, a percent-encoded text ("Email%20Extractor") or an e-mail address
     // is evidence, not a name.
@@ -281,6 +283,20 @@ function inAndroidModel(buf: Uint8Array, start: number, end: number): boolean {
   if (open < limit || buf[open] !== OPENING) return false;
   for (let i = open + 1; i + ANDROID.length <= start; i++) if (bytesAt(buf, i, ANDROID)) return true;
   return false;
+}
+
+const EDITION = bytesOf('edition ');
+
+/** Whether the word at `start` is in a comment item that starts "Edition " (Opera's builds: "; Edition Next;"). */
+function inEditionName(buf: Uint8Array, start: number): boolean {
+  // An edition's name is a few words; reading back further would cost quadratic time on a crafted header.
+  const limit = Math.max(0, start - MAX_MODEL_COMMENT);
+  let item = start - 1;
+  while (item >= limit && buf[item] !== SEMICOLON && buf[item] !== OPENING && buf[item] !== CLOSING) item--;
+  if (item < limit || buf[item] === CLOSING) return false;
+  item++;
+  while (buf[item] === SPACE) item++;
+  return item + EDITION.length <= start && bytesAt(buf, item, EDITION);
 }
 
 /** The capitalised word that a single space separates from the word at `wordStart`, if any. */

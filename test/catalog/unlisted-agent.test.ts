@@ -121,6 +121,8 @@ describe('unlisted agents', () => {
       // Everyday words ending in "bot": an n-tv news app's web view (yauaa's test cases), German "Verbot".
       'ntvmobil iPhone 7.0 Mozilla/5.0 (iPhone; CPU iPhone OS 9_1 like Mac OS X) AppleWebKit/601.1.46 (KHTML, like Gecko) Mobile/13B143 ntvAgof (agof={"angebot":"appntv"})',
       'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36 Verbot',
+      // An Opera build's edition name (WhichBrowser's test cases): "HTML5 Parser" is its label.
+      'Opera/9.80 (Macintosh; Intel Mac OS X 10.6.8; U; Edition Labs HTML5 Parser; en) Presto/2.9.181 Version/12.00',
     ]);
   });
 
