@@ -119,6 +119,9 @@ const KINDS: readonly ProbeKind[] = [
     rules: either(
       S`<\?(?:php\b|=)`,
       S`[;'"@{+]\s*(?:print|assert|eval|system|passthru|shell_exec|phpinfo|var_dump|die)\s*\(`,
+      // An interpreter's call running a quoted command, and PHP's request superglobals: "eval('ls')", "{$_GET["cmd"]}".
+      S`\b(?:eval|exec|system|passthru|shell_exec|popen|proc_open)\s*\(\s*['"]`,
+      S`\$_(?:GET|POST|REQUEST|COOKIE|SERVER|FILES|ENV)\s*\[`,
       S`\bmd5\s*\(\s*acunetix`,
       // PHP's complex syntax calling a function: "{${sleep(20)}}", "{${phpinfo()}}".
       S`\{\$\{\s*\w+\s*\(`,
@@ -199,6 +202,8 @@ const KINDS: readonly ProbeKind[] = [
       S`\b(?:wget|curl)\s[^;|&]{0,200}(?:-O\s*\/tmp\/|\|\s*(?:ba)?sh\b)`,
       S`\/bin\/(?:ba|z|da)?sh\b`,
       S`\/bin\/(?:ls|cat|id|uname|ping|nc|busybox)\b`,
+      // A command between escaped line breaks, as a list of payloads writes them: "\nid\n".
+      S`\\n\s*(?:id|ls|pwd|whoami|uname|dir)(?=\\n|[;|&]|$)`,
       S`\|\s*(?:ba)?sh\b`,
       S`\bcmd(?:\.exe)?\s+\/c\b`,
       S`\bnslookup\s+[-\w]`,

@@ -33,11 +33,12 @@ describe('held-out evaluation', () => {
   });
 
   it('names most attack payloads sent as the User-Agent as attack probes, and almost none as another agent', () => {
-    // 55.8% when first measured, before any rule was looked at against these lists; 72.4% since
-    // the fixes of outside checks on other payload lists and real tools (bare file paths among them).
+    // 55.8% when first measured, before any rule was looked at against these lists; 75.7% since
+    // the fixes of outside checks on other payload lists and real tools (bare file paths among
+    // them) and of the commands these lists run through eval() and exec().
     const [set] = report.attacks;
     expect(set!.total).toBeGreaterThan(2_500);
-    expect((100 * set!.probes) / set!.total).toBeGreaterThanOrEqual(72);
+    expect((100 * set!.probes) / set!.total).toBeGreaterThanOrEqual(75);
     expect(set!.otherAgents).toBeLessThanOrEqual(5);
     expect(formatReport(report)).toContain(`named as attack probes ${((100 * set!.probes) / set!.total).toFixed(1)}%`);
   });
