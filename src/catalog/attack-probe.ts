@@ -192,22 +192,22 @@ const KINDS: readonly ProbeKind[] = [
     // unmistakable, or when ";" is not followed by a space as every header's list separator is.
     rules: [
       ...either(
-      S`\$\(\s*[a-z]`,
-      S`\x60\s*(?:(?:\/usr)?\/bin\/)?(?:id|whoami|uname|cat|sleep|nslookup|ping|curl|wget|echo|ls|ifconfig|dir)\b`,
-      S`(?:[;&|\x60]|\$\(|%0a|%0d|%3b|%7c|%26)\s*(?:(?:\/usr)?\/s?bin\/)?(?:whoami|uname|nslookup|ifconfig|ipconfig|netstat|wget\s|curl\s|ping\s+-|sleep\s+\d|timeout\s+\/t|start-sleep\b|cat\s+\/|echo\s|powershell|bash\s+-|sh\s+-c|dir\s+[a-z]:)`,
-      S`(?:[&|\x60]|\$\(|%0a|%0d|%7c|%26)\s*id\s*(?:[;&|\x60)]|%0a|$)`,
-      S`\|\s*\/(?:usr\/)?s?bin\/`,
-      S`\/dev\/(?:tcp|udp)\/`,
-      S`\bchmod\s+(?:[0-7]{3,4}|\+x)\s`,
-      S`\b(?:wget|curl)\s[^;|&]{0,200}(?:-O\s*\/tmp\/|\|\s*(?:ba)?sh\b)`,
-      S`\/bin\/(?:ba|z|da)?sh\b`,
-      S`\/bin\/(?:ls|cat|id|uname|ping|nc|busybox)\b`,
-      // A command between escaped line breaks, as a list of payloads writes them: "\nid\n".
-      S`\\n\s*(?:id|ls|pwd|whoami|uname|dir)(?=\\n|[;|&]|$)`,
-      S`\|\s*(?:ba)?sh\b`,
-      S`\bcmd(?:\.exe)?\s+\/c\b`,
-      S`\bnslookup\s+[-\w]`,
-      S`\|\|\s*(?:ping|nslookup|sleep|curl|wget|id|whoami)\b`,
+        S`\$\(\s*[a-z]`,
+        S`\x60\s*(?:(?:\/usr)?\/bin\/)?(?:id|whoami|uname|cat|sleep|nslookup|ping|curl|wget|echo|ls|ifconfig|dir)\b`,
+        S`(?:[;&|\x60]|\$\(|%0a|%0d|%3b|%7c|%26)\s*(?:(?:\/usr)?\/s?bin\/)?(?:whoami|uname|nslookup|ifconfig|ipconfig|netstat|wget\s|curl\s|ping\s+-|sleep\s+\d|timeout\s+\/t|start-sleep\b|cat\s+\/|echo\s|powershell|bash\s+-|sh\s+-c|dir\s+[a-z]:)`,
+        S`(?:[&|\x60]|\$\(|%0a|%0d|%7c|%26)\s*id\s*(?:[;&|\x60)]|%0a|$)`,
+        S`\|\s*\/(?:usr\/)?s?bin\/`,
+        S`\/dev\/(?:tcp|udp)\/`,
+        S`\bchmod\s+(?:[0-7]{3,4}|\+x)\s`,
+        S`\b(?:wget|curl)\s[^;|&]{0,200}(?:-O\s*\/tmp\/|\|\s*(?:ba)?sh\b)`,
+        S`\/bin\/(?:ba|z|da)?sh\b`,
+        S`\/bin\/(?:ls|cat|id|uname|ping|nc|busybox)\b`,
+        // A command between escaped line breaks, as a list of payloads writes them: "\nid\n".
+        S`\\n\s*(?:id|ls|pwd|whoami|uname|dir)(?=\\n|[;|&]|$)`,
+        S`\|\s*(?:ba)?sh\b`,
+        S`\bcmd(?:\.exe)?\s+\/c\b`,
+        S`\bnslookup\s+[-\w]`,
+        S`\|\|\s*(?:ping|nslookup|sleep|curl|wget|id|whoami)\b`,
       ),
       // A command right after ";", "|" or "&", in the lower case shells take ("a;id", "|ls -la"; a
       // header's "U;Id;" is a locale). "ls=DAM" in an app's key=value list is not a command.
@@ -247,22 +247,22 @@ const KINDS: readonly ProbeKind[] = [
   },
 ];
 
-const PROBES: ReadonlyMap<string, Agent> = new Map(
-  KINDS.map(({ kind, name, url }) => {
-    const agent: Agent = Object.freeze({
-      id: `${PROBE_ID_PREFIX}${kind}`,
-      name,
-      type: 'Security Scanner',
-      operator: 'Unknown',
-      url,
-      match: Object.freeze({}),
-      // Nothing for robots.txt: a probe reads none.
-      robots_tokens: Object.freeze([]),
-      description: 'Not in the catalog: an attack payload sent as the User-Agent, named by what it tries.',
-    });
-    return [agent.id, agent];
+/** Each kind's agent record with its rules, in the order they are tried. */
+const PROBES: readonly { readonly agent: Agent; readonly rules: readonly RegExp[] }[] = KINDS.map(({ kind, name, url, rules }) => ({
+  agent: Object.freeze({
+    id: `${PROBE_ID_PREFIX}${kind}`,
+    name,
+    type: 'Security Scanner',
+    operator: 'Unknown',
+    url,
+    match: Object.freeze({}),
+    // Nothing for robots.txt: a probe reads none.
+    robots_tokens: Object.freeze([]),
+    description: 'Not in the catalog: an attack payload sent as the User-Agent, named by what it tries.',
   }),
-);
+  rules,
+}));
+const PROBE_BY_ID: ReadonlyMap<string, Agent> = new Map(PROBES.map(({ agent }) => [agent.id, agent]));
 
 /** Whether an agent id is an attack probe's (`probe:sql-injection`). */
 export function isAttackProbeId(id: string): boolean {
@@ -271,7 +271,7 @@ export function isAttackProbeId(id: string): boolean {
 
 /** The attack probe an id names, if any. */
 export function attackProbeById(id: string): Agent | undefined {
-  return PROBES.get(id);
+  return PROBE_BY_ID.get(id);
 }
 
 /**
@@ -287,8 +287,7 @@ export function attackProbeIn(userAgent: string): Agent | undefined {
 }
 
 function firstKindIn(text: string): Agent | undefined {
-  for (const { kind, rules } of KINDS) if (rules.some((rule) => rule.test(text))) return PROBES.get(`${PROBE_ID_PREFIX}${kind}`);
-  return undefined;
+  return PROBES.find(({ rules }) => rules.some((rule) => rule.test(text)))?.agent;
 }
 
 const PERCENT_ESCAPE = /%[0-9a-f]{2}/i;

@@ -8,7 +8,7 @@ import { AGENT_TYPES, AGENT_TYPE_ALIASES, type Agent, type AgentType, type Catal
 export interface Catalog {
   readonly version: number;
   readonly agents: readonly Agent[];
-  /** The agent with this id, if any: a listed one, or an unlisted one (`unlisted:DCPbot`) when the catalog names those. */
+  /** The agent with this id, if any: a listed one, or an unlisted one (`unlisted:DCPbot`, `probe:log4shell`) when the catalog names those. */
   getAgent(id: string): Agent | undefined;
   /** Agents of one type, in catalog order. */
   agentsOfType(type: AgentType): readonly Agent[];
