@@ -5,7 +5,8 @@
 // Dependencies resolve from this repository's node_modules (the consumer lives below it, in .tmp/),
 // so the test runs offline.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -15,6 +16,7 @@ const EXAMPLES = ['express', 'fastify', 'hono'];
 const SUBPATHS = ['agentwarden', 'agentwarden/node', 'agentwarden/clickhouse', 'agentwarden/express', 'agentwarden/fastify', 'agentwarden/hono'];
 
 let project: string;
+let tarball: string;
 let files: string[];
 
 beforeAll(() => {
@@ -26,9 +28,10 @@ beforeAll(() => {
     files: { path: string }[];
   }[];
   files = packed[0]!.files.map((file) => file.path);
+  tarball = join(project, packed[0]!.filename);
   const target = join(project, 'node_modules', 'agentwarden');
   mkdirSync(target, { recursive: true });
-  execFileSync('tar', ['-xzf', join(project, packed[0]!.filename), '-C', target, '--strip-components=1']);
+  execFileSync('tar', ['-xzf', tarball, '-C', target, '--strip-components=1']);
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
 }, 120_000);
 
@@ -70,9 +73,9 @@ describe('the packed package', () => {
     }
     expect([...imported].sort()).toEqual(['better-sqlite3', 'fastify', 'hono']);
     for (const name of imported) {
-      const declared = manifest['dependencies']?.[name] ?? manifest['peerDependencies']?.[name];
-      expect(declared, `${name} in dependencies or peerDependencies`).toBeDefined();
-      if (manifest['dependencies']?.[name] === undefined) continue; // a peer's types come with the consumer's copy
+      const installed = manifest['dependencies']?.[name] ?? manifest['optionalDependencies']?.[name];
+      expect(installed ?? manifest['peerDependencies']?.[name], `${name} in dependencies, optionalDependencies or peerDependencies`).toBeDefined();
+      if (installed === undefined) continue; // a peer's types come with the consumer's copy
       const own = JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as Record<string, unknown>;
       // Its own declarations: named in package.json, or beside an entry point (TypeScript looks there).
       const entries = JSON.stringify([own['exports'] ?? null, own['main'] ?? 'index.js']).match(/[^"]+\.[cm]?js(?=")/g) ?? [];
@@ -172,4 +175,92 @@ export const stores = [openSqliteStore, openClickHouseVisitStore];
     }
     expect(readdirSync(project)).toContain('consumer.mts');
   }, 180_000); // tsc over every framework's declarations: 15 s alone, several times that on a loaded 2-core machine
+});
+
+// better-sqlite3 is an optional dependency: npm goes on installing when its native build fails,
+// and `--omit=optional` leaves it out. A site that embeds the middleware, with the node verifiers,
+// must then work; only the SQLite stores need it, and they say what to install.
+describe('the package installed without better-sqlite3', () => {
+  let bare: string;
+
+  beforeAll(() => {
+    // Outside this repository, whose node_modules holds better-sqlite3 and would be found above.
+    bare = mkdtempSync(join(tmpdir(), 'agentwarden-no-sqlite-'));
+    const modules = join(bare, 'node_modules');
+    mkdirSync(join(modules, 'agentwarden'), { recursive: true });
+    execFileSync('tar', ['-xzf', tarball, '-C', join(modules, 'agentwarden'), '--strip-components=1']);
+    const manifest = JSON.parse(readFileSync(join(modules, 'agentwarden', 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    // What npm installs with --omit=optional: the dependencies (linked from this repository's copies) and the site's Express.
+    for (const name of [...Object.keys(manifest.dependencies), 'express']) {
+      mkdirSync(join(modules, name, '..'), { recursive: true });
+      symlinkSync(join(ROOT, 'node_modules', name), join(modules, name), 'dir');
+    }
+    writeFileSync(join(bare, 'package.json'), JSON.stringify({ name: 'site', private: true, type: 'module' }));
+  });
+
+  afterAll(() => {
+    if (bare !== undefined) rmSync(bare, { recursive: true, force: true });
+  });
+
+  const run = (args: string[]) => spawnSync(process.execPath, args, { cwd: bare, encoding: 'utf8', timeout: 60_000 });
+
+  it('has no better-sqlite3 to find', () => {
+    const found = run(['-e', "require.resolve('better-sqlite3')"]);
+    expect(found.status).not.toBe(0);
+    expect(found.stderr).toContain("Cannot find module 'better-sqlite3'");
+  });
+
+  it('runs the Express middleware with the node verifiers, verifying by IP range, in ESM and CJS', () => {
+    const app = (load: string) => `${load}
+const engine = createEngine({ verifiers: createNodeVerifiers({ methods: ['ip-ranges'] }) });
+const app = express();
+app.use(agentwarden({ engine, clientIp: createClientIpRule({ headers: ['x-forwarded-for'] }), policy: { denyVerificationFailed: true } }));
+app.get('/', (req, res) => res.send(req.agentwarden.result));
+const server = app.listen(0, '127.0.0.1', async () => {
+  const answers = [];
+  // Googlebot from Google's published range; GPTBot from an address outside OpenAI's (denied).
+  for (const [ua, from] of [
+    ['Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)', '66.249.66.1'],
+    ['Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)', '81.2.69.160'],
+  ]) {
+    const response = await fetch('http://127.0.0.1:' + server.address().port + '/', { headers: { 'user-agent': ua, 'x-forwarded-for': from } });
+    answers.push(response.status + ' ' + (response.status === 200 ? await response.text() : ''));
+  }
+  console.log(JSON.stringify(answers));
+  server.close();
+});`;
+    writeFileSync(
+      join(bare, 'site.mjs'),
+      app(`import express from 'express';
+import { createClientIpRule, createEngine } from 'agentwarden';
+import { createNodeVerifiers } from 'agentwarden/node';
+import { agentwarden } from 'agentwarden/express';`),
+    );
+    writeFileSync(
+      join(bare, 'site.cjs'),
+      app(`const express = require('express');
+const { createClientIpRule, createEngine } = require('agentwarden');
+const { createNodeVerifiers } = require('agentwarden/node');
+const { agentwarden } = require('agentwarden/express');`),
+    );
+    for (const file of ['site.mjs', 'site.cjs']) {
+      const site = run([file]);
+      expect({ file, stderr: site.stderr, answers: site.stdout.trim() }).toEqual({ file, stderr: '', answers: JSON.stringify(['200 verified', '403 ']) });
+    }
+  });
+
+  it('refuses to open a SQLite store, or to serve, with a message naming the package to install', () => {
+    const open = run([
+      '--input-type=module',
+      '-e',
+      `import { openSqliteStore } from 'agentwarden/node';
+try { openSqliteStore({ dataDir: 'data-dir' }); } catch (error) { console.log(error.message); }`,
+    ]);
+    expect(open.stderr).toBe('');
+    expect(open.stdout).toMatch(/^the SQLite store needs the better-sqlite3 package, which did not load \(Cannot find module 'better-sqlite3'.*`npm install better-sqlite3`/);
+    const serve = run([join('node_modules', 'agentwarden', 'dist', 'cli.js'), 'serve', '--port', '0', '--data-dir', 'data-dir']);
+    expect(serve.status).toBe(1);
+    expect(serve.stderr).toContain('`npm install better-sqlite3`');
+    expect(serve.stdout).not.toContain('listening');
+  });
 });

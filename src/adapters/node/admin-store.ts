@@ -4,7 +4,7 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { openSqliteDatabase } from './sqlite-driver.js';
 import { createRateLimiter, type AdminAuthenticator, type AdminSession, type ApiRequest, type Project } from '../../index.js';
 import { hashTokenNode } from './sqlite-store.js';
 
@@ -156,7 +156,7 @@ export function openAdminStore(options: AdminStoreOptions): AdminStore {
   const limiter = createRateLimiter({ ratePerSecond: 1 / refillSeconds, burst, clock });
 
   mkdirSync(options.dataDir, { recursive: true });
-  const db = new Database(join(options.dataDir, 'agentwarden.db'));
+  const db = openSqliteDatabase(join(options.dataDir, 'agentwarden.db'));
   db.pragma('journal_mode = WAL');
   // `admin reset-password` writes while the server runs: wait for the lock, do not fail.
   db.pragma('busy_timeout = 5000');

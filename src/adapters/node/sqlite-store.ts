@@ -3,7 +3,7 @@
 import * as nodeCrypto from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { openSqliteDatabase } from './sqlite-driver.js';
 import { generateId, generateToken, type CreatedProject, type Project, type ProjectLookup, type StoredVisit, type TokenRecord, type VisitStore } from '../../index.js';
 import { openSqliteVisitStore, type SqliteVisitStore } from './sqlite-visit-store.js';
 import type { ProjectSettings, ProjectSettingsStore } from '../../index.js';
@@ -143,7 +143,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const clock = options.clock ?? { now: () => Date.now() };
   mkdirSync(options.dataDir, { recursive: true });
   const file = join(options.dataDir, 'agentwarden.db');
-  const db = new Database(file);
+  const db = openSqliteDatabase(file);
   db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${synchronous.toUpperCase()}`);
   // The CLI (project create, rotate) writes while the server runs: wait for the lock, do not fail.

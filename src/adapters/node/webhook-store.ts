@@ -5,7 +5,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { openSqliteDatabase } from './sqlite-driver.js';
 import { hasControlCharacter, hasLoneSurrogate } from './control-characters.js';
 import { generateId, type AlertEventType, type WebhookDelivery, type WebhookDirectory, type WebhookInfo, type WebhookTarget } from '../../index.js';
 
@@ -122,7 +122,7 @@ export function openWebhookStore(options: WebhookStoreOptions): WebhookStore {
   if (typeof options?.dataDir !== 'string' || options.dataDir === '') throw new TypeError(`dataDir must be a directory path, got ${JSON.stringify(options?.dataDir)}`);
   mkdirSync(options.dataDir, { recursive: true });
   const key = secretsKey(options.dataDir);
-  const db = new Database(join(options.dataDir, 'agentwarden.db'));
+  const db = openSqliteDatabase(join(options.dataDir, 'agentwarden.db'));
   db.pragma('journal_mode = WAL');
   db.pragma('busy_timeout = 5000');
   db.transaction(() => {
