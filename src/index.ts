@@ -31,6 +31,7 @@ export type { IpRangeVerifierOptions } from './verify/ip-ranges/ip-range-verifie
 export { parseIpRangeList } from './verify/ip-ranges/ip-list.js';
 export type { IpRangeList } from './verify/ip-ranges/ip-list.js';
 export { clientAddressFromPeer, createClientIpRule } from './verify/client-ip.js';
+export { CLOUDFLARE_IP_RANGES } from './verify/proxy-ranges.js';
 export type { ClientIpOptions, ClientIpRule } from './verify/client-ip.js';
 export { reverseDnsVerifier } from './verify/reverse-dns.js';
 export type { DnsResolver, ReverseDnsCacheOptions, ReverseDnsVerifierOptions } from './verify/reverse-dns.js';

@@ -1,7 +1,7 @@
 // The client-IP rule: header order, X-Forwarded-For / Forwarded hop selection, validation.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createClientIpRule } from '../../src/index.js';
+import { CLOUDFLARE_IP_RANGES, createClientIpRule } from '../../src/index.js';
 import { clientAddressFromPeer, clientIpHeader, parseClientAddress, parseIpLiteral } from '../../src/verify/client-ip.js';
 import { normalizeIpAddress } from '../../src/verify/ip-ranges/ip-address.js';
 
@@ -192,6 +192,19 @@ describe('the client address of a request received from a peer', () => {
     expect(clientAddressFromPeer(count, xff('203.0.113.7'), '198.51.100.9')).toBe('203.0.113.7');
     // A plain function cannot say whether the peer is a proxy: the peer.
     expect(clientAddressFromPeer(() => '203.0.113.7', xff('203.0.113.7'), '198.51.100.9')).toBe('198.51.100.9');
+  });
+
+  it("believes Cloudflare's CF-Connecting-IP from Cloudflare's published ranges only", () => {
+    const rule = createClientIpRule({ headers: ['cf-connecting-ip'], trustedProxies: CLOUDFLARE_IP_RANGES });
+    const viaCloudflare = headers({ 'cf-connecting-ip': '66.249.66.1' });
+    // An edge of each family, the first and last addresses of a range, and IPv4-mapped as node:net reports it.
+    for (const edge of ['172.70.1.1', '173.245.48.0', '104.27.255.255', '::ffff:162.158.4.2', '2606:4700:10::6816:1', '2a06:98c7:ffff::1']) {
+      expect(clientAddressFromPeer(rule, viaCloudflare, edge), edge).toBe('66.249.66.1');
+    }
+    // Straight to the server (just past a range, or anywhere else): the sender's own address.
+    for (const direct of ['104.28.0.1', '173.245.64.1', '81.2.69.160', '2606:4701::1']) {
+      expect(clientAddressFromPeer(rule, viaCloudflare, direct), direct).toBe(direct);
+    }
   });
 
   it('reads IP literals given as data', () => {
