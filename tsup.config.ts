@@ -19,6 +19,13 @@ const coreAsPackage: Plugin = {
 
 // `import text from './file?text'`: the file's contents as a string. The dashboard shows the
 // examples/ apps this way, so its "Connect your site" snippets are those files, word for word.
+// Source maps name each src/ file and line for stack traces (node --enable-source-maps); the
+// package ships no src/, and copying the sources (the 1.2 MB catalog among them) into every map
+// would double the package for text no one reads there.
+const withoutSourcesContent = (options: { sourcesContent?: boolean }) => {
+  options.sourcesContent = false;
+};
+
 const textImports: Plugin = {
   name: 'text-imports',
   setup(build) {
@@ -33,6 +40,7 @@ export default defineConfig([
     format: ['esm', 'cjs'],
     dts: true,
     sourcemap: true,
+    esbuildOptions: withoutSourcesContent,
     clean: true,
     target: 'node20',
     splitting: false,
@@ -48,6 +56,7 @@ export default defineConfig([
     format: ['esm', 'cjs'],
     dts: true,
     sourcemap: true,
+    esbuildOptions: withoutSourcesContent,
     target: 'node20',
     splitting: false,
     // import.meta.url in the CJS bundles (the node adapter finds its data and dashboard files by
@@ -59,8 +68,11 @@ export default defineConfig([
     entry: { cli: 'src/adapters/node/cli.ts' },
     format: ['esm'],
     sourcemap: true,
+    esbuildOptions: withoutSourcesContent,
     target: 'node20',
     banner: { js: '#!/usr/bin/env node' },
+    // The core (with its catalog) is the package's own dist/index.js, not a second copy in cli.js.
+    esbuildPlugins: [coreAsPackage],
   },
   {
     // The dashboard (src/web/): one browser script and one stylesheet, uPlot bundled in, so the

@@ -60,6 +60,13 @@ describe('the packed package', () => {
     expect(files.filter((file) => file.startsWith('src/') || file.startsWith('test/'))).toEqual([]);
   });
 
+  it('carries the catalog once per module format: the CLI and the adapters import the core, and no source map copies it', () => {
+    const dist = join(project, 'node_modules', 'agentwarden', 'dist');
+    const withCatalog = files.filter((file) => file.startsWith('dist/') && readFileSync(join(project, 'node_modules', 'agentwarden', file), 'utf8').includes('well-known-bots:'));
+    expect(withCatalog.sort()).toEqual(['dist/index.cjs', 'dist/index.js']);
+    expect(readFileSync(join(dist, 'cli.js'), 'utf8')).toMatch(/^import \{[^}]*\} from "agentwarden";$/m);
+  });
+
   it('declares every package its type declarations import, with types for each (no TS7016 for a consumer)', () => {
     const manifest = JSON.parse(readFileSync(join(project, 'node_modules', 'agentwarden', 'package.json'), 'utf8')) as Record<string, Record<string, string> | undefined>;
     const imported = new Set<string>();
