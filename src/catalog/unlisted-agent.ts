@@ -334,9 +334,10 @@ function productName(buf: Uint8Array, start: number, end: number): SelfDeclarati
 function leadingProduct(buf: Uint8Array, length: number, skip: number): SelfDeclaration | undefined {
   if (skip === 0) return undefined;
   const end = productEnd(buf, 0, length);
-  // "Name/1.2", "Name" alone, or a capitalised "Name " before more words (not "see https://...").
+  // "Name/1.2", "Name" alone, a capitalised "Name " before more words (not "see https://..."), or
+  // any "name (" before its comment ("log4j-scan (https://github.com/...)").
   const first = buf[0]!;
-  if (end < length && buf[end] !== SLASH && (buf[end] !== SPACE || first < 65 || first > 90)) return undefined;
+  if (end < length && buf[end] !== SLASH && (buf[end] !== SPACE || ((first < 65 || first > 90) && buf[end + 1] !== OPENING))) return undefined;
   return productName(buf, 0, end);
 }
 

@@ -65,6 +65,11 @@ describe('unlisted agents', () => {
   it('names the product of a header shaped as no browser is: a URL, a lone product, a lone compatible product', () => {
     expect(idOf('Wombat/3.2 (+https://wombat.example/)')).toBe('unlisted:Wombat');
     expect(idOf('Wombat/3.2 (see www.wombat.example)')).toBe('unlisted:Wombat');
+    // A product without a version before its comment, capitalised or not (log4j-scan's own header).
+    expect(idOf('Wombat (+https://wombat.example/)')).toBe('unlisted:Wombat');
+    expect(idOf('log4j-scan (https://github.com/mazen160/log4j-scan)')).toBe('unlisted:log4j-scan');
+    // Not a lower-case word before more words: a phrase, not a product.
+    expect(idOf('see https://wombat.example/')).toBeUndefined();
     expect(idOf('Bilby/0.4.1')).toBe('unlisted:Bilby');
     expect(idOf('Mozilla/5.0 (compatible; Dunnart/2.0)')).toBe('unlisted:Dunnart');
     // A pre-release or build tail on the version, a last ";" in the comment (yauaa's test cases: `Echoping/6.1-BETA`).
