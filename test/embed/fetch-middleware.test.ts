@@ -81,6 +81,17 @@ describe('fetch middleware', () => {
     expect(result).toMatchObject({ clientIp: '192.0.2.9', result: 'verification_failed' });
   });
 
+  it('takes the address from the rule\'s header where the platform gives none (Next.js 15 on Vercel: x-real-ip), and has none without a rule', async () => {
+    const { createClientIpRule } = await import('../../src/index.js');
+    let result: ReturnType<typeof agentwardenResult>;
+    const vercel = createFetchMiddleware({ engine: embedEngine(), clientIp: createClientIpRule({ headers: ['x-real-ip'] }) });
+    await vercel(get('/', GOOGLEBOT_UA, { 'x-real-ip': LOOPBACK_STAND_IN }), (r) => ((result = agentwardenResult(r)), app(r)));
+    expect(result).toMatchObject({ clientIp: LOOPBACK_STAND_IN, result: 'verified' });
+    const { run } = middleware();
+    await run(get('/', GOOGLEBOT_UA, { 'x-real-ip': LOOPBACK_STAND_IN }), (r) => ((result = agentwardenResult(r)), app(r)));
+    expect(result).toMatchObject({ clientIp: undefined, result: 'not_verifiable' });
+  });
+
   it('hands a Web Bot Auth request to the verifier: a Fetch Headers has no :authority to throw on', async () => {
     const run = createFetchMiddleware({ engine: createEngine({ catalog: embedEngine().catalog, verifiers: [webBotAuthVerifier()] }) });
     let result: ReturnType<typeof agentwardenResult>;
