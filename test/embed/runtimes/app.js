@@ -1,8 +1,11 @@
 // The fetch app the runtime tests run under workerd, Deno and Bun: the built package's fetch
-// middleware (`withAgentwarden`) with IP-range verification, the policy, and an HTTP sink to the
-// test's agentwarden server. Everything else (catalog, IP lists, server URL, token) comes from
-// `config`, which the test writes.
+// middleware (`withAgentwarden`), or with `config.framework` 'hono' a Hono app with its middleware
+// (`agentwarden/hono`), with IP-range verification, the policy, and an HTTP sink to the test's
+// agentwarden server. Everything else (catalog, IP lists, server URL, token) comes from `config`,
+// which the test writes.
+import { Hono } from 'hono';
 import { agentwardenResult, createEngine, createHttpSink, ipRangeVerifier, withAgentwarden } from '../../../dist/index.js';
+import { agentwarden } from '../../../dist/hono.js';
 
 export function createApp(config) {
   const ipRanges = ipRangeVerifier({ lists: config.lists });
@@ -14,9 +17,12 @@ export function createApp(config) {
   // Deno and Bun have no waitUntil to flush with: their entries send each visit at once
   // (flushIntervalMs 0); on workerd the default 30 s stands, and ctx.waitUntil delivers.
   const sink = createHttpSink({ url: config.url, token: config.token, flushIntervalMs: config.flushIntervalMs });
-  const app = (request) => {
-    const result = agentwardenResult(request);
-    return Response.json({ result: result?.result, clientIp: result?.clientIp, runtime: config.runtime });
-  };
-  return withAgentwarden(app, { engine, sink, policy: { denyVerificationFailed: true } });
+  const options = { engine, sink, policy: { denyVerificationFailed: true } };
+  const answer = (result, framework) => ({ result: result?.result, clientIp: result?.clientIp, runtime: config.runtime, framework });
+  if (config.framework === 'hono') {
+    const app = new Hono().use(agentwarden(options));
+    app.get('*', (c) => c.json(answer(c.get('agentwarden'), 'hono')));
+    return app.fetch;
+  }
+  return withAgentwarden((request) => Response.json(answer(agentwardenResult(request), 'fetch')), options);
 }

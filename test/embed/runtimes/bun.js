@@ -1,4 +1,4 @@
-// Bun.serve with the fetch middleware: the client address comes from Bun's `server.requestIP`.
+// Bun.serve with the runtime test app (the fetch middleware, or Hono's): the client address comes from Bun's `server.requestIP`.
 import { createApp } from './app.js';
 
 const handler = createApp({ ...JSON.parse(process.env.AGENTWARDEN_TEST_CONFIG), runtime: `bun ${Bun.version}`, flushIntervalMs: 0 });

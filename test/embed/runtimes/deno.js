@@ -1,4 +1,4 @@
-// Deno.serve with the fetch middleware: the client address comes from Deno's `info.remoteAddr`.
+// Deno.serve with the runtime test app (the fetch middleware, or Hono's): the client address comes from Deno's `info.remoteAddr`.
 import { createApp } from './app.js';
 
 const handler = createApp({ ...JSON.parse(Deno.env.get('AGENTWARDEN_TEST_CONFIG')), runtime: `deno ${Deno.version.deno}`, flushIntervalMs: 0 });

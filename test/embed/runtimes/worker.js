@@ -1,4 +1,4 @@
-// A Worker with the fetch middleware: the client address is the CF-Connecting-IP header that
+// A Worker with the runtime test app (the fetch middleware, or Hono's): the client address is the CF-Connecting-IP header that
 // Cloudflare sets, and each visit is flushed with ctx.waitUntil.
 import { createApp } from './app.js';
 
