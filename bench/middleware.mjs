@@ -1,7 +1,8 @@
 // The middleware's cost to a site: the same Express 5, Fastify 5 and Hono 4 app (GET /page, a small
 // text answer) with and without agentwarden's middleware (identification, IP-range verification of
 // the address a trusted X-Forwarded-For gives, the visit to an HTTP sink), each a child process
-// pinned to CPU 1, loaded by autocannon on CPU 0 in turns; requests per second and the ratio.
+// pinned to CPU 1, loaded by autocannon on CPU 0 in turns; requests per second and the ratio, and
+// the ratio of the same middleware with no sink, which shows how much of the cost is the sink's.
 // The sink posts its batches to a receiver in this process that reads and discards them: the
 // agentwarden server's own cost is measured by the sink part below and by bench/visits.mjs. This
 // process's CPU per request (autocannon's, and the receiver's on the side with the middleware) is
@@ -42,7 +43,8 @@ import { createNodeVerifiers } from '${dist('node.js')}';
 const options = {
   engine: createEngine({ verifiers: createNodeVerifiers({ methods: ['ip-ranges'] }) }),
   clientIp: createClientIpRule({ headers: ['x-forwarded-for'] }),
-  sink: createHttpSink({ url: process.env.SINK_URL, token: 'bench', onError: (e) => console.error(e) }),
+  // WITH_SINK=0: the same middleware recording nothing, to show what the sink's part is.
+  sink: process.env.WITH_SINK === '0' ? [] : createHttpSink({ url: process.env.SINK_URL, token: 'bench', onError: (e) => console.error(e) }),
   policy: { denyVerificationFailed: true },
 };
 const withMiddleware = process.env.WITH_MIDDLEWARE === '1';
@@ -188,16 +190,21 @@ async function overhead(dir) {
     for (const [name, source] of Object.entries(APPS).filter(([name]) => FRAMEWORKS === undefined || FRAMEWORKS.includes(name))) {
       const bare = await startApp(source, { WITH_MIDDLEWARE: '0', SINK_URL: receiver.url }, join(dir, `${name}-bare.log`), `${name}-bare`);
       const ours = await startApp(source, { WITH_MIDDLEWARE: '1', SINK_URL: receiver.url }, join(dir, `${name}-ours.log`), `${name}-ours`);
+      const unsunk = await startApp(source, { WITH_MIDDLEWARE: '1', WITH_SINK: '0' }, join(dir, `${name}-nosink.log`), `${name}-nosink`);
       await pinToCpu(bare.child.pid, 1);
       await pinToCpu(ours.child.pid, 1);
+      await pinToCpu(unsunk.child.pid, 1);
       try {
         await load(bare, 1);
         await load(ours, 1);
+        await load(unsunk, 1);
         const bareRuns = [];
         const oursRuns = [];
+        const unsunkRuns = [];
         for (let r = 0; r < ROUNDS; r++) {
           bareRuns.push(await load(bare, SECONDS));
           oursRuns.push(await load(ours, SECONDS));
+          unsunkRuns.push(await load(unsunk, SECONDS));
         }
         const b = median(bareRuns.map((run) => run.rate));
         const o = median(oursRuns.map((run) => run.rate));
@@ -211,9 +218,16 @@ async function overhead(dir) {
         console.log(
           `  ${''.padEnd(8)} CPU 0 per request (autocannon, and the receiver of the sink's batches): without ${median(bareRuns.map((run) => run.loaderMicros)).toFixed(1)} µs, with ${median(oursRuns.map((run) => run.loaderMicros)).toFixed(1)} µs`,
         );
+        // The same middleware with no sink (identification, verification, the policy): the rest of the cost is the visit's serialising and sending.
+        const u = median(unsunkRuns.map((run) => run.rate));
+        const uCpu = median(unsunkRuns.map((run) => run.cpuMicros));
+        console.log(
+          `  ${''.padEnd(8)} without the sink ${String(Math.round(u)).padStart(6)} req/s: ratio ${(u / b).toFixed(2)}, CPU per request ${uCpu.toFixed(1)} µs (the HTTP sink's part ${(oCpu - uCpu).toFixed(1)} µs)`,
+        );
       } finally {
         await stop(bare.child);
         await stop(ours.child);
+        await stop(unsunk.child);
       }
     }
     console.log(`  the sink delivered ${receiver.batches()} batches to the receiver`);
