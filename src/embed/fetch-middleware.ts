@@ -52,7 +52,11 @@ function headersOf(headers: Headers): Record<string, string> {
  * the application threw. Exported for the framework adapters built on Request objects (Hono).
  */
 export function recordFetchResponse(agentwarden: Agentwarden, check: RequestCheck, status: number, headers: Headers | undefined, platform: FetchPlatform | undefined): void {
-  agentwarden.record(check, headers === undefined ? { status } : { status, headers: headersOf(headers) });
+  if (headers === undefined) agentwarden.record(check, { status });
+  // Next.js middleware's NextResponse.next() and rewrite() (and Vercel's next()) hand the request
+  // on: the page answers later, with a status this response does not have.
+  else if (headers.has('x-middleware-next') || headers.has('x-middleware-rewrite')) agentwarden.record(check, { status: undefined });
+  else agentwarden.record(check, { status, headers: headersOf(headers) });
   if (platform?.waitUntil !== undefined) platform.waitUntil(agentwarden.flush());
 }
 
@@ -158,12 +162,13 @@ function onCloudflareWorkers(): boolean {
  * Deno.serve(withAgentwarden(handler, options));
  * Bun.serve({ fetch: withAgentwarden(handler, options) });
  */
-export function withAgentwarden<A extends unknown[]>(
-  handler: (request: Request, ...args: A) => Response | Promise<Response>,
+export function withAgentwarden<R extends Request, A extends unknown[]>(
+  handler: (request: R, ...args: A) => Response | Promise<Response>,
   options: AgentwardenOptions | Agentwarden = {},
-): ((request: Request, ...args: A) => Promise<Response>) & { readonly agentwarden: Agentwarden } {
+): ((request: R, ...args: A) => Promise<Response>) & { readonly agentwarden: Agentwarden } {
   if (typeof handler !== 'function') throw new TypeError(`handler must be a fetch handler function, got ${typeof handler}`);
   const middleware = createFetchMiddleware(options);
-  const wrapped = (request: Request, ...args: A) => middleware(request, (req) => handler(req, ...args), detectPlatform(request, args));
+  // The handler gets the very request it was given (a platform's own kind: Next.js's NextRequest).
+  const wrapped = (request: R, ...args: A) => middleware(request, (req) => handler(req as R, ...args), detectPlatform(request, args));
   return Object.assign(wrapped, { agentwarden: middleware.agentwarden });
 }

@@ -17,10 +17,19 @@ export interface IdentifiedAgent {
   operator_name: string;
 }
 
-/** Not an agent, or not one the catalog knows: carries only the echoed id and the result. */
+/**
+ * Not an agent, or not one the catalog knows: carries only the echoed id and the result. The
+ * agent fields are declared absent, so `identification.agent_id` reads as `string | undefined`
+ * without narrowing on `result` first.
+ */
 export interface UnknownAgent {
   id?: string;
   result: 'unknown_agent';
+  agent_id?: undefined;
+  agent_token?: undefined;
+  agent_url?: undefined;
+  agent_type_name?: undefined;
+  operator_name?: undefined;
 }
 
 /** One identification result. */

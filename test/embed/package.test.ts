@@ -156,20 +156,25 @@ hono.use(honoAgentwarden(options));
 hono.get('/', (c) => c.text(c.get('agentwarden').result));
 
 export const worker = { fetch: withAgentwarden((request: Request, _env: unknown, _ctx: unknown) => new Response(agentwardenResult(request)?.result), options) };
+// A platform's own request type, as Next.js middleware is given a NextRequest: the handler keeps it.
+class PlatformRequest extends Request { readonly nextUrl = new URL(this.url); }
+export const nextMiddleware = withAgentwarden((request: PlatformRequest, event: { waitUntil(promise: Promise<unknown>): void }) => (void event, new Response(request.nextUrl.pathname)), options);
+const agentId: string | undefined = agentwardenResult(new Request('https://site.example/'))?.identification.agent_id;
+void agentId;
 export const stores = [openSqliteStore, openClickHouseVisitStore];
 `;
     writeFileSync(join(project, 'consumer.mts'), consumer);
     // What a TypeScript user gets on copying a README snippet: it must type-check unchanged.
     const examples = EXAMPLES.map((name) => `example-${name}.mts`);
     EXAMPLES.forEach((name, i) => copyFileSync(join(ROOT, 'examples', name, 'server.mjs'), join(project, examples[i]!)));
-    writeFileSync(join(project, 'consumer.cts'), consumer.replace(/^export const worker = /m, 'const worker = ').replace(/^export const stores = /m, 'const stores = ') + 'export = { worker, stores };\n');
+    writeFileSync(join(project, 'consumer.cts'), consumer.replace(/^export const (worker|stores|nextMiddleware) = /gm, 'const $1 = ') + 'export = { worker, stores, nextMiddleware };\n');
     writeFileSync(
       join(project, 'tsconfig.json'),
       // A Node project's libraries: no DOM (our declarations must not need its types).
       JSON.stringify({ compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', lib: ['es2022'], strict: true, noEmit: true, esModuleInterop: true, skipLibCheck: false, types: ['node'] }, files: ['consumer.mts', 'consumer.cts', ...examples] }),
     );
     // An older CommonJS project (`module: commonjs` resolves as node10, which reads no `exports`): typesVersions finds the subpaths.
-    writeFileSync(join(project, 'consumer-node10.ts'), consumer.replace(/^export const worker = /m, 'const worker = ').replace(/^export const stores = /m, 'const stores = ') + 'export = { worker, stores };\n');
+    writeFileSync(join(project, 'consumer-node10.ts'), consumer.replace(/^export const (worker|stores|nextMiddleware) = /gm, 'const $1 = ') + 'export = { worker, stores, nextMiddleware };\n');
     writeFileSync(
       join(project, 'tsconfig.node10.json'),
       JSON.stringify({ compilerOptions: { module: 'commonjs', moduleResolution: 'node10', target: 'es2022', lib: ['es2022'], strict: true, noEmit: true, esModuleInterop: true, skipLibCheck: false, types: ['node'] }, files: ['consumer-node10.ts'] }),
