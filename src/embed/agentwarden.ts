@@ -72,7 +72,12 @@ export interface CheckRequest {
 
 /** A response's status and headers as `record` takes them (numbers as Node keeps content-length). */
 export interface RecordedResponse {
-  readonly status: number;
+  /**
+   * The status sent. Undefined when the response is not the final one, so its status, headers
+   * and duration are not known here (Next.js middleware letting a request through to the page,
+   * `NextResponse.next()`): the visit then carries none of them rather than the middleware's own.
+   */
+  readonly status: number | undefined;
   readonly headers?: Readonly<Record<string, string | number | readonly string[] | undefined>>;
 }
 
@@ -228,13 +233,16 @@ export function createAgentwarden(options: AgentwardenOptions = {}): Agentwarden
         request_path: request.path,
         request_method: request.method,
         request_headers: request.headerRecord,
-        response_duration_in_milliseconds: Math.max(0, clock.now() - request.started),
         created: isoTime(request.started),
       };
-      // RFC 9110 §15: a status the visit format accepts (a framework may report 0 for a dropped connection).
-      if (Number.isInteger(response.status) && response.status >= 100 && response.status <= 599) visit['response_status_code'] = response.status;
-      const headers = responseHeaders(response.headers);
-      if (headers !== undefined) visit['response_headers'] = headers;
+      // A response handed on to a later stage: its status, headers and duration are not known here.
+      if (response.status !== undefined) {
+        visit['response_duration_in_milliseconds'] = Math.max(0, clock.now() - request.started);
+        // RFC 9110 §15: a status the visit format accepts (a framework may report 0 for a dropped connection).
+        if (Number.isInteger(response.status) && response.status >= 100 && response.status <= 599) visit['response_status_code'] = response.status;
+        const headers = responseHeaders(response.headers);
+        if (headers !== undefined) visit['response_headers'] = headers;
+      }
       if (check.decision !== undefined) {
         visit['decision'] = check.decision;
         visit['is_blocked'] = check.blocked;

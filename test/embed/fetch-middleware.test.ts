@@ -101,6 +101,22 @@ describe('fetch middleware', () => {
     expect(result!.identification.verification.checks).toEqual([{ method: 'web-bot-auth', outcome: 'fail', reason: 'signature-malformed' }]);
   });
 
+  it('records no status, headers or duration for a response handed on to the page (Next.js NextResponse.next(), rewrite())', async () => {
+    const { run, sink } = middleware();
+    const handedOn: Record<string, string>[] = [{ 'x-middleware-next': '1' }, { 'x-middleware-rewrite': 'https://site.example/en/page' }];
+    for (const headers of handedOn) await run(get('/page', GOOGLEBOT_UA), () => new Response(null, { headers }), LOOPBACK);
+    // Its own answer, a denial, keeps them.
+    const denied = createFetchMiddleware({ engine: embedEngine(), sink, policy: { denyAgentTypes: ['AI Data Scraper'] } });
+    await denied(get('/page', GPTBOT_UA), () => new Response(null, { headers: { 'x-middleware-next': '1' } }), LOOPBACK);
+    expect(sink.visits).toHaveLength(3);
+    for (const visit of sink.visits.slice(0, 2)) {
+      expect(visit).toMatchObject({ request_path: '/page', client_ip: '127.0.0.1' });
+      expect(Object.keys(visit).filter((key) => key.startsWith('response_'))).toEqual([]);
+    }
+    expect(sink.visits[2]).toMatchObject({ response_status_code: 403, is_blocked: true });
+    expect(sink.visits[2]!.response_duration_in_milliseconds).toBeGreaterThanOrEqual(0);
+  });
+
   it('records a 500 when the application throws, and rethrows', async () => {
     const { run, sink } = middleware();
     await expect(
