@@ -127,6 +127,19 @@ console.log(typeof modules[3].agentwarden, typeof modules[4].agentwarden, typeof
     }
   });
 
+  it('exports the bundled IP lists as JSON files, for verification where no file system is (Workers, Next.js middleware)', () => {
+    writeFileSync(
+      join(project, 'lists.mjs'),
+      `import google from 'agentwarden/ip-ranges/google-common-crawlers.json' with { type: 'json' };
+import { createEngine, ipRangeVerifier } from 'agentwarden';
+const engine = createEngine({ verifiers: [ipRangeVerifier({ lists: { 'google-common-crawlers.json': google } })] });
+const googlebot = { 'user-agent': 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)' };
+console.log(engine.identifySync({ request_headers: googlebot, client_ip: '66.249.66.1' }).result);`,
+    );
+    const run = spawnSync(process.execPath, ['lists.mjs'], { cwd: project, encoding: 'utf8' });
+    expect({ stderr: run.stderr, stdout: run.stdout.trim() }).toEqual({ stderr: '', stdout: 'verified' });
+  });
+
   it('type-checks a TypeScript consumer of every entry point, as ESM, as CJS and under node10 resolution, without the DOM library', () => {
     const consumer = `import express from 'express';
 import Fastify from 'fastify';
