@@ -3,7 +3,8 @@
 
 /**
  * The addresses Cloudflare's proxy connects to an origin from, as Cloudflare publishes them at
- * https://www.cloudflare.com/ips/ (the lists ips-v4 and ips-v6; a snapshot, checked 2026-11).
+ * https://www.cloudflare.com/ips/ (its ips-v4 and ips-v6 lists, as public copies showed them in 2026-09
+ * and 2026-11).
  * For a server reached through Cloudflare, as a client-IP rule's `trustedProxies`: Cloudflare's
  * `CF-Connecting-IP` is then believed from Cloudflare alone, and a client that reaches the
  * server directly is judged by its own address, whatever it writes there.
