@@ -803,10 +803,10 @@ export function createOpenApiDocument(options: {
           properties: {
             headers: {
               type: 'array',
-              minItems: 1,
               maxItems: 20,
               items: { type: 'string' },
-              description: 'Header names (RFC 9110 tokens), at most 20; secret headers (authorization, cookie, tokens, API keys) are refused.',
+              description:
+                'Header names (RFC 9110 tokens), at most 20, read in order; secret headers (authorization, cookie, tokens, API keys) are refused. [] trusts no header, for a site with no proxy in front, where the client writes them all: its visits then have an address only when sent with client_ip.',
             },
             trusted_proxies: { oneOf: [{ type: 'integer', minimum: 0, maximum: 64 }, { type: 'array', maxItems: 100, items: { type: 'string' }, description: 'At most 100 CIDRs.' }] },
           },

@@ -34,6 +34,7 @@ export interface ProjectRobotsSettings {
 
 /** How the visitor's address is read from a visit's headers (see `createClientIpRule`); empty means the server default. */
 export interface ProjectClientIpSettings {
+  /** The headers to read, in order; `[]` trusts none (a site with no proxy in front, where a client writes them all). */
   readonly headers?: readonly string[];
   readonly trusted_proxies?: number | readonly string[];
 }
@@ -159,8 +160,8 @@ function parseClientIp(value: unknown, errors: FieldError[]): ProjectClientIpSet
   const settings: { headers?: readonly string[]; trusted_proxies?: number | readonly string[] } = {};
   const headers = value['headers'];
   if (headers !== undefined && headers !== null) {
-    if (!Array.isArray(headers) || headers.length === 0) {
-      errors.push({ pointer: '/client_ip/headers', code: 'type', message: 'headers must be a non-empty array of header names' });
+    if (!Array.isArray(headers)) {
+      errors.push({ pointer: '/client_ip/headers', code: 'type', message: 'headers must be an array of header names ([] trusts none)' });
     } else if (headers.length > MAX_CLIENT_IP_HEADERS) {
       errors.push({ pointer: '/client_ip/headers', code: 'max-items', message: `headers may name at most ${MAX_CLIENT_IP_HEADERS} headers, got ${headers.length}` });
     } else {

@@ -11,6 +11,8 @@ export interface ClientIpOptions {
    * Lower- or mixed-case header names to consult in order; the first one present decides.
    * `x-forwarded-for` and `forwarded` are read as hop lists, any other header as one address.
    * Default: `cf-connecting-ip`, `true-client-ip`, `x-real-ip`, `x-forwarded-for`, `forwarded`.
+   * An empty list trusts no header, for a site no proxy stands in front of, where each of them is
+   * whatever the client wrote: the address is then the socket's or the platform's, or none.
    */
   readonly headers?: readonly string[];
   /**
@@ -214,7 +216,7 @@ function forwardedHops(value: string): string[] | undefined {
  * rather than falling through to a later header the client could also have forged.
  * Single-address headers repeated (joined with ", ") are refused as ambiguous.
  * @throws {TypeError} when `headers` is not an array of strings or `trustedProxies` has the wrong type.
- * @throws {RangeError} when a header name is not a valid token, `headers` is empty, or `trustedProxies` is a negative or non-integer count or holds an invalid CIDR (the message names it).
+ * @throws {RangeError} when a header name is not a valid token, or `trustedProxies` is a negative or non-integer count or holds an invalid CIDR (the message names it).
  * @example
  * // Behind two proxies appending to X-Forwarded-For (CDN, then load balancer):
  * const engine = createEngine({ clientIp: createClientIpRule({ headers: ['x-forwarded-for'], trustedProxies: 1 }) });
@@ -223,7 +225,6 @@ export function createClientIpRule(options: ClientIpOptions = {}): ClientIpRule 
   if (typeof options !== 'object' || options === null) throw new TypeError(`options must be an object, got ${String(options)}`);
   const headerOption = options.headers ?? DEFAULT_HEADERS;
   if (!Array.isArray(headerOption)) throw new TypeError(`headers must be an array of header names, got ${String(headerOption)}`);
-  if (headerOption.length === 0) throw new RangeError('headers must name at least one header, got []');
   const headers = headerOption.map((name: unknown, i) => {
     if (typeof name !== 'string') throw new TypeError(`headers[${i}] must be a string, got ${String(name)}`);
     const lower = name.toLowerCase();

@@ -77,3 +77,27 @@ describe('client_ip on identification and verification items', () => {
     }
   });
 });
+
+describe('a project that trusts no client-IP header (client_ip.headers: [])', () => {
+  it('takes no address from any header, so a forged one neither verifies nor unmasks; client_ip still counts', async () => {
+    const call = await setup();
+    expect((await call('PUT', '/project-settings', { client_ip: { headers: [] } })).json.client_ip).toEqual({ headers: [] });
+    expect((await call('GET', '/project-settings')).json.client_ip).toEqual({ headers: [] });
+    // OpenAI's own address in every header a client can write: believed, it would verify the spoofer.
+    const inRange = { 'user-agent': GPTBOT_UA, 'x-forwarded-for': '132.196.86.7', 'x-real-ip': '132.196.86.7', 'cf-connecting-ip': '132.196.86.7' };
+    await call('POST', '/visits', [
+      { request_path: '/forged', request_method: 'GET', request_headers: inRange },
+      { request_path: '/sent', request_method: 'GET', request_headers: inRange, client_ip: '203.0.113.66' },
+    ]);
+    const visits = (await call('GET', '/visits?limit=10')).json.visits as Record<string, unknown>[];
+    const byPath = Object.fromEntries(visits.map((visit) => [visit['request_path'], visit]));
+    expect(byPath['/forged']).toMatchObject({ client_ip: null, result: 'not_verifiable' });
+    expect(byPath['/forged']).not.toHaveProperty('client_ip_header');
+    expect(byPath['/sent']).toMatchObject({ client_ip: '203.0.113.66', result: 'verification_failed' });
+    expect((await call('POST', '/agent-identifications', { request_headers: inRange })).json).toMatchObject({ result: 'not_verifiable', agent_id: 'gptbot' });
+    // A list that is not one is still refused, naming it.
+    const refused = await call('PUT', '/project-settings', { client_ip: { headers: 'none' } });
+    expect(refused.status).toBe(400);
+    expect(refused.json.errors).toEqual([expect.objectContaining({ pointer: '/client_ip/headers', code: 'type' })]);
+  });
+});

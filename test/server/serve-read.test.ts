@@ -54,3 +54,22 @@ describe('agentwarden serve: read APIs', () => {
     }
   });
 });
+
+describe('agentwarden serve --client-ip-headers none', () => {
+  it('trusts no header: a visit has an address only when sent with client_ip', async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const serve = await spawnServe(['--data-dir', dir, '--log', 'off', '--verifiers', 'none', '--client-ip-headers', 'none']);
+    const token = serve.firstToken!;
+    try {
+      const headers = { 'user-agent': 'curl/8', 'x-real-ip': '192.0.2.7', 'x-forwarded-for': '198.51.100.9', 'cf-connecting-ip': '192.0.2.8' };
+      expect((await post(`${serve.url}/visits`, token, [{ request_path: '/forged', request_method: 'GET', request_headers: headers }, { request_path: '/sent', request_method: 'GET', request_headers: headers, client_ip: '203.0.113.5' }])).status).toBe(202);
+      const listed = (await (await fetch(`${serve.url}/visits`, { headers: { authorization: `Bearer ${token}` } })).json()) as any;
+      const byPath = Object.fromEntries(listed.visits.map((visit: any) => [visit.request_path, visit.client_ip]));
+      expect(byPath).toEqual({ '/forged': null, '/sent': '203.0.113.5' });
+    } finally {
+      serve.child.kill('SIGTERM');
+      await serve.exited;
+    }
+  });
+});

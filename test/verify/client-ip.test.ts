@@ -215,9 +215,19 @@ describe('the client address of a request received from a peer', () => {
   });
 });
 
+describe('a rule that trusts no header', () => {
+  it('gives no address from any header, and the peer when there is one', () => {
+    const none = createClientIpRule({ headers: [] });
+    const forged = headers({ 'x-forwarded-for': '66.249.66.1', 'x-real-ip': '66.249.66.1', 'cf-connecting-ip': '66.249.66.1', forwarded: 'for=66.249.66.1' });
+    expect(none(forged)).toBeUndefined();
+    expect(none.headers).toEqual([]);
+    expect(clientAddressFromPeer(none, forged, '10.0.0.2')).toBe('10.0.0.2');
+    expect(clientAddressFromPeer(none, forged, undefined)).toBeUndefined();
+  });
+});
+
 describe('configuration is validated at creation', () => {
   it.each([
-    [{ headers: [] }, RangeError, 'headers must name at least one header, got []'],
     [{ headers: ['x forwarded'] }, RangeError, 'headers[0] must be a header name, got "x forwarded"'],
     [{ headers: [42] }, TypeError, 'headers[0] must be a string, got 42'],
     [{ headers: 'x-real-ip' }, TypeError, 'headers must be an array of header names, got x-real-ip'],

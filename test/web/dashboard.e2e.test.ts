@@ -125,6 +125,21 @@ describe.skipIf(!available)('dashboard in Chromium', () => {
     expect(await page.getByLabel('Hosts', { exact: true }).inputValue()).toBe('shop.example, www.shop.example');
   });
 
+  it('saves "none" as trusting no client-IP header, as the server keeps it, and shows it so after a reload', async () => {
+    await page.getByLabel('Headers, in order').fill('None');
+    await page.getByRole('button', { name: 'Save client IP settings' }).click();
+    await expect.poll(() => page.locator('#toast').textContent()).toContain('Client IP settings saved');
+    const saved = await fetch(new URL('/project-settings', proc.url), { headers: { authorization: `Bearer ${projectToken}` } });
+    expect(((await saved.json()) as { client_ip: unknown }).client_ip).toEqual({ headers: [] });
+    await page.reload();
+    await page.getByRole('heading', { name: 'shop.example: settings' }).waitFor();
+    expect(await page.getByLabel('Headers, in order').inputValue()).toBe('none');
+    // Emptied again: the server's default.
+    await page.getByLabel('Headers, in order').fill('');
+    await page.getByRole('button', { name: 'Save client IP settings' }).click();
+    await expect.poll(async () => ((await (await fetch(new URL('/project-settings', proc.url), { headers: { authorization: `Bearer ${projectToken}` } })).json()) as { client_ip: unknown }).client_ip).toEqual({});
+  });
+
   it('shows a test visit on the realtime timeline within 1 s', async () => {
     await page.getByRole('link', { name: 'Timeline', exact: true }).click();
     await page.getByText('No visits yet — send a test visit').waitFor();

@@ -138,7 +138,9 @@ export const renderSettings: Page = async ({ main, project, refresh }) => {
 
   // --- Client IP -----------------------------------------------------------------------------
   const savedProxies = saved.client_ip.trusted_proxies;
-  const headersInput = h('input', { type: 'text', value: (saved.client_ip.headers ?? []).join(', '), placeholder: 'server default', autocomplete: 'off', spellcheck: 'false' });
+  // "none" stands for the empty list: no header is trusted (an empty field is the server default).
+  const savedHeaders = saved.client_ip.headers;
+  const headersInput = h('input', { type: 'text', value: savedHeaders === undefined ? '' : savedHeaders.length === 0 ? 'none' : savedHeaders.join(', '), placeholder: 'server default', autocomplete: 'off', spellcheck: 'false' });
   const proxiesInput = h('input', {
     type: 'text',
     value: savedProxies === undefined ? '' : typeof savedProxies === 'number' ? String(savedProxies) : savedProxies.join(', '),
@@ -158,10 +160,11 @@ export const renderSettings: Page = async ({ main, project, refresh }) => {
           event.preventDefault();
           ipMessage.textContent = '';
           const proxies = proxiesInput.value.trim();
-          const headers = commaSeparated(headersInput.value);
+          const named = commaSeparated(headersInput.value);
+          const headers = named.length === 1 && named[0]!.toLowerCase() === 'none' ? [] : named;
           // Empty fields leave the member out: the server's default applies.
           const clientIpBody = {
-            ...(headers.length === 0 ? {} : { headers }),
+            ...(named.length === 0 ? {} : { headers }),
             ...(proxies === '' ? {} : { trusted_proxies: /^\d+$/.test(proxies) ? Number(proxies) : commaSeparated(proxies) }),
           };
           try {
@@ -172,7 +175,7 @@ export const renderSettings: Page = async ({ main, project, refresh }) => {
           }
         },
       },
-      field('Headers, in order', headersInput, 'Comma-separated, e.g. cf-connecting-ip, x-forwarded-for.'),
+      field('Headers, in order', headersInput, 'Comma-separated, e.g. cf-connecting-ip, x-forwarded-for; none when no proxy stands in front of the site, so its visitors write these headers themselves (visits then have an address only when sent with client_ip).'),
       field('Trusted proxies', proxiesInput, 'A number of X-Forwarded-For hops added by your own proxies, or a comma-separated CIDR list.'),
       ipMessage,
       h('button', { type: 'submit' }, 'Save client IP settings'),

@@ -109,8 +109,9 @@ const USAGE = [
   '                                                     them (default: the bundled data/ip-ranges)',
   '  --client-ip-headers L  AGENTWARDEN_CLIENT_IP_HEADERS  request headers that carry the visitor address, in',
   '                                                     order (default: cf-connecting-ip, true-client-ip,',
-  '                                                     x-real-ip, x-forwarded-for, forwarded); a project\'s',
-  '                                                     settings (PUT /project-settings) may override both',
+  '                                                     x-real-ip, x-forwarded-for, forwarded), or none to',
+  '                                                     trust no header; a project\'s settings',
+  '                                                     (PUT /project-settings) may override both',
   '  --trusted-proxies N    AGENTWARDEN_TRUSTED_PROXIES  X-Forwarded-For hops appended by the site\'s own proxies',
   '                                                     beyond the first, or a comma-separated CIDR list (default 0)',
   '  --retention-days N     AGENTWARDEN_RETENTION_DAYS  days raw visits are kept, 0 keeps everything (default 90);',
@@ -215,7 +216,9 @@ export const serveCommand: Command = {
       if (methods === undefined || methods.includes('ip-ranges')) ipRangeLists = loadIpRangeLists(ipRangesDir);
       const proxies = list(v['trusted-proxies']);
       const trustedProxies = proxies === undefined ? undefined : proxies.length === 1 && /^\d+$/.test(proxies[0]!) ? Number(proxies[0]) : proxies;
-      const headers = list(v['client-ip-headers']);
+      // "none": trust no header (no proxy in front of the sites, so their clients write them all).
+      const named = list(v['client-ip-headers']);
+      const headers = named?.length === 1 && named[0] === 'none' ? [] : named;
       // Built before the store opens, so a bad catalog or option fails fast without touching the data directory.
       engine = createEngine({
         ...(catalog === undefined ? {} : { catalog }),
