@@ -64,8 +64,17 @@ function hasKeys(record: object): boolean {
 const isBlank = (code: number) => code === 32 || code === 9 || code === 160;
 
 /**
+ * The fields node:http writes into a head itself, under these exact names, when the application
+ * set none of them. @hono/node-server hands the application's headers over lower-cased (as a
+ * Fetch Headers keeps them), so these spellings are Node's own. They are left out, as
+ * getHeaders() leaves them out for Express and Fastify: a visit records the headers the site sent.
+ */
+const NODE_OWN_FIELDS = new Set(['Date', 'Connection', 'Keep-Alive', 'Transfer-Encoding']);
+
+/**
  * The "name: value" lines of a response head after its status line (names lower-cased, values
- * trimmed, repeated names as arrays), read in place: this runs once per response.
+ * trimmed, repeated names as arrays, node:http's own fields left out), read in place: this runs
+ * once per response.
  */
 function parseHead(head: string): Record<string, string | string[]> {
   const headers: Record<string, string | string[]> = {};
@@ -80,10 +89,13 @@ function parseHead(head: string): Record<string, string | string[]> {
       let to = end;
       while (from < to && isBlank(head.charCodeAt(from))) from++;
       while (to > from && isBlank(head.charCodeAt(to - 1))) to--;
-      const name = head.slice(start, colon).toLowerCase();
-      const value = head.slice(from, to);
-      const previous = headers[name];
-      headers[name] = previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
+      const raw = head.slice(start, colon);
+      if (!NODE_OWN_FIELDS.has(raw)) {
+        const name = raw.toLowerCase();
+        const value = head.slice(from, to);
+        const previous = headers[name];
+        headers[name] = previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
+      }
     }
     if (end === head.length) return headers;
     start = end + 2;
