@@ -45,8 +45,9 @@ interface NodeBindings {
 }
 
 /**
- * The response headers Node sent. @hono/node-server passes them to writeHead as an object, which
- * Node writes without keeping them for getHeaders(); then they are read back from the head written.
+ * The response headers the application sent. @hono/node-server passes them to writeHead as an
+ * object, which Node writes without keeping them for getHeaders(); then they are read back from
+ * the head written, without the fields Node added itself.
  */
 function sentHeaders(outgoing: NodeBindings['outgoing']): Record<string, string | number | string[] | undefined> {
   const kept = outgoing.getHeaders();
