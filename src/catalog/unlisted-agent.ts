@@ -334,11 +334,12 @@ function productName(buf: Uint8Array, start: number, end: number): SelfDeclarati
 function leadingProduct(buf: Uint8Array, length: number, skip: number): SelfDeclaration | undefined {
   if (skip === 0) return undefined;
   const end = productEnd(buf, 0, length);
-  // "Name/1.2", "Name" alone, a capitalised "Name " before more words (not "see https://..."), or
-  // any "name (" before its comment ("log4j-scan (https://github.com/...)").
-  const first = buf[0]!;
-  if (end < length && buf[end] !== SLASH && (buf[end] !== SPACE || ((first < 65 || first > 90) && buf[end + 1] !== OPENING))) return undefined;
-  return productName(buf, 0, end);
+  // "Name/1.2", "Name" alone, any "name (" before its comment ("log4j-scan (https://github.com/..."),
+  // or a capitalised "Name " before more words (a lower-case one starts a phrase: "see https://...").
+  if (end === length || buf[end] === SLASH) return productName(buf, 0, end);
+  if (buf[end] !== SPACE) return undefined;
+  const capitalised = buf[0]! >= 65 && buf[0]! <= 90;
+  return capitalised || buf[end + 1] === OPENING ? productName(buf, 0, end) : undefined;
 }
 
 const COMPATIBLE = bytesOf('(compatible;');
