@@ -4,14 +4,18 @@
 // known only by its loopback address is served (a site's own network is no evidence either way),
 // a person's browser is served, and the visits arrive with the decision. The Node examples deliver their batch when
 // stopped (flushOnExit on SIGTERM); the Worker, bundled as Wrangler does and run by workerd, with
-// ctx.waitUntil after each response.
-import { readFileSync } from 'node:fs';
+// ctx.waitUntil after each response; the Next.js one built by `next build` and served by `next start`,
+// with the request's waitUntil.
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../../src/index.js';
 import { startTestServer, type TestServer } from '../server/helpers.js';
-import { BROWSER_UA, GPTBOT_UA } from './fixtures.js';
-import { bundleWorker, killLeftovers, loadMiniflare, ROOT, startSite, visitsArriving } from './runtime-helpers.js';
+import { BROWSER_UA, GOOGLEBOT_UA, GPTBOT_UA } from './fixtures.js';
+import { bundleWorker, killLeftovers, loadMiniflare, packPackage, ROOT, startSite, unpackInto, visitsArriving } from './runtime-helpers.js';
+
+const NEXT = join(ROOT, 'node_modules', 'next', 'dist', 'bin', 'next');
 
 // A web-bot-auth signature of 3 bytes where Ed25519 gives 64: evidence, found with no key fetched.
 const MALFORMED_SIGNATURE = { 'signature-input': 'sig1=("@authority");created=1;expires=2;keyid="k";tag="web-bot-auth"', signature: 'sig1=:AAAA:' };
@@ -25,8 +29,8 @@ afterAll(() => srv?.stop());
 
 describe('the README', () => {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  it.each(['examples/express/server.mjs', 'examples/fastify/server.mjs', 'examples/hono/server.mjs', 'examples/worker/worker.js'])('shows %s whole, under its name', (path) => {
-    const block = `\`\`\`js\n${readFileSync(join(ROOT, path), 'utf8')}\`\`\`\n`;
+  it.each(['examples/express/server.mjs', 'examples/fastify/server.mjs', 'examples/hono/server.mjs', 'examples/worker/worker.js', 'examples/nextjs/proxy.ts'])('shows %s whole, under its name', (path) => {
+    const block = `\`\`\`${path.endsWith('.ts') ? 'ts' : 'js'}\n${readFileSync(join(ROOT, path), 'utf8')}\`\`\`\n`;
     const at = readme.indexOf(block);
     expect(at, `README.md has ${path} word for word`).toBeGreaterThan(-1);
     // The paragraph just above the block names the file.
@@ -84,6 +88,59 @@ describe('examples/worker', async () => {
       expect(visits.find((v) => v.request_path === '/robots.txt')).toMatchObject({ response_status_code: 200 });
     } finally {
       await mf.dispose();
+    }
+  }, 60_000);
+});
+
+// Next.js 16 (a devDependency): the example's proxy.ts in a project of its own under .tmp/ (inside
+// this repository, whose lockfile marks the root Turbopack compiles from), with the packed package
+// in its node_modules, built by `next build` (its type check included) and served by `next start`.
+describe('examples/nextjs', () => {
+  let project: string;
+  beforeAll(() => {
+    mkdirSync(join(ROOT, '.tmp'), { recursive: true });
+    project = mkdtempSync(join(ROOT, '.tmp', 'nextjs-'));
+    unpackInto(packPackage(project).tarball, project);
+    cpSync(join(ROOT, 'examples', 'nextjs'), project, { recursive: true });
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'site', private: true }));
+    const built = spawnSync(process.execPath, [NEXT, 'build'], { cwd: project, env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' }, encoding: 'utf8', timeout: 240_000 });
+    expect(built.status, `next build:\n${built.stdout}\n${built.stderr}`).toBe(0);
+  }, 300_000);
+  afterAll(() => {
+    if (project !== undefined) rmSync(project, { recursive: true, force: true });
+  });
+
+  it('refuses a spoofed bot and an AI data scraper, serves an unproven bot, a browser and /robots.txt, and delivers each visit with waitUntil', async () => {
+    const { id: projectId, token } = srv.store.createProject('nextjs.example');
+    const site = await startSite(process.execPath, [NEXT, 'start', '-p', '0', '-H', '127.0.0.1'], { AGENTWARDEN_URL: srv.url, AGENTWARDEN_TOKEN: token, NEXT_TELEMETRY_DISABLED: '1' }, { cwd: project, listening: /Local:\s+(http:\/\/[^\s/]+)/ });
+    try {
+      // Next.js gives the proxy no client address: Googlebot cannot be checked against its ranges.
+      const unproven = await fetch(`${site.url}/`, { headers: { 'user-agent': GOOGLEBOT_UA } });
+      expect(await unproven.text()).toBe('Hello! agentwarden says: not_verifiable\n');
+      // The page's header is the proxy's, whatever the client sends under that name.
+      const forged = await fetch(`${site.url}/`, { headers: { 'user-agent': GOOGLEBOT_UA, 'x-agentwarden-result': 'verified' } });
+      expect(await forged.text()).toBe('Hello! agentwarden says: not_verifiable\n');
+      const spoofed = await fetch(`${site.url}/`, { headers: { 'user-agent': GOOGLEBOT_UA, ...MALFORMED_SIGNATURE } });
+      expect(spoofed.status).toBe(403);
+      await spoofed.text();
+      const scraper = await fetch(`${site.url}/article`, { headers: { 'user-agent': GPTBOT_UA } });
+      expect(scraper.status).toBe(403);
+      await scraper.text();
+      const robots = await fetch(`${site.url}/robots.txt`, { headers: { 'user-agent': GPTBOT_UA } });
+      expect(await robots.text()).toMatch(/User-agent: GPTBot\nDisallow: \//);
+      const person = await fetch(`${site.url}/`, { headers: { 'user-agent': BROWSER_UA } });
+      expect(await person.text()).toBe('Hello! agentwarden says: unknown_agent\n');
+      // No flush interval has passed and the site still runs: each visit left with its request's waitUntil.
+      const visits = await visitsArriving(srv.store, projectId, 6);
+      expect(visits.find((v) => v.request_path === '/article')).toMatchObject({ agent_id: 'gptbot', response_status_code: 403, is_blocked: true, decision: { rule: 'deny-agent-type' } });
+      expect(visits.find((v) => v.is_blocked && v.agent_id === 'googlebot')).toMatchObject({ response_status_code: 403, decision: { rule: 'deny-verification-failed' } });
+      expect(visits.find((v) => v.request_path === '/robots.txt')).toMatchObject({ response_status_code: 200 });
+      // A request the proxy hands on is answered by the page later: no status of the proxy's own.
+      const handedOn = visits.filter((v) => v.request_path === '/' && !v.is_blocked);
+      expect(handedOn).toHaveLength(3);
+      for (const visit of handedOn) expect(visit.response_status_code).toBeUndefined();
+    } finally {
+      await site.stop('SIGTERM');
     }
   }, 60_000);
 });

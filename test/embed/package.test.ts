@@ -4,11 +4,12 @@
 // are the README's Node examples (examples/*/server.mjs) copied into it as .mts files.
 // Dependencies resolve from this repository's node_modules (the consumer lives below it, in .tmp/),
 // so the test runs offline.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { packPackage, unpackInto } from './runtime-helpers.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 // The examples the README shows for Node frameworks (the Worker's is JavaScript for Wrangler).
@@ -22,16 +23,8 @@ let files: string[];
 beforeAll(() => {
   mkdirSync(join(ROOT, '.tmp'), { recursive: true });
   project = mkdtempSync(join(ROOT, '.tmp', 'consumer-'));
-  // --ignore-scripts: dist/ was built by `npm test` just before (prepack would build it again).
-  const packed = JSON.parse(execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', project], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })) as {
-    filename: string;
-    files: { path: string }[];
-  }[];
-  files = packed[0]!.files.map((file) => file.path);
-  tarball = join(project, packed[0]!.filename);
-  const target = join(project, 'node_modules', 'agentwarden');
-  mkdirSync(target, { recursive: true });
-  execFileSync('tar', ['-xzf', tarball, '-C', target, '--strip-components=1']);
+  ({ tarball, files } = packPackage(project));
+  unpackInto(tarball, project);
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
 }, 120_000);
 
@@ -212,8 +205,7 @@ describe('the package installed without better-sqlite3', () => {
     // Outside this repository, whose node_modules holds better-sqlite3 and would be found above.
     bare = mkdtempSync(join(tmpdir(), 'agentwarden-no-sqlite-'));
     const modules = join(bare, 'node_modules');
-    mkdirSync(join(modules, 'agentwarden'), { recursive: true });
-    execFileSync('tar', ['-xzf', tarball, '-C', join(modules, 'agentwarden'), '--strip-components=1']);
+    unpackInto(tarball, bare);
     const manifest = JSON.parse(readFileSync(join(modules, 'agentwarden', 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
     // What npm installs with --omit=optional: the dependencies (linked from this repository's copies) and the site's Express.
     for (const name of [...Object.keys(manifest.dependencies), 'express']) {

@@ -1,8 +1,8 @@
 // Running sites the way their users do, for the runtime and example tests: a server script in its
 // own process (Node, Deno, Bun) or a Worker bundled as Wrangler would and run by workerd through
 // Miniflare. The runtimes are devDependencies installed from npm; in CI a missing one is a failure.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { expect } from 'vitest';
@@ -51,12 +51,22 @@ export function killLeftovers(): void {
   running.clear();
 }
 
+/** How startSite finds the address a site prints: our examples' `listening on <url>` unless told. */
+export interface StartOptions {
+  readonly timeoutMs?: number;
+  /** Its first group is the URL. */
+  readonly listening?: RegExp;
+  /** The working directory (default: the repository). */
+  readonly cwd?: string;
+}
+
 /**
- * Starts `command args` in the repository and waits for it to print `listening on <url>`.
- * @throws when it exits first or prints nothing of the kind within `timeoutMs`.
+ * Starts `command args` and waits for it to print the address it listens on.
+ * @throws when it exits first or prints nothing of the kind within the time limit (30 s).
  */
-export async function startSite(command: string, args: readonly string[], env: Record<string, string>, timeoutMs = 30_000): Promise<RunningSite> {
-  const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startSite(command: string, args: readonly string[], env: Record<string, string>, options: StartOptions = {}): Promise<RunningSite> {
+  const { timeoutMs = 30_000, listening = /listening on (http:\/\/[^\s/]+)/, cwd = ROOT } = options;
+  const child = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   let output = '';
   child.stdout!.setEncoding('utf8').on('data', (text: string) => (output += text));
@@ -70,7 +80,7 @@ export async function startSite(command: string, args: readonly string[], env: R
   const url = await new Promise<string>((resolve, reject) => {
     const deadline = setTimeout(() => (child.kill('SIGKILL'), reject(new Error(`${command} ${args.join(' ')} did not start within ${timeoutMs} ms:\n${output}`))), timeoutMs);
     const poll = setInterval(() => {
-      const found = /listening on (http:\/\/[^\s/]+)/.exec(output)?.[1];
+      const found = listening.exec(output)?.[1];
       if (found === undefined) return;
       clearInterval(poll);
       clearTimeout(deadline);
@@ -90,6 +100,23 @@ export async function startSite(command: string, args: readonly string[], env: R
       return exited;
     },
   };
+}
+
+/** The package as npm publishes it: `npm pack` of the dist/ that `npm test` built, into `dir`. */
+export function packPackage(dir: string): { tarball: string; files: string[] } {
+  // --ignore-scripts: dist/ is built already (prepack would build it again).
+  const packed = JSON.parse(execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })) as {
+    filename: string;
+    files: { path: string }[];
+  }[];
+  return { tarball: join(dir, packed[0]!.filename), files: packed[0]!.files.map((file) => file.path) };
+}
+
+/** Unpacks a packed tarball into `<project>/node_modules/agentwarden`, as npm installs one. */
+export function unpackInto(tarball: string, project: string): void {
+  const target = join(project, 'node_modules', 'agentwarden');
+  mkdirSync(target, { recursive: true });
+  execFileSync('tar', ['-xzf', tarball, '-C', target, '--strip-components=1']);
 }
 
 /**
