@@ -88,6 +88,9 @@ describe.skipIf(!available)('dashboard in Chromium', () => {
     await page.getByLabel('Framework').selectOption('worker');
     expect(await snippet.textContent()).toContain(`[vars] AGENTWARDEN_URL = "${serverUrl}"`);
     expect(await snippet.textContent()).toContain(readFileSync(join(import.meta.dirname, '../../examples/worker/worker.js'), 'utf8'));
+    await page.getByLabel('Framework').selectOption('nextjs');
+    expect(await snippet.textContent()).toContain(`\nAGENTWARDEN_URL=${serverUrl}\nAGENTWARDEN_TOKEN=${projectToken}\n`);
+    expect(await snippet.textContent()).toContain(readFileSync(join(import.meta.dirname, '../../examples/nextjs/proxy.ts'), 'utf8'));
     await shot('03-settings-new-token');
     // Reloaded, the page shows only the masked prefix.
     await page.reload();

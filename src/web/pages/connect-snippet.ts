@@ -5,6 +5,7 @@
 import express from '../../../examples/express/server.mjs?text';
 import fastify from '../../../examples/fastify/server.mjs?text';
 import hono from '../../../examples/hono/server.mjs?text';
+import nextjs from '../../../examples/nextjs/proxy.ts?text';
 import worker from '../../../examples/worker/worker.js?text';
 import { copyText, field, h } from '../dom.js';
 import { toast } from '../toast.js';
@@ -16,6 +17,7 @@ const FRAMEWORKS = {
   fastify: { label: 'Fastify 5', install: 'npm install /path/to/agentwarden-<version>.tgz fastify@5', file: 'server.mjs', code: fastify },
   hono: { label: 'Hono 4 (Node)', install: 'npm install /path/to/agentwarden-<version>.tgz hono@4 @hono/node-server@1', file: 'server.mjs', code: hono },
   worker: { label: 'Cloudflare Worker', install: 'npm install /path/to/agentwarden-<version>.tgz', file: 'worker.js', code: worker },
+  nextjs: { label: 'Next.js 16 (proxy)', install: 'npm install /path/to/agentwarden-<version>.tgz', file: 'proxy.ts', code: nextjs },
 } as const;
 
 type Framework = keyof typeof FRAMEWORKS;
@@ -28,11 +30,14 @@ export function connectSection(serverUrl: string, token: string | undefined, tok
   const tokenLine = token ?? (tokenPrefix === undefined ? '<issue a token above>' : `<the token starting ${tokenPrefix}>`);
   const snippet = (framework: Framework) => {
     const { install, file, code } = FRAMEWORKS[framework];
-    // A Worker reads them from wrangler.toml [vars] and a secret; a Node app from its environment.
+    // A Worker reads them from wrangler.toml [vars] and a secret; a Next.js proxy and a Node app from
+    // their environment (Next.js also loads .env.local).
     const run =
       framework === 'worker'
         ? `# wrangler.toml: [vars] AGENTWARDEN_URL = "${serverUrl}"\n# npx wrangler secret put AGENTWARDEN_TOKEN, then paste ${tokenLine}`
-        : `# save the file below as ${file}, then:\nAGENTWARDEN_URL=${serverUrl} AGENTWARDEN_TOKEN=${tokenLine} node ${file}`;
+        : framework === 'nextjs'
+          ? `# save the file below as ${file} beside app/, and in .env.local:\nAGENTWARDEN_URL=${serverUrl}\nAGENTWARDEN_TOKEN=${tokenLine}`
+          : `# save the file below as ${file}, then:\nAGENTWARDEN_URL=${serverUrl} AGENTWARDEN_TOKEN=${tokenLine} node ${file}`;
     return `# ${install}\n${run}\n\n// ${file}\n${code}`;
   };
   const preview = h('pre', { class: 'preview', 'data-testid': 'connect-snippet' }, snippet('express'));
@@ -42,7 +47,7 @@ export function connectSection(serverUrl: string, token: string | undefined, tok
     'section',
     { class: 'card', 'aria-labelledby': 'connect-title' },
     h('h2', { id: 'connect-title' }, 'Connect your site'),
-    h('p', {}, 'Add the middleware to your site: each request is identified and verified there, and its visit is sent here in batches. Deno, Bun and Next.js: see the README.'),
+    h('p', {}, 'Add the middleware to your site: each request is identified and verified there, and its visit is sent here in batches. Deno and Bun: see the README.'),
     field('Framework', choice),
     preview,
     copy,
