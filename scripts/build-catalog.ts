@@ -473,6 +473,25 @@ export function robotsTokenOf(token: string): string | undefined {
   return result !== '' && robotsTokenProblem(result) === undefined ? result : undefined;
 }
 
+/**
+ * The robots token of a product token the crawler itself sends, or undefined for a piece of a host,
+ * URL, e-mail address or dotted name ("monitor" of www.monitor.us, "search" of search.thunderstone,
+ * "nytimes" of scraping@nytimes.com): robots.txt cannot address a crawler by a word it never sends,
+ * and a parser that matches User-agent values inside crawlers' names (Python's urllib.robotparser)
+ * would apply such a word to others. A top-level domain inside a name ("Kukei.eu-Bot") and a Perl
+ * module's "::" are the product's own spelling, kept as robotsTokenOf writes them.
+ * @example
+ * sentRobotsToken('Sitebulb/'); // 'Sitebulb'
+ * sentRobotsToken('www.monitor.us'); // undefined
+ */
+export function sentRobotsToken(token: string): string | undefined {
+  if (robotsTokenProblem(token) === undefined) return token;
+  const first = token.replace(/^\^/, '').replace(/::/g, '-').split(/[\s/;(),"]/, 1)[0]!;
+  if (/[@:]/.test(first) || isHost(first)) return undefined;
+  const withoutInnerTlds = first.replace(/\.([A-Za-z]{2,})(?=[-_])/g, (all, tld: string) => (TLDS.has(tld.toLowerCase()) ? '' : all));
+  return withoutInnerTlds.includes('.') ? undefined : robotsTokenOf(token);
+}
+
 function sortedUnique(values: Iterable<string>): string[] {
   return [...new Set(values)].sort();
 }
@@ -900,7 +919,9 @@ function agentOfGroup(group: readonly Derived[], overrides: Overrides): Agent {
   const robotsNames = uniqueCaseless(names.map((e) => robotsTokenOf(e.key)).filter((t): t is string => t !== undefined));
   const productName = [...byUse, group[0]!.entry.key].map(robotsTokenOf).find((t) => t !== undefined) ?? slug(group[0]!.entry.key);
   const name = robotsNames[0] ?? productName;
-  const robotsTokens = robotsNames.length > 0 ? robotsNames : [name];
+  // An agent known only by a host, an address or the first piece of a dotted name keeps that name
+  // but has no robots token, unless overrides curate one (data/README.md "Robots tokens and names").
+  const robotsTokens = robotsNames.length > 0 ? robotsNames : byUse.map(sentRobotsToken).filter((t): t is string => t !== undefined).slice(0, 1);
 
   const robotsInfo = names.map((e) => e.robots!);
   let type: AgentType | undefined;

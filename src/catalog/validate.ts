@@ -91,7 +91,7 @@ export function validateCatalog(input: unknown): CatalogDocument {
     for (const token of tokens) claim(uaTokens, token.toLowerCase(), id, 'match token');
 
     const robots = optionalStrings(agent.robots_tokens, `${at}.robots_tokens`);
-    if (robots === undefined || robots.length === 0) fail(`${at}.robots_tokens`, 'a non-empty array of strings', agent.robots_tokens);
+    if (robots === undefined) fail(`${at}.robots_tokens`, 'an array of strings', agent.robots_tokens);
     for (const token of robots) {
       const problem = robotsTokenProblem(token);
       if (problem !== undefined) throw new RangeError(`catalog ${at}.robots_tokens: ${JSON.stringify(token)} is not a robots.txt product token (${problem})`);

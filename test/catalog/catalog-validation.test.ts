@@ -2,7 +2,7 @@
 // agent, every IP list) and a broken catalog fails at load with a message naming the problem.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ROBOTS_FUNCTION_TYPES, robotsTokenOf } from '../../scripts/build-catalog.js';
+import { ROBOTS_FUNCTION_TYPES, robotsTokenOf, sentRobotsToken } from '../../scripts/build-catalog.js';
 import { ROBOTS_TOKEN_EXCEPTIONS, robotsTokenProblem } from '../../src/catalog/robots-token-rules.js';
 import { AGENT_TYPES, createCatalog, type Agent, type AgentType, type CatalogDocument } from '../../src/index.js';
 import { TEST_AGENT_USER_AGENT } from '../../src/catalog/test-agent.js';
@@ -137,6 +137,27 @@ describe('the committed catalog', () => {
     expect(robotsTokenOf('Mail::STS')).toBe('Mail-STS');
   });
 
+  it('takes robots tokens only from product tokens the crawler sends, never from a piece of a host, address or dotted name', () => {
+    expect(sentRobotsToken('Sitebulb/')).toBe('Sitebulb');
+    expect(sentRobotsToken('Drupal (+http://drupal.org/)')).toBe('Drupal');
+    expect(sentRobotsToken('HTTP::Lite')).toBe('HTTP-Lite');
+    expect(sentRobotsToken('Kukei.eu-Bot')).toBe('Kukei-Bot');
+    expect(sentRobotsToken('archive.org_bot')).toBe('archive.org_bot'); // a reviewed exception, as its operator documents it
+    for (const piece of ['www.monitor.us', 'search.thunderstone', 'scraping@nytimes.com', 'Zombie.js', 'top100.rambler.ru crawler', 'http://www.neomo.de/']) {
+      expect(sentRobotsToken(piece), piece).toBeUndefined();
+    }
+    // In the bundled catalog: an agent known only by a host keeps its name, with no robots token
+    // that a parser matching User-agent values inside crawlers' names would apply to others.
+    expect(catalog.getAgent('monitor')).toMatchObject({ name: 'monitor', robots_tokens: [] });
+    expect(catalog.getAgent('sitebulb')?.robots_tokens).toEqual(['Sitebulb']);
+    const hostPieces = catalog.agents.flatMap((a) =>
+      a.robots_tokens.filter((t) => (a.match.tokens ?? []).length > 0 && (a.match.tokens ?? []).every((m) => m.toLowerCase().startsWith(`${t.toLowerCase()}.`) || m.toLowerCase().startsWith(`www.${t.toLowerCase()}.`))).map((t) => `${a.id}: ${t}`),
+    );
+    // ai.robots.txt's names, which site owners already write (bigsur.ai, Notion, Spider of spider.com),
+    // and acme.sh's `acme`, what a parser reads of the `acme.sh/<version>` it sends.
+    expect(hostPieces).toEqual(['acme-sh: acme', 'bigsur: bigsur', 'notion: Notion', 'spider: Spider']);
+  });
+
   it('keeps every reviewed robots-token exception explained', () => {
     for (const [token, reason] of Object.entries(ROBOTS_TOKEN_EXCEPTIONS)) {
       expect(reason.length, token).toBeGreaterThan(40);
@@ -197,6 +218,8 @@ describe('a broken catalog fails at load, naming the problem', () => {
     const { operator: _operator, ...missing } = agent({ id: 'a' });
     expect(() => createCatalog({ version: 1, agents: [missing] })).toThrow(new TypeError('catalog agents[0].operator: expected a non-empty string, got undefined'));
     const { robots_tokens: _tokens, ...noTokens } = agent({ id: 'b' });
-    expect(() => createCatalog({ version: 1, agents: [noTokens] })).toThrow(/agents\[0\]\.robots_tokens: expected a non-empty array of strings/);
+    expect(() => createCatalog({ version: 1, agents: [noTokens] })).toThrow(/agents\[0\]\.robots_tokens: expected an array of strings/);
+    // An empty list is an agent robots.txt cannot name (it sends no product token of its own).
+    expect(createCatalog({ version: 1, agents: [agent({ id: 'c', robots_tokens: [] })] }).getAgent('c')?.robots_tokens).toEqual([]);
   });
 });

@@ -22,6 +22,9 @@ const catalog = createCatalog({
     agent('googlebot', 'Search Engine Crawler', ['Googlebot']),
     agent('bingbot', 'Search Engine Crawler', ['bingbot']),
     agent('linguee', 'Undocumented AI Agent', ['Linguee Bot']),
+    // Known only by a host in its User-Agent (www.monitor.us): no robots token.
+    agent('monitor', 'Developer Helper', []),
+    agent('uptimerobot', 'Developer Helper', ['UptimeRobot']),
   ],
 });
 const engine = createEngine({ catalog });
@@ -57,6 +60,13 @@ describe('robots options: disallow_agents and allow_agents', () => {
     })();
     expect(error).toBeInstanceOf(RobotsOptionsError);
     expect((error as RobotsOptionsError).message).toContain('"NoSuchBot" is neither an agent id nor a robots token');
+  });
+
+  it('an agent with no robots token writes nothing, named or chosen by type: no User-agent line could carry its rule', () => {
+    // Accepted, so settings saved before the catalog dropped its token still hold.
+    expect(parseRobotsOptions({ agent_types: [], disallow_agents: ['monitor'] }, catalog).ok).toBe(true);
+    expect(engine.robotsTxt({ agent_types: [], disallow_agents: ['monitor', 'ccbot'] })).toBe('User-agent: CCBot\nDisallow: /\n');
+    expect(engine.robotsTxt({ agent_types: ['Developer Helper'] })).toBe('User-agent: UptimeRobot\nDisallow: /\n');
   });
 
   it('an unlisted agent cannot be named, and a chosen type never applies to one: robots.txt never addressed it', () => {

@@ -78,7 +78,14 @@ export function robotsRulesSection(projectId: string, saved: RobotsRulesJson | n
         row.about,
         agent === undefined
           ? h('span', { class: 'error' }, 'Not an agent id or robots token of the catalog.')
-          : h('span', {}, h('a', { href: href(['agents', agent.id]) }, agent.name), ` · ${agent.type} · ${agent.operator}`, chosenTypes().includes(agent.type) ? ' · its type is chosen above' : ''),
+          : h(
+              'span',
+              {},
+              h('a', { href: href(['agents', agent.id]) }, agent.name),
+              ` · ${agent.type} · ${agent.operator}`,
+              chosenTypes().includes(agent.type) ? ' · its type is chosen above' : '',
+              agent.robots_tokens.length === 0 ? ' · it sends no product token of its own, so robots.txt cannot name it (the middleware can deny it)' : '',
+            ),
       );
     } catch {
       replace(row.about);
