@@ -104,10 +104,14 @@ const ORDINARY_WORDS = new Set(['angebot', 'gebot', 'verbot', 'aufgebot', 'sonde
 
 /**
  * Handset makers whose feature phones (and their MMS clients) send a bare "Model/firmware" header
- * ("SonyEricssonT610/R101", "SAMSUNG-GT-I9100/100.40102", "LG-GB230/V100"): a lone product named
- * so is a phone, not a bot. The makers that run a model on with no separator come last.
+ * ("SonyEricssonT610/R101", "EricssonT39/R202", "SAMSUNG-GT-I9100/100.40102", "LG-GB230/V100"): a
+ * lone product named so is a phone, not a bot. The makers that run a model on with no separator
+ * come last (Ericsson's phones before the Sony Ericsson venture were named so too). Last, Access
+ * NetFront NX, the browser engine of phones, TVs and consoles, whose bare header is "NX/3.0": its
+ * two letters are too short a name to keep out of every shape, so only this one, a lone "NX/"
+ * product, is a device's.
  */
-const HANDSET_MODEL = /^(?:(?:Alcatel|BenQ|Ericsson|HTC|Huawei|LGE?|Lenovo|MOT|Panasonic|Philips|SAGEM|SAMSUNG|SEC|SHARP|SIE|ZTE)[-_\d]|SonyEricsson|Nokia|BlackBerry)/i;
+const HANDSET_MODEL = /^(?:(?:Alcatel|BenQ|HTC|Huawei|LGE?|Lenovo|MOT|Panasonic|Philips|SAGEM|SAMSUNG|SEC|SHARP|SIE|ZTE)[-_\d]|(?:Sony)?Ericsson|Nokia|BlackBerry|NX\/)/i;
 
 /**
  * Products a header starts with that are browsers or runtimes, never a bot's name: the major
@@ -120,6 +124,27 @@ const HANDSET_MODEL = /^(?:(?:Alcatel|BenQ|Ericsson|HTC|Huawei|LGE?|Lenovo|MOT|P
  * comment may give first (browscap's test cases: Google's structured-data tool was named "X11"),
  * nor a Japanese carrier's, which its phones' browsers start with ("DoCoMo/2.0 D903i ...").
  */
+/**
+ * Browsers and media players whose product name has several parts, any one of which names the
+ * family ("xChaos_Arachne", "IBM-WebExplorer-DLL", "CERN-LineMode", "EPOC32-WTL",
+ * "iTunes-AppleTV"): a part of a leading or compatible product's name (split at "-" and "_", a
+ * fused major version cut) that is one of these makes the product a person's program, whatever
+ * the vendor or build around it. Each is a program people browse or play with, written from its
+ * UA format: the CERN line-mode browser (`CERN-LineMode/2.15 libwww/2.17b3`), IBM's OS/2
+ * WebExplorer, Psion's EPOC web browser, Arachne (the DOS browser, `xChaos_Arachne/4.1`),
+ * Access NetFront, the Vimprobable WebKit browser, Apple's iTunes (its Apple TV build), and the
+ * XBMC media centre, now Kodi (`Kodi/19.1 (Windows NT 10.0; ...)`), whose users start every
+ * fetch. Only distinctive words: a part like "Linux" or "Edge" also names bots' products.
+ */
+const BROWSER_FAMILY_PARTS = new Set(['linemode', 'webexplorer', 'epoc', 'arachne', 'netfront', 'vimprobable', 'itunes', 'xbmc', 'kodi']);
+/** The separators between a product name's parts ("IBM-WebExplorer-DLL"). */
+const NAME_PARTS = /[-_]/;
+
+/** Whether a lower-cased product name is a browser's or media player's: one of its parts names the family. */
+function isBrowserFamily(lower: string): boolean {
+  return lower.split(NAME_PARTS).some((part) => BROWSER_FAMILY_PARTS.has(part.replace(TRAILING_DIGITS, '')));
+}
+
 const NOT_LEADING_NAMES = new Set([
   'mozilla', 'opera', 'dalvik', 'msie', 'chrome', 'chromium', 'firefox', 'safari', 'edge', 'edg', 'opr', 'vivaldi', 'brave',
   'w3m', 'lynx', 'links', 'elinks', 'dillo', 'netsurf', 'sleipnir', 'aweb', 'amiga-aweb', 'voyager', 'mozacfetch', 'contiki',
@@ -323,7 +348,7 @@ function productName(buf: Uint8Array, start: number, end: number): SelfDeclarati
   const name = text(buf, start, end);
   const lower = name.toLowerCase();
   // A browser may fuse its major version into its name: "Voyager3".
-  if (NOT_LEADING_NAMES.has(lower) || NOT_LEADING_NAMES.has(lower.replace(TRAILING_DIGITS, '')) || URL_WORDS.has(lower) || DESCRIPTIVE_WORDS.has(lower) || isBotWordOnly(lower) || robotsTokenProblem(name) !== undefined) return undefined;
+  if (NOT_LEADING_NAMES.has(lower) || NOT_LEADING_NAMES.has(lower.replace(TRAILING_DIGITS, '')) || isBrowserFamily(lower) || URL_WORDS.has(lower) || DESCRIPTIVE_WORDS.has(lower) || isBotWordOnly(lower) || robotsTokenProblem(name) !== undefined) return undefined;
   // A description ("SiteArchiver") is found by the scan as such, with the type its bot word says.
   const suffix = botWordOf(lower);
   if (suffix >= 0 && isDescription(lower, suffix)) return undefined;

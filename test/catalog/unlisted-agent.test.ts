@@ -101,6 +101,21 @@ describe('unlisted agents', () => {
       'Girls/2.0 (livedoor Co.,Ltd.; Peachy 2.1; iPhone; RSS Version 2.0; +http://girls.livedoor.com/)',
       'QuokkaNews/3.1 (Android 14; Pixel 8; +https://news.quokka.example)',
     ]);
+    // Old and small browsers and media players whose header is a bare product or a product and its
+    // site (WhichBrowser's test cases): a part of the product's name is the family's.
+    expectNoneNamed([
+      'CERN-LineMode/2.15',
+      'IBM-WebExplorer-DLL/v1.03',
+      'EPOC32-WTL/2.2',
+      'Vimprobable2/1.2.0',
+      'xChaos_Arachne/5.1.89;GPL,386+ (DOS x86; www.arachne.cz)',
+      'iTunes-AppleTV/5.0',
+      'XBMC/12.2 Git:20130502-32b1a5e (Linux; http://www.xbmc.org)',
+      'Mozilla/5.0 (compatible; Kodi/20.2; +https://kodi.tv)',
+    ]);
+    // A family's word is a part of the name, not any text: a bot that merely contains one is named.
+    expect(idOf('Itunesfeed/1.0 (+https://quokka.example/)')).toBe('unlisted:Itunesfeed');
+    expect(idOf('Quokka-Kodi-Addon-Bot/1.0')).toBe('unlisted:Quokka-Kodi-Addon-Bot');
     // A bot that says so on a phone is still one, and so is a crawler's compatible comment.
     expect(idOf('QuokkaNews/3.1 (Android 14; QuokkaBot; +https://news.quokka.example)')).toBe('unlisted:QuokkaBot');
     expect(idOf('Mozilla/5.0 (iPhone; CPU iPhone OS 5_0_1 like Mac OS X) (compatible; Quokka-Mobile/0.1; +http://quokka.example/robots/)')).toBe('unlisted:Quokka-Mobile');
@@ -142,7 +157,14 @@ describe('unlisted agents', () => {
       'LG-GB230/V100',
       'BlackBerry7230/3.7.0',
       'MOT-V82GB/R601_G_80.56.1DR',
+      // Ericsson's own phones run the model on ("EricssonR320/R1A"), as Sony Ericsson's do.
+      'EricssonR320/R1A',
+      // Access NetFront NX, the engine of phones, TVs and consoles, alone.
+      'NX/2.0',
     ]);
+    // "NX" is too short a name to keep out of other shapes: with a URL, or as a bot's prefix, it is a bot.
+    expect(idOf('NX/2.0 (+https://nx.example/crawler)')).toBe('unlisted:NX');
+    expect(idOf('NXBot/1.0')).toBe('unlisted:NXBot');
     // A bot's own product in that comment, or a phrase after the phone's build, is still a bot.
     expect(idOf('Mozilla/5.0 (Android 3.0; QuollSpider; +http://quoll.example/spider.html)')).toBe('unlisted:QuollSpider');
     expect(idOf('Mozilla/5.0 (Linux; Android 6.0; Quoll Bot/1.0)')).toBe('unlisted:Quoll Bot');
