@@ -153,9 +153,10 @@ export function compileUserAgentMatcher(agents: readonly Agent[], { unlisted = f
     const start = end - depthOf[index]!;
     let wordEnd = end;
     if (folded !== 0) {
-      // A family boundary: inside a word that starts with a letter, past its first two bytes;
-      // "-", "." or "_" after a letter or digit, or a digit after a letter.
-      if (end - start < 2 || !isLetter(FOLD[buf[start]!]!)) return;
+      // A family boundary: inside a word that holds a letter before it (a name, "Baiduspider" or
+      // "360Spider", not a number such as a version's), past its first two bytes; "-", "." or "_"
+      // after a letter or digit, or a digit after a letter.
+      if (end - start < 2 || !hasLetter(buf, start, end)) return;
       const before = FOLD[buf[end - 1]!]!;
       if (isDigit(folded) ? !isLetter(before) : !isAlphanumeric(before)) return;
       // "www." starting a word before a word byte is skipped, never read as the word "www".
@@ -534,6 +535,12 @@ function isUrlHost(buf: Uint8Array, start: number): boolean {
   let from = start;
   if (from >= 4 && startsWithWww(buf, from - 4) && (from === 4 || FOLD[buf[from - 5]!] === 0)) from -= 4;
   return from >= 3 && buf[from - 3] === 58 && buf[from - 2] === 47 && buf[from - 1] === 47 && (from === 3 || FOLD[buf[from - 4]!] !== 0);
+}
+
+/** Whether buf[start, end) holds a letter; a name's word mostly starts with one, which ends the look at once. */
+function hasLetter(buf: Uint8Array, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) if (isLetter(FOLD[buf[i]!]!)) return true;
+  return false;
 }
 
 /** ASCII lower-casing of one byte. */

@@ -32,6 +32,8 @@ const match = compileUserAgentMatcher([
   agent('wordpress', { tokens: ['WordPress'] }),
   agent('wpscan', { tokens: ['WPScan'] }),
   agent('hexometer', { tokens: ['Hexometer/'] }),
+  agent('360spider', { tokens: ['360Spider'] }),
+  agent('oh-eight', { tokens: ['008'] }),
 ]);
 const id = (ua: string) => match(ua)?.id;
 const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
@@ -46,6 +48,17 @@ describe('a product token matches its family and its versions', () => {
     ['Googlebot-Video/1.0', 'googlebot'],
   ])('%s → %s', (ua, expected) => {
     expect(id(ua)).toBe(expected);
+  });
+
+  it('a name that starts with a digit has its family too; a number does not', () => {
+    // 360Spider's family (Qihoo 360's image crawler sends 360spider-image), as Baiduspider's.
+    expect(id('360spider-image')).toBe('360spider');
+    expect(id('Mozilla/5.0 (compatible; 360Spider-Video/1.0)')).toBe('360spider');
+    expect(id('360Spiders/1.0')).toBeUndefined();
+    // A word of digits only is a number, a version's or a build's: matched whole, never as a family.
+    expect(id('008')).toBe('oh-eight');
+    expect(id('008-2.1 build')).toBeUndefined();
+    expect(id('008.1')).toBeUndefined();
   });
 
   it('the longest token of a word wins: Googlebot-Image is its own agent', () => {
