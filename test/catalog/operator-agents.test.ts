@@ -217,6 +217,22 @@ describe("operators' documented crawlers are separate agents with their own robo
     expect(named('Majestic12/1.0')).toMatch(/^mj12bot \|/);
   });
 
+  it("a CrawlerDetect name found inside another bot's URL path word is not that bot: Backlink-Check.de is not SiteExplorer", () => {
+    // SiteExplorer's page path says "Backlink-Checker"; backlink-check.de's crawler sends "Backlink-Ceck" and its site.
+    expect(named('Mozilla/5.0 (compatible; SiteExplorer/1.1b; +http://siteexplorer.info/Backlink-Checker-Spider/)')).toMatch(/^siteexplorer \|/);
+    expect(named('Backlink-Ceck/2.0 (+https://www.backlink-check.de/)')).toMatch(/^backlink-ceck \| SEO Crawler \|/);
+    expect(named('Mozilla/5.0 (compatible; BacklinkCheckBot; +https://www.backlink-check.de/bot.html)')).toMatch(/^backlink-ceck \|/);
+  });
+
+  it('a curated token keeps the context its name needs: Wappalyzer as a product or a compatible item, ZmEu anywhere', () => {
+    expect(named('Mozilla/5.0 (compatible; Wappalyzer)')).toBe('wappalyzer | Intelligence Gatherer | Wappalyzer');
+    expect(named('Mozilla/5.0 (compatible; Wappalyzer; +https://www.wappalyzer.com)')).toBe('wappalyzer | Intelligence Gatherer | Wappalyzer');
+    expect(named('Wappalyzer/6.10 (Linux)')).toBe('wappalyzer | Intelligence Gatherer | Wappalyzer');
+    // A vulnerability scanner that names itself inside a phrase, not only first.
+    expect(named('ZmEu')).toBe('zmeu | Security Scanner | ZmEu');
+    expect(named('Scan by ZmEu (phpMyAdmin probe)')).toBe('zmeu | Security Scanner | ZmEu');
+  });
+
   it('user applications CrawlerDetect lists are not agents: office and mail apps', () => {
     expect(named('Microsoft Office/16.0 (Windows NT 10.0; Microsoft Outlook 16.0.12026; Pro)')).toBe('none');
     expect(named('Mozilla/4.0 (compatible; ms-office; MSOffice 16)')).toBe('none');
