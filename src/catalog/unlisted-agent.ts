@@ -150,6 +150,8 @@ const NOT_LEADING_NAMES = new Set([
   'w3m', 'lynx', 'links', 'elinks', 'dillo', 'netsurf', 'sleipnir', 'aweb', 'amiga-aweb', 'voyager', 'mozacfetch', 'contiki',
   'microsoft-webdav-miniredir',
   'x11', 'windows', 'linux', 'macintosh',
+  // The rest of a browser's comment and its engines, which a compatible comment may list before a crawler's contact.
+  'wow64', 'win64', 'win32', 'x64', 'u', 'trident', 'gecko', 'applewebkit', 'webkit', 'khtml', 'presto',
   // Japanese carriers' phone browsers start their header with the carrier.
   'docomo', 'softbank', 'vodafone', 'j-phone',
 ]);
@@ -260,7 +262,8 @@ export function declaredBot(userAgent: string, buf: Uint8Array, length: number, 
   if (!byLeadingProduct || !(evidence || botShaped(userAgent)) || BROWSER_WORD.test(userAgent)) return description;
   // A header that names a phone or tablet is an app someone uses ("Girls/2.0 (...; iPhone; ...;
   // +http://girls.livedoor.com/)", an RSS reader): its product is no bot's name by shape alone.
-  return (HANDHELD.test(userAgent) ? undefined : leadingProduct(buf, length, skipFrom)) ?? compatibleProduct(buf, length, skipFrom) ?? description;
+  if (HANDHELD.test(userAgent)) return compatibleProduct(buf, length, skipFrom) ?? description;
+  return leadingProduct(buf, length, skipFrom) ?? compatibleProduct(buf, length, skipFrom) ?? urlCommentProduct(buf, length, skipFrom) ?? description;
 }
 
 const HANDHELD = /\b(?:iPhone|iPad|iPod|Android)\b/i;
@@ -272,21 +275,26 @@ const COMPATIBLE_ONLY = /^Mozilla\/\d+\.\d+ \(compatible; ?[A-Za-z][\w.-]*\/[^\s
 // pre-release or build tail ("6.1-BETA", "2.0+git"), a word may not ("Model/Sony-KDL-55HX750" is
 // a Sony TV's, found by yauaa's test cases).
 const LONE_PRODUCT = /^[A-Za-z][\w-]*\/(?:\w[\w.]*|\d[\w.+-]*)$/;
+// "go-httpclient v0.5.1": the same, its version written after a space and a "v".
+const LONE_SPACED_PRODUCT = /^[A-Za-z][\w-]* [vV]\d[\w.+-]*$/;
 // "Avant Browser/1.2 (http://...)", "UCBrowser/8.7": a header that calls itself a browser.
 const BROWSER_WORD = /browser/i;
 
 /**
  * Whether a header has a shape no browser sends (each one is in isbot's pattern list, Unlicense),
  * besides the URL the scan notes: a contact address (word@host), a lone product ("Name/1.2.3": no
- * comment, no second product), or "Mozilla/5.0 (compatible; Name/1.0)" and nothing else. This
+ * comment, no second product; or "name v1.2.3"), or "Mozilla/5.0 (compatible; Name/1.0)" and nothing else. This
  * runs on every header no agent matched, browsers' included: one search, then a browser's space
  * and last byte end it.
  */
 function botShaped(userAgent: string): boolean {
   const at = userAgent.indexOf('@');
   if (at > 0 && FOLD[userAgent.charCodeAt(at - 1)]! !== 0 && FOLD[userAgent.charCodeAt(at + 1)]! !== 0) return true;
-  if (!userAgent.includes(' ')) return LONE_PRODUCT.test(userAgent) && !HANDSET_MODEL.test(userAgent);
-  return userAgent.charCodeAt(userAgent.length - 1) === CLOSING && COMPATIBLE_ONLY.test(userAgent);
+  const space = userAgent.indexOf(' ');
+  if (space < 0) return LONE_PRODUCT.test(userAgent) && !HANDSET_MODEL.test(userAgent);
+  if (userAgent.charCodeAt(userAgent.length - 1) === CLOSING) return COMPATIBLE_ONLY.test(userAgent);
+  // A browser's first space is followed by its comment's "(", never a "v".
+  return (userAgent.charCodeAt(space + 1) | 0x20) === 118 && LONE_SPACED_PRODUCT.test(userAgent);
 }
 
 const ANDROID = bytesOf('android ');
@@ -359,12 +367,19 @@ function productName(buf: Uint8Array, start: number, end: number): SelfDeclarati
 function leadingProduct(buf: Uint8Array, length: number, skip: number): SelfDeclaration | undefined {
   if (skip === 0) return undefined;
   const end = productEnd(buf, 0, length);
-  // "Name/1.2", "Name" alone, any "name (" before its comment ("log4j-scan (https://github.com/..."),
-  // or a capitalised "Name " before more words (a lower-case one starts a phrase: "see https://...").
-  if (end === length || buf[end] === SLASH) return productName(buf, 0, end);
+  // "Name/1.2", "Name" alone, "Name;" before its comment ("Feedfetcher-Google; (+http://..."), any
+  // "name (" before its comment ("log4j-scan (https://github.com/..."), "name v1.2" (a version
+  // after a space and "v": "go-httpclient v0.5.1"), or a capitalised "Name " before more words (a
+  // lower-case one starts a phrase: "see https://...").
+  if (end === length || buf[end] === SLASH || buf[end] === SEMICOLON) return productName(buf, 0, end);
   if (buf[end] !== SPACE) return undefined;
   const capitalised = buf[0]! >= 65 && buf[0]! <= 90;
-  return capitalised || buf[end + 1] === OPENING ? productName(buf, 0, end) : undefined;
+  return capitalised || buf[end + 1] === OPENING || spacedVersionAt(buf, end + 1) ? productName(buf, 0, end) : undefined;
+}
+
+/** Whether a "v" and a digit start at `at` ("v0.5.1"): a version written after a space. */
+function spacedVersionAt(buf: Uint8Array, at: number): boolean {
+  return (buf[at] === 118 || buf[at] === 86) && buf[at + 1]! >= 48 && buf[at + 1]! <= 57;
 }
 
 const COMPATIBLE = bytesOf('(compatible;');
@@ -376,21 +391,81 @@ function afterCompatible(buf: Uint8Array, length: number): number {
 }
 
 /**
- * The product a browser-like header names in its "(compatible; Name/1.0; +URL)" or
- * "(compatible; Name +URL)" comment, the way crawlers introduce themselves
- * ("Mozilla/5.0 (compatible; Siteliner/1.0; +http://www.siteliner.com/bot)").
+ * The product a browser-like header names in its "(compatible; ...)" comment, the way crawlers
+ * introduce themselves: its first item as "Name/1.0", "Name;", "Name)" or "Name +http://..."
+ * ("Mozilla/5.0 (compatible; Siteliner/1.0; +http://www.siteliner.com/bot)"); else the item just
+ * before a "+http" or "+www" item, the crawlers' contact (a platform may come first:
+ * "(compatible; X11; Linux x86_64; Quokka-Tool; +http://...)"), where a phrase's first word
+ * names it when it is no plain word ("IODC-Odysseus Survey 46182; +https://..."). One pass over
+ * the comment.
  */
 function compatibleProduct(buf: Uint8Array, length: number, skip: number): SelfDeclaration | undefined {
-  let at = afterCompatible(buf, length);
-  if (at < 0) return undefined;
+  const open = afterCompatible(buf, length);
+  if (open < 0) return undefined;
+  const first = compatibleItem(buf, length, open, skip, false);
+  if (first !== undefined) return first;
+  let item = open;
+  for (let i = open; i < length && buf[i] !== CLOSING; i++) {
+    if (buf[i] !== SEMICOLON) continue;
+    let next = i + 1;
+    while (buf[next] === SPACE) next++;
+    if (buf[next] === PLUS && (bytesAt(buf, next + 1, HTTP) || bytesAt(buf, next + 1, WWW_DOT))) return compatibleItem(buf, length, item, skip, true);
+    item = i + 1;
+  }
+  return undefined;
+}
+
+const HTTP = bytesOf('http');
+const WWW_DOT = bytesOf('www.');
+
+/**
+ * The product of the comment item starting at `from`: "Name/1.0", "Name;", "Name)", "Name +http://...";
+ * with `beforeContact`, also a phrase's first word that is no plain word (it has a "-", "_", a
+ * digit or a capital after its first letter: "IODC-Odysseus Survey ..."; "Quokka Site Tool" is a phrase).
+ */
+function compatibleItem(buf: Uint8Array, length: number, from: number, skip: number, beforeContact: boolean): SelfDeclaration | undefined {
+  let at = from;
   while (buf[at] === SPACE) at++;
   if (at === skip) return undefined;
   const end = productEnd(buf, at, length);
   const stop = buf[end];
   // "Name/1.0", "Name;", "Name)" or "Name +http://...": a product token, not the first word of a phrase.
-  if (stop !== SLASH && stop !== SEMICOLON && stop !== CLOSING && !(stop === SPACE && buf[end + 1] === PLUS)) return undefined;
-  return productName(buf, at, end);
+  if (stop === SLASH || stop === SEMICOLON || stop === CLOSING || (stop === SPACE && buf[end + 1] === PLUS)) return productName(buf, at, end);
+  return beforeContact && stop === SPACE && !isPlainWord(buf, at, end) ? productName(buf, at, end) : undefined;
 }
+
+/** Whether buf[start, end) is a plain word: letters only, a capital at most first ("Quokka", "survey"). */
+function isPlainWord(buf: Uint8Array, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const byte = buf[i]!;
+    if (!((byte >= 97 && byte <= 122) || (i === start && byte >= 65 && byte <= 90))) return false;
+  }
+  return true;
+}
+
+/**
+ * The product whose own comment is a URL, anywhere in the header: "WatchSumo/1.0.0 (http://...)",
+ * "CrawlerProcess (http://www.PowerMapper.com)" after an MSIE header, as crawlers write their
+ * contact; browsers give a platform there. The first such comment, one pass over the header.
+ */
+function urlCommentProduct(buf: Uint8Array, length: number, skip: number): SelfDeclaration | undefined {
+  for (let i = 1; i < length; i++) {
+    if (buf[i] !== OPENING || buf[i - 1] !== SPACE) continue;
+    const url = buf[i + 1] === PLUS ? i + 2 : i + 1;
+    if (!bytesAt(buf, url, HTTP) && !bytesAt(buf, url, WWW_DOT)) continue;
+    // The product before the space: from the separator before it, its name up to a "/" or the space.
+    const limit = Math.max(0, i - 1 - MAX_PRODUCT);
+    let start = i - 1;
+    while (start > limit && buf[start - 1] !== SPACE && buf[start - 1] !== CLOSING && buf[start - 1] !== SEMICOLON) start--;
+    if (start === limit && start > 0) return undefined;
+    if (start === skip) return undefined;
+    const end = productEnd(buf, start, length);
+    return end === i - 1 || buf[end] === SLASH ? productName(buf, start, end) : undefined;
+  }
+  return undefined;
+}
+/** The longest product token, name and version, read back before a URL comment. */
+const MAX_PRODUCT = 2 * MAX_NAME;
 
 // Records made so far, so that a bot seen again costs no new object (bounded: names come from traffic).
 const made = new Map<string, Agent>();

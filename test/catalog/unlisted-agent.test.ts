@@ -79,6 +79,19 @@ describe('unlisted agents', () => {
     // The compatible comment names the bot when the header starts with a browser's token.
     expect(idOf('Chrome/120.0.6099.71 (compatible; Potoroo; +https://potoroo.example/)')).toBe('unlisted:Potoroo');
     expect(idOf('DoCoMo/2.0 D903i(c100;TB;W28H20) (compatible; Potoroo-Gateway/1.2; +http://potoroo.example/help)')).toBe('unlisted:Potoroo-Gateway');
+    // The item before a compatible comment's "+http" contact, after the platform ones (browscap's
+    // and WhichBrowser's test cases: Google's structured-data tool), or a phrase's first word that
+    // is no plain word (WhichBrowser's: IODC's Odysseus survey).
+    expect(idOf('Mozilla/5.0 (compatible; X11; Linux x86_64; Quokka-Tool; +http://quokka.example/tools)')).toBe('unlisted:Quokka-Tool');
+    expect(idOf('Mozilla/5.0 (compatible; Quokka-Survey Run 1234-56; +https://quokka.example)')).toBe('unlisted:Quokka-Survey');
+    expect(idOf('Mozilla/5.0 (compatible; Quokka Survey 1234; +https://quokka.example)')).toBeUndefined();
+    // A product whose own comment is a URL, anywhere in the header (WhichBrowser's: WatchSumo, PowerMapper).
+    expect(idOf('Mozilla/5.0 (compatible) Wallaby/1.0.0 (http://www.wallaby.example)')).toBe('unlisted:Wallaby');
+    expect(idOf('Mozilla/5.0 (compatible; MSIE 10.0; Windows NT 6.2; Trident/6.0) WallabyProcess (+https://wallaby.example) /5.1')).toBe('unlisted:WallabyProcess');
+    // A product before ";" and its comment, as Google's feed fetcher writes it; a version after " v".
+    expect(idOf('Wallaby-feeds; (+http://wallaby.example/help/feeds.html; 3 subscribers)')).toBe('unlisted:Wallaby-feeds');
+    expect(idOf('wallaby-httpclient v0.5.1')).toBe('unlisted:wallaby-httpclient');
+    expect(idOf('wallaby-httpclient 0.5.1')).toBeUndefined();
     // Not these shapes: a comment beside the lone product, a second product, a word without a version, two compatible items.
     expectNoneNamed(['Bilby/0.4.1 (Linux)', 'Bilby/0.4.1 Quoll/2', 'Bilby', 'Mozilla/5.0 (compatible; Dunnart/2.0; Windows NT 10.0)', 'Mozilla/5.0 (compatible; Win32)', 'Model/Sony-KDL-55HX750']);
   });
@@ -95,8 +108,9 @@ describe('unlisted agents', () => {
       'Voyager3/2.95',
       'Quokka Browser/2.1 (http://www.quokka.example)',
       'QuollBrowser/8.7.1.234 (https://quoll.example)',
-      // A platform first in the compatible comment is no product.
-      'Mozilla/5.0 (compatible; X11; Linux x86_64; Quokka-Tool; +http://quokka.example/tools)',
+      // A platform first in the compatible comment is no product, nor a browser's engine before a contact.
+      'Mozilla/5.0 (compatible; X11; Linux x86_64)',
+      'Mozilla/5.0 (compatible; MSIE 9.0; Windows NT 6.1; Trident/5.0; +http://quokka.example/)',
       // An app on a phone that names its site (woothee's test sets: an iPhone RSS reader).
       'Girls/2.0 (livedoor Co.,Ltd.; Peachy 2.1; iPhone; RSS Version 2.0; +http://girls.livedoor.com/)',
       'QuokkaNews/3.1 (Android 14; Pixel 8; +https://news.quokka.example)',
@@ -269,7 +283,7 @@ describe('unlisted agents: the scan finds bot words through the tokens\' trie', 
         const lower = word.toLowerCase();
         const expected = TOKENS.includes(lower)
           ? lower
-          : BOT_WORDS.some((bot) => lower.endsWith(bot) && lower !== bot) && !['robot', 'webbot', 'webcrawler', 'webspider', 'cubot'].includes(lower) && word.length <= 64
+          : BOT_WORDS.some((bot) => lower.endsWith(bot) && lower !== bot) && !['robot', 'webbot', 'webcrawler', 'webspider', 'cubot', 'abbot', 'sabot', 'turbot'].includes(lower) && word.length <= 64
             ? `unlisted:${word}`
             : undefined;
         // (A second comment item: "(compatible; Name/1.0)" alone is a bot's shape whatever the word.)
