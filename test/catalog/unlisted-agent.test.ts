@@ -191,7 +191,7 @@ describe('unlisted agents', () => {
     // Each shape once read back a whole word or comment from every bot word in it: quadratic, so
     // 16 KB of "bot." took 88 ms. Eight times the length must cost about eight times the time,
     // not sixty-four.
-    for (const unit of ['bot.', 'xbot_1', 'xbot-1', 'Acme Crawler,', 'Qw,sp-SiteAuditBot@', 'http://x/', 'a.crawler.', 'www.(www.', '(Linux; Android 7.0; M bot ']) {
+    for (const unit of ['bot.', 'xbot_1', 'xbot-1', 'Acme Crawler,', 'Qw,sp-SiteAuditBot@', 'http://x/', 'a.crawler.', 'www.(www.', '(Linux; Android 7.0; M bot ', 'X11) (http://q ', '(compatible; X11; +http://q; ', 'Q-Q (+http://q;']) {
       expect({ unit, linear: costGrowth(idOf, unit) < 24 }).toEqual({ unit, linear: true });
     }
   });
