@@ -248,10 +248,14 @@ export function declaredBot(userAgent: string, buf: Uint8Array, length: number, 
     const type = SUFFIXES[suffix]![1];
     if (isBotWordOnly(lower)) {
       // A bare "Bot" or "Crawler" after a capitalised name is part of it ("Pandeo Bot").
+      // The whole product name runs back over more such words ("COMODO SSL Checker", "eZ Publish
+      // Link Validator"); should it not make a robots token, the one word before it.
+      const whole = productWordsBefore(buf, start);
       const named = nameBefore(buf, start);
-      const phrase = `${named} ${name}`;
-      if (named === undefined || phrase.length > MAX_NAME || robotsTokenProblem(phrase) !== undefined) continue;
-      if (!DESCRIPTIVE_WORDS.has(named.toLowerCase())) return { name: phrase, type };
+      const phrase = whole !== undefined && whole.length + 1 + name.length <= MAX_NAME && robotsTokenProblem(`${whole} ${name}`) === undefined ? `${whole} ${name}` : named === undefined ? undefined : `${named} ${name}`;
+      if (phrase === undefined || named === undefined || phrase.length > MAX_NAME || robotsTokenProblem(phrase) !== undefined) continue;
+      // A descriptive word alone before it makes a description ("Link Validator"), one with a name before it a name.
+      if (phrase !== `${named} ${name}` || !DESCRIPTIVE_WORDS.has(named.toLowerCase())) return { name: phrase, type };
       description ??= { name: phrase, type, described: true };
       continue;
     }
@@ -342,6 +346,40 @@ function nameBefore(buf: Uint8Array, wordStart: number): string | undefined {
   if (start === end || first < 65 || first > 90) return undefined;
   return text(buf, start, end);
 }
+
+/** How many words a product name may have before its bare bot word (an unlisted id's name has at most five). */
+const MAX_NAME_WORDS_BEFORE = 4;
+
+/**
+ * The words of a product name that single spaces separate from the bare bot word at `wordStart`,
+ * more than one, read back from the nearest: that one capitalised, each further one with a capital
+ * letter in it ("eZ", "COMODO"; a lower-case word such as "by" starts a phrase instead), and a
+ * first word that is a site's name ("Voat.co") given without its top-level domain, as robots
+ * tokens give it. Undefined when only one word qualifies (`nameBefore` has it). Reads back at most
+ * MAX_NAME bytes.
+ */
+function productWordsBefore(buf: Uint8Array, wordStart: number): string | undefined {
+  const limit = Math.max(0, wordStart - MAX_NAME - 1);
+  const words: string[] = [];
+  let end = wordStart - 1;
+  while (words.length < MAX_NAME_WORDS_BEFORE && end > limit && buf[end] === SPACE) {
+    let start = end;
+    while (start > limit && FOLD[buf[start - 1]!] !== 0) start--;
+    if (start === end || (start === limit && start > 0)) break;
+    let word = text(buf, start, end);
+    const site = SITE_NAME.exec(word);
+    if (site !== null) word = site[1]!;
+    else if (word.includes('.')) break;
+    const first = buf[start]!;
+    if (words.length === 0 ? first < 65 || first > 90 : !/[A-Z]/.test(word)) break;
+    words.unshift(word);
+    if (site !== null) break;
+    end = start - 1;
+  }
+  return words.length > 1 ? words.join(' ') : undefined;
+}
+/** A site's name as a word: "Voat.co", "Example.com" (its name, then one top-level domain). */
+const SITE_NAME = /^([A-Za-z][\w-]*)\.[a-z]{2,6}$/;
 
 /** Where the product name starting at `from` ends: at a separator or a "." (a host's or version's). */
 function productEnd(buf: Uint8Array, from: number, length: number): number {
@@ -495,7 +533,7 @@ export function unlistedAgentById(id: string): Agent | undefined {
   if (isAttackProbeId(id)) return attackProbeById(id);
   if (!id.startsWith(UNLISTED_ID_PREFIX)) return undefined;
   const name = id.slice(UNLISTED_ID_PREFIX.length);
-  if (name.length > MAX_NAME || !/^[A-Za-z0-9_-]+(?: [A-Za-z0-9_-]+)?$/.test(name) || robotsTokenProblem(name) !== undefined) return undefined;
+  if (name.length > MAX_NAME || !/^[A-Za-z0-9_-]+(?: [A-Za-z0-9_-]+){0,4}$/.test(name) || robotsTokenProblem(name) !== undefined) return undefined;
   const suffix = botWordOf(name.toLowerCase());
   return unlistedAgent({ name, type: suffix < 0 ? 'Uncategorized' : SUFFIXES[suffix]![1] });
 }

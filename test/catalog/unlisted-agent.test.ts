@@ -229,21 +229,30 @@ describe('unlisted agents', () => {
     expect(idOf('SimplePie/1.3-dev (Feed Parser; http://simplepie.org; Allow like Gecko) Build/20120406195310')).toBe('simplepie');
     expect(idOf('hawkReader/1.8 (Link Parser; http://www.hawkreader.com/; Allow like Gecko) Build/f2b2566')).toBe('unlisted:hawkReader');
     expect(idOf('Fastladder FeedFetcher/0.01 (http://fastladder.com/; 2 subscribers)')).toBe('unlisted:Fastladder');
-    expect(idOf('JOC Web Spider')).toBe('unlisted:JOC');
+    // A name before the description makes a whole product name (WhichBrowser's test cases: "COMODO
+    // SSL Checker" was named "SSL Checker", "eZ Publish Link Validator" "Link Validator").
+    expect(idOf('JOC Web Spider')).toBe('unlisted:JOC Web Spider');
+    expect(idOf('QUOKKA SSL Checker')).toBe('unlisted:QUOKKA SSL Checker');
+    expect(idOf('qU Publish Link Validator')).toBe('unlisted:qU Publish Link Validator');
+    expect(idOf('Mozilla/4.0 (compatible; MSIE 6.0; Windows NT 5.1; Quokka Wireless Transcoder;)')).toBe('unlisted:Quokka Wireless Transcoder');
+    // A site's name first is given without its top-level domain, as a robots token; a lower-case word ends the name.
+    expect(idOf('Quokka.co OpenGraph Parser')).toBe('unlisted:Quokka OpenGraph Parser');
+    expect(idOf('made by Quokka Link Checker')).toBe('unlisted:Quokka Link Checker');
     // Alone, the description names it, typed by its bot word; a descriptive word never names a bot by itself.
     const alone = catalog.matchUserAgent('FeedFetcher/1.0');
     expect({ id: alone?.id, type: alone?.type }).toEqual({ id: 'unlisted:FeedFetcher', type: 'Fetcher' });
     expect(idOf('Mozilla/5.0 (compatible; SiteArchiver/3)')).toBe('unlisted:SiteArchiver');
-    expect(idOf('www2.apserver.net ASP-Ranker Feed Crawler')).toBe('unlisted:Feed Crawler');
+    expect(idOf('www2.apserver.net ASP-Ranker Feed Crawler')).toBe('unlisted:ASP-Ranker Feed Crawler');
+    expect(idOf('www2.apserver.net Feed Crawler')).toBe('unlisted:Feed Crawler');
     expect(idOf('Feed/1.0 (+https://feeds.example/)')).toBeUndefined();
   });
 
   it('its id names it again: getAgent gives back the same record, and refuses ids no unlisted agent can have', () => {
-    for (const ua of ['AcmeBot/2.1', 'Shelf-Scraper/4.2', 'Mozilla/5.0 (compatible; Zebra Crawler 1.2)', 'Numbat/0.9 (ops@numbat.example)']) {
+    for (const ua of ['AcmeBot/2.1', 'Shelf-Scraper/4.2', 'Mozilla/5.0 (compatible; Zebra Crawler 1.2)', 'Numbat/0.9 (ops@numbat.example)', 'QUOKKA SSL Checker']) {
       const agent = catalog.matchUserAgent(ua)!;
       expect(catalog.getAgent(agent.id)).toEqual(agent);
     }
-    for (const id of ['unlisted:', 'unlisted:a b c', 'unlisted:www.acme.example', 'unlisted:AcmeBot/1.0', 'unlisted:Acme:Bot', `unlisted:${'A'.repeat(65)}`, 'unlisted:AcmeBot-2.1', 'Unlisted:AcmeBot']) {
+    for (const id of ['unlisted:', 'unlisted:a b c d e f', 'unlisted:www.acme.example', 'unlisted:AcmeBot/1.0', 'unlisted:Acme:Bot', `unlisted:${'A'.repeat(65)}`, 'unlisted:AcmeBot-2.1', 'Unlisted:AcmeBot']) {
       expect({ id, agent: catalog.getAgent(id) }).toEqual({ id, agent: undefined });
     }
   });
