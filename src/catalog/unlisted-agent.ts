@@ -5,6 +5,7 @@
 // it sends, of type Uncategorized unless its word says more, never verifiable, and its id is
 // `unlisted:<token>` so that stored visits name it again (data/README.md "Unlisted agents").
 import { attackProbeById, isAttackProbeId } from './attack-probe.js';
+import { siteOf } from './borrowed-token.js';
 import { robotsTokenProblem } from './robots-token-rules.js';
 import type { Agent, AgentType } from './types.js';
 import { DOT, FOLD, fusedVersionAt } from './word-bytes.js';
@@ -274,7 +275,8 @@ const HANDHELD = /\b(?:iPhone|iPad|iPod|Android)\b/i;
 
 // "Mozilla/5.0 (compatible; Name/1.0)": a browser's token and a comment naming one product only
 // (a last ";" before the ")" included).
-const COMPATIBLE_ONLY = /^Mozilla\/\d+\.\d+ \(compatible; ?[A-Za-z][\w.-]*\/[^\s;()]+;?\)$/i;
+// Or a site's name alone in that comment ("(compatible; blogger.com)").
+const COMPATIBLE_ONLY = /^Mozilla\/\d+\.\d+ \(compatible; ?(?:[A-Za-z][\w.-]*\/[^\s;()]+|[A-Za-z][\w-]*(?:\.[A-Za-z][\w-]*)*\.[A-Za-z]{2,});?\)$/i;
 // "Name/1.2.3": one product and its version, nothing else; a numeric version may carry a
 // pre-release or build tail ("6.1-BETA", "2.0+git"), a word may not ("Model/Sony-KDL-55HX750" is
 // a Sony TV's, found by yauaa's test cases).
@@ -405,13 +407,15 @@ function productName(buf: Uint8Array, start: number, end: number): SelfDeclarati
 function leadingProduct(buf: Uint8Array, length: number, skip: number): SelfDeclaration | undefined {
   if (skip === 0) return undefined;
   const end = productEnd(buf, 0, length);
-  // "Name/1.2", "Name" alone, "Name;" before its comment ("Feedfetcher-Google; (+http://..."), any
+  // "Name/1.2", "Name" alone, "Name;" before its comment, "Name:" before a phrase ("Feedfetcher-Google; (+http://..."), any
   // "name (" before its comment ("log4j-scan (https://github.com/..."), "name v1.2" (a version
   // after a space and "v": "go-httpclient v0.5.1"), or a capitalised "Name " before more words (a
   // lower-case one starts a phrase: "see https://...").
   if (end === length || buf[end] === SLASH || buf[end] === SEMICOLON) return productName(buf, 0, end);
-  if (buf[end] !== SPACE) return undefined;
   const capitalised = buf[0]! >= 65 && buf[0]! <= 90;
+  // "Name: what it is" ("Quokka: Friendly robot/1.3"): a capitalised label.
+  if (buf[end] === COLON && buf[end + 1] === SPACE) return capitalised ? productName(buf, 0, end) : undefined;
+  if (buf[end] !== SPACE) return undefined;
   return capitalised || buf[end + 1] === OPENING || spacedVersionAt(buf, end + 1) ? productName(buf, 0, end) : undefined;
 }
 
@@ -469,7 +473,29 @@ function compatibleItem(buf: Uint8Array, length: number, from: number, skip: num
   const stop = buf[end];
   // "Name/1.0", "Name;", "Name)" or "Name +http://...": a product token, not the first word of a phrase.
   if (stop === SLASH || stop === SEMICOLON || stop === CLOSING || (stop === SPACE && buf[end + 1] === PLUS)) return productName(buf, at, end);
+  // A site's name as the whole item ("blogger.com)"): the bot is named by its registrable name.
+  if (stop === DOT) return siteItemName(buf, at, end);
   return beforeContact && stop === SPACE && !isPlainWord(buf, at, end) ? productName(buf, at, end) : undefined;
+}
+
+/**
+ * The name of a site given as a whole comment item, "name.tld" up to ")" or ";": the label before
+ * its registrable suffix ("blogger" of "blogger.com", "acme" of "www.acme.co.uk"), as robots
+ * tokens name a host. `firstDot` ends the item's first label.
+ */
+function siteItemName(buf: Uint8Array, start: number, firstDot: number): SelfDeclaration | undefined {
+  let end = firstDot;
+  while (FOLD[buf[end]!] !== 0 && end - start <= MAX_NAME) end++;
+  if (buf[end] !== CLOSING && buf[end] !== SEMICOLON) return undefined;
+  const host = text(buf, start, end);
+  if (!/^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}$/.test(host)) return undefined;
+  // Only a site's own name ("www." at most before it): a subdomain names a host, whose first label
+  // may be the bot's and its site the operator's ("acmebot.example.net"), so neither is taken.
+  const lower = host.toLowerCase();
+  const bare = lower.startsWith('www.') ? lower.slice(4) : lower;
+  if (siteOf(bare) !== bare) return undefined;
+  const at = host.length - bare.length;
+  return productName(buf, start + at, start + at + bare.indexOf('.'));
 }
 
 /** Whether buf[start, end) is a plain word: letters only, a capital at most first ("Quokka", "survey"). */

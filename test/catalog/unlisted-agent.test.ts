@@ -92,6 +92,12 @@ describe('unlisted agents', () => {
     expect(idOf('Wallaby-feeds; (+http://wallaby.example/help/feeds.html; 3 subscribers)')).toBe('unlisted:Wallaby-feeds');
     expect(idOf('wallaby-httpclient v0.5.1')).toBe('unlisted:wallaby-httpclient');
     expect(idOf('wallaby-httpclient 0.5.1')).toBeUndefined();
+    // A site's name alone in the compatible comment, named by its registrable label (WhichBrowser's: blogger.com).
+    expect(idOf('Mozilla/5.0 (compatible; wallaby.example)')).toBe('unlisted:wallaby');
+    expect(idOf('Mozilla/5.0 (compatible; www.wallaby.co.uk)')).toBe('unlisted:wallaby');
+    // A capitalised label before a colon, when the header says it is a robot (WhichBrowser's: "FTRF: Friendly robot").
+    expect(idOf('WLBY: Friendly robot/1.3')).toBe('unlisted:WLBY');
+    expect(idOf('note: Friendly robot/1.3')).toBeUndefined();
     // Not these shapes: a comment beside the lone product, a second product, a word without a version, two compatible items.
     expectNoneNamed(['Bilby/0.4.1 (Linux)', 'Bilby/0.4.1 Quoll/2', 'Bilby', 'Mozilla/5.0 (compatible; Dunnart/2.0; Windows NT 10.0)', 'Mozilla/5.0 (compatible; Win32)', 'Model/Sony-KDL-55HX750']);
   });
