@@ -11,7 +11,7 @@ const catalog = createCatalog(document);
 /** What the catalog says about one UA: agent id, type and first robots token. */
 function named(ua: string): string {
   const agent = catalog.matchUserAgent(ua);
-  return agent === undefined ? 'none' : `${agent.id} | ${agent.type} | ${agent.robots_tokens[0]}`;
+  return agent === undefined ? 'none' : `${agent.id} | ${agent.type} | ${agent.robots_tokens[0] ?? '(no robots token)'}`;
 }
 
 describe("operators' documented crawlers are separate agents with their own robots tokens", () => {
@@ -103,6 +103,9 @@ describe("operators' documented crawlers are separate agents with their own robo
     ['Arachni/v1.5.1', 'arachni | Security Scanner | Arachni'],
     ['feroxbuster/2.10.4', 'feroxbuster | Security Scanner | feroxbuster'],
     ['commix/v4.1 (https://commixproject.com)', 'commix | Security Scanner | commix'],
+    // Their sources' fixed defaults: THC Hydra's HTTP modules, and skipfish unless told to pose as a browser.
+    ['Mozilla/4.0 (Hydra)', 'thc-hydra | Security Scanner | (no robots token)'],
+    ['Mozilla/5.0 SF/2.10b', 'skipfish | Security Scanner | (no robots token)'],
     ['Hello from Palo Alto Networks, find out more about our scans in https://docs-cortex.paloaltonetworks.com/r/1/Cortex-Xpanse/Scanning-activity', 'expanse | Security Scanner | Expanse'],
     ['Mozilla/5.0 Jorgee', 'jorgee | Security Scanner | Jorgee'],
     ['Mata Hari (https://support.recordedfuture.com/hc/en-us/articles/360000821294-Mata-Hari-Web-Crawler)', 'mata-hari | Intelligence Gatherer | Mata Hari'],
