@@ -2,7 +2,7 @@
 // the agents named in disallow_agents and allow_agents on top. The renderer writes these rules and
 // the violations report matches visits against them, so both always mean the same thing.
 import type { Catalog } from '../catalog/catalog.js';
-import type { AgentType } from '../catalog/types.js';
+import type { Agent, AgentType } from '../catalog/types.js';
 import { isUnlistedAgentId } from '../catalog/unlisted-agent.js';
 import type { ValidatedAgentRule, ValidatedRobotsOptions } from './options.js';
 
@@ -52,9 +52,11 @@ export function compileRobotsAgentRules(options: ValidatedRobotsOptions, catalog
   const typeRule: AgentRobotsRule = { source: 'agent_types', disallow: options.disallow, allow: options.allow };
   const named = new Map<string, AgentRobotsRule>();
   const types = new Set<AgentType>(chosen);
+  // An agent with no robots token is written nowhere, so no rule of robots.txt applies to it.
+  const addressed = (agent: Agent | undefined): agent is Agent => agent !== undefined && agent.robots_tokens.length > 0;
   const name = (rule: ValidatedAgentRule, resolved: AgentRobotsRule) => {
     const agent = catalog.getAgent(rule.agent);
-    if (agent === undefined) return;
+    if (!addressed(agent)) return;
     named.set(agent.id, resolved);
     types.add(agent.type);
   };
@@ -76,9 +78,10 @@ export function compileRobotsAgentRules(options: ValidatedRobotsOptions, catalog
     ruleFor(agentId) {
       const rule = named.get(agentId);
       if (rule !== undefined) return rule;
-      // robots.txt names a chosen type's catalog agents only: an unlisted one was never addressed.
+      // robots.txt names a chosen type's catalog agents only: an unlisted one, or one without a
+      // robots token, was never addressed.
       const agent = catalog.getAgent(agentId);
-      return agent !== undefined && !isUnlistedAgentId(agentId) && chosen.has(agent.type) ? typeRule : undefined;
+      return addressed(agent) && !isUnlistedAgentId(agentId) && chosen.has(agent.type) ? typeRule : undefined;
     },
   };
 }

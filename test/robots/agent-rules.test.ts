@@ -66,6 +66,10 @@ describe('robots options: disallow_agents and allow_agents', () => {
     // Accepted, so settings saved before the catalog dropped its token still hold.
     expect(parseRobotsOptions({ agent_types: [], disallow_agents: ['monitor'] }, catalog).ok).toBe(true);
     expect(engine.robotsTxt({ agent_types: [], disallow_agents: ['monitor', 'ccbot'] })).toBe('User-agent: CCBot\nDisallow: /\n');
+    // Nor does any of its rules apply to it: its visits are no robots.txt violations.
+    const rules = compileRobotsAgentRules(validateRobotsOptions({ agent_types: ['Developer Helper'], disallow_agents: ['monitor'] }, catalog), catalog);
+    expect(rules.ruleFor('monitor')).toBeUndefined();
+    expect(rules.ruleFor('uptimerobot')?.source).toBe('agent_types');
     expect(engine.robotsTxt({ agent_types: ['Developer Helper'] })).toBe('User-agent: UptimeRobot\nDisallow: /\n');
   });
 
