@@ -13,7 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../../src/index.js';
 import { startTestServer, type TestServer } from '../server/helpers.js';
 import { BROWSER_UA, GOOGLEBOT_UA, GPTBOT_UA } from './fixtures.js';
-import { bundleWorker, killLeftovers, loadMiniflare, packPackage, ROOT, startSite, unpackInto, visitsArriving } from './runtime-helpers.js';
+import { bundleWorker, killLeftovers, loadMiniflare, packPackage, ROOT, startSite, unpackInto, visitsArriving, type RunningSite } from './runtime-helpers.js';
 
 const NEXT = join(ROOT, 'node_modules', 'next', 'dist', 'bin', 'next');
 
@@ -29,7 +29,7 @@ afterAll(() => srv?.stop());
 
 describe('the README', () => {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  it.each(['examples/express/server.mjs', 'examples/fastify/server.mjs', 'examples/hono/server.mjs', 'examples/worker/worker.js', 'examples/nextjs/proxy.ts'])('shows %s whole, under its name', (path) => {
+  it.each(['examples/express/server.mjs', 'examples/fastify/server.mjs', 'examples/hono/server.mjs', 'examples/worker/worker.js', 'examples/nextjs/proxy.ts', 'examples/nextjs-edge/middleware.ts'])('shows %s whole, under its name', (path) => {
     const block = `\`\`\`${path.endsWith('.ts') ? 'ts' : 'js'}\n${readFileSync(join(ROOT, path), 'utf8')}\`\`\`\n`;
     const at = readme.indexOf(block);
     expect(at, `README.md has ${path} word for word`).toBeGreaterThan(-1);
@@ -92,19 +92,30 @@ describe('examples/worker', async () => {
   }, 60_000);
 });
 
-// Next.js 16 (a devDependency): the example's proxy.ts in a project of its own under .tmp/ (inside
-// this repository, whose lockfile marks the root Turbopack compiles from), with the packed package
-// in its node_modules, built by `next build` (its type check included) and served by `next start`.
+// Next.js 16 (a devDependency): an example in a project of its own under .tmp/ (inside this
+// repository, whose lockfile marks the root Turbopack compiles from), with the packed package in
+// its node_modules and examples/nextjs/app beside it, built by `next build` (its type check
+// included) and served by `next start`.
+function buildNextSite(example: string): string {
+  mkdirSync(join(ROOT, '.tmp'), { recursive: true });
+  const project = mkdtempSync(join(ROOT, '.tmp', `${example}-`));
+  unpackInto(packPackage(project).tarball, project);
+  cpSync(join(ROOT, 'examples', 'nextjs', 'app'), join(project, 'app'), { recursive: true });
+  cpSync(join(ROOT, 'examples', example), project, { recursive: true });
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'site', private: true }));
+  const built = spawnSync(process.execPath, [NEXT, 'build'], { cwd: project, env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' }, encoding: 'utf8', timeout: 240_000 });
+  expect(built.status, `next build:\n${built.stdout}\n${built.stderr}`).toBe(0);
+  return project;
+}
+
+function startNextSite(project: string, token: string): Promise<RunningSite> {
+  return startSite(process.execPath, [NEXT, 'start', '-p', '0', '-H', '127.0.0.1'], { AGENTWARDEN_URL: srv.url, AGENTWARDEN_TOKEN: token, NEXT_TELEMETRY_DISABLED: '1' }, { cwd: project, listening: /Local:\s+(http:\/\/[^\s/]+)/ });
+}
+
 describe('examples/nextjs', () => {
   let project: string;
   beforeAll(() => {
-    mkdirSync(join(ROOT, '.tmp'), { recursive: true });
-    project = mkdtempSync(join(ROOT, '.tmp', 'nextjs-'));
-    unpackInto(packPackage(project).tarball, project);
-    cpSync(join(ROOT, 'examples', 'nextjs'), project, { recursive: true });
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'site', private: true }));
-    const built = spawnSync(process.execPath, [NEXT, 'build'], { cwd: project, env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' }, encoding: 'utf8', timeout: 240_000 });
-    expect(built.status, `next build:\n${built.stdout}\n${built.stderr}`).toBe(0);
+    project = buildNextSite('nextjs');
   }, 300_000);
   afterAll(() => {
     if (project !== undefined) rmSync(project, { recursive: true, force: true });
@@ -112,7 +123,7 @@ describe('examples/nextjs', () => {
 
   it('refuses a spoofed bot and an AI data scraper, serves an unproven bot, a browser and /robots.txt, and delivers each visit with waitUntil', async () => {
     const { id: projectId, token } = srv.store.createProject('nextjs.example');
-    const site = await startSite(process.execPath, [NEXT, 'start', '-p', '0', '-H', '127.0.0.1'], { AGENTWARDEN_URL: srv.url, AGENTWARDEN_TOKEN: token, NEXT_TELEMETRY_DISABLED: '1' }, { cwd: project, listening: /Local:\s+(http:\/\/[^\s/]+)/ });
+    const site = await startNextSite(project, token);
     try {
       // Next.js gives the proxy no client address: Googlebot cannot be checked against its ranges.
       const unproven = await fetch(`${site.url}/`, { headers: { 'user-agent': GOOGLEBOT_UA } });
@@ -139,6 +150,53 @@ describe('examples/nextjs', () => {
       const handedOn = visits.filter((v) => v.request_path === '/' && !v.is_blocked);
       expect(handedOn).toHaveLength(3);
       for (const visit of handedOn) expect(visit.response_status_code).toBeUndefined();
+    } finally {
+      await site.stop('SIGTERM');
+    }
+  }, 60_000);
+});
+
+// Next.js 15's place for it, middleware.ts on the edge runtime (Next.js 16 still builds it so): no
+// Node APIs, so the core's verifiers with the IP lists imported as JSON through the package's
+// exports, and the client address from Vercel's X-Real-IP.
+describe('examples/nextjs-edge', () => {
+  let project: string;
+  beforeAll(() => {
+    project = buildNextSite('nextjs-edge');
+  }, 300_000);
+  afterAll(() => {
+    if (project !== undefined) rmSync(project, { recursive: true, force: true });
+  });
+
+  it('is built for the edge runtime and verifies Googlebot and GPTBot by their published ranges, refuses spoofers and a scraper, and delivers each visit with waitUntil', async () => {
+    const manifest = JSON.parse(readFileSync(join(project, '.next', 'server', 'middleware-manifest.json'), 'utf8')) as { middleware: Record<string, { files: string[] }> };
+    expect(manifest.middleware['/']!.files.every((file) => file.startsWith('server/edge/'))).toBe(true);
+    const { id: projectId, token } = srv.store.createProject('nextjs-edge.example');
+    const site = await startNextSite(project, token);
+    try {
+      const fromGoogle = await fetch(`${site.url}/`, { headers: { 'user-agent': GOOGLEBOT_UA, 'x-real-ip': '66.249.66.1' } });
+      expect(await fromGoogle.text()).toBe('Hello! agentwarden says: verified\n');
+      // Outside Google's ranges, with no reverse DNS on the edge: unproven, not refuted.
+      const elsewhere = await fetch(`${site.url}/`, { headers: { 'user-agent': GOOGLEBOT_UA, 'x-real-ip': '81.2.69.160' } });
+      expect(await elsewhere.text()).toBe('Hello! agentwarden says: not_verifiable\n');
+      const spoofed = await fetch(`${site.url}/`, { headers: { 'user-agent': GOOGLEBOT_UA, 'x-real-ip': '81.2.69.160', ...MALFORMED_SIGNATURE } });
+      expect(spoofed.status).toBe(403);
+      await spoofed.text();
+      // GPTBot from OpenAI's published range is refused as an AI data scraper; from elsewhere, as a spoofer.
+      const scraper = await fetch(`${site.url}/`, { headers: { 'user-agent': GPTBOT_UA, 'x-real-ip': '132.196.86.7' } });
+      expect(scraper.status).toBe(403);
+      await scraper.text();
+      const spoofedScraper = await fetch(`${site.url}/`, { headers: { 'user-agent': GPTBOT_UA, 'x-real-ip': '81.2.69.161' } });
+      expect(spoofedScraper.status).toBe(403);
+      await spoofedScraper.text();
+      const visits = await visitsArriving(srv.store, projectId, 5);
+      // The address reaches the server with the visit (which verifies it again with its own chain).
+      const handedOn = visits.find((v) => v.client_ip === '66.249.66.1');
+      expect(handedOn?.agent_id).toBe('googlebot');
+      expect(handedOn?.response_status_code).toBeUndefined();
+      expect(visits.find((v) => v.client_ip === '132.196.86.7')).toMatchObject({ agent_id: 'gptbot', response_status_code: 403, decision: { rule: 'deny-agent-type' } });
+      expect(visits.find((v) => v.client_ip === '81.2.69.161')).toMatchObject({ agent_id: 'gptbot', response_status_code: 403, decision: { rule: 'deny-verification-failed' } });
+      expect(visits.filter((v) => v.decision?.rule === 'deny-verification-failed')).toHaveLength(2);
     } finally {
       await site.stop('SIGTERM');
     }

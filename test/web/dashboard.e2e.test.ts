@@ -91,6 +91,9 @@ describe.skipIf(!available)('dashboard in Chromium', () => {
     await page.getByLabel('Framework').selectOption('nextjs');
     expect(await snippet.textContent()).toContain(`\nAGENTWARDEN_URL=${serverUrl}\nAGENTWARDEN_TOKEN=${projectToken}\n`);
     expect(await snippet.textContent()).toContain(readFileSync(join(import.meta.dirname, '../../examples/nextjs/proxy.ts'), 'utf8'));
+    await page.getByLabel('Framework').selectOption('nextjs-edge');
+    expect(await snippet.textContent()).toContain('# save the file below as middleware.ts beside app/, and in .env.local:');
+    expect(await snippet.textContent()).toContain(readFileSync(join(import.meta.dirname, '../../examples/nextjs-edge/middleware.ts'), 'utf8'));
     await shot('03-settings-new-token');
     // Reloaded, the page shows only the masked prefix.
     await page.reload();

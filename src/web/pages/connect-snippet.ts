@@ -5,6 +5,7 @@
 import express from '../../../examples/express/server.mjs?text';
 import fastify from '../../../examples/fastify/server.mjs?text';
 import hono from '../../../examples/hono/server.mjs?text';
+import nextjsEdge from '../../../examples/nextjs-edge/middleware.ts?text';
 import nextjs from '../../../examples/nextjs/proxy.ts?text';
 import worker from '../../../examples/worker/worker.js?text';
 import { copyText, field, h } from '../dom.js';
@@ -18,6 +19,7 @@ const FRAMEWORKS = {
   hono: { label: 'Hono 4 (Node)', install: 'npm install /path/to/agentwarden-<version>.tgz hono@4 @hono/node-server@1', file: 'server.mjs', code: hono },
   worker: { label: 'Cloudflare Worker', install: 'npm install /path/to/agentwarden-<version>.tgz', file: 'worker.js', code: worker },
   nextjs: { label: 'Next.js 16 (proxy)', install: 'npm install /path/to/agentwarden-<version>.tgz', file: 'proxy.ts', code: nextjs },
+  'nextjs-edge': { label: 'Next.js 15 (edge middleware)', install: 'npm install /path/to/agentwarden-<version>.tgz', file: 'middleware.ts', code: nextjsEdge },
 } as const;
 
 type Framework = keyof typeof FRAMEWORKS;
@@ -35,7 +37,7 @@ export function connectSection(serverUrl: string, token: string | undefined, tok
     const run =
       framework === 'worker'
         ? `# wrangler.toml: [vars] AGENTWARDEN_URL = "${serverUrl}"\n# npx wrangler secret put AGENTWARDEN_TOKEN, then paste ${tokenLine}`
-        : framework === 'nextjs'
+        : framework === 'nextjs' || framework === 'nextjs-edge'
           ? `# save the file below as ${file} beside app/, and in .env.local:\nAGENTWARDEN_URL=${serverUrl}\nAGENTWARDEN_TOKEN=${tokenLine}`
           : `# save the file below as ${file}, then:\nAGENTWARDEN_URL=${serverUrl} AGENTWARDEN_TOKEN=${tokenLine} node ${file}`;
     return `# ${install}\n${run}\n\n// ${file}\n${code}`;
