@@ -17,8 +17,6 @@ const coreAsPackage: Plugin = {
   },
 };
 
-// `import text from './file?text'`: the file's contents as a string. The dashboard shows the
-// examples/ apps this way, so its "Connect your site" snippets are those files, word for word.
 // Source maps name each src/ file and line for stack traces (node --enable-source-maps); the
 // package ships no src/, and copying the sources (the 1.2 MB catalog among them) into every map
 // would double the package for text no one reads there.
@@ -26,6 +24,8 @@ const withoutSourcesContent = (options: { sourcesContent?: boolean }) => {
   options.sourcesContent = false;
 };
 
+// `import text from './file?text'`: the file's contents as a string. The dashboard shows the
+// examples/ apps this way, so its "Connect your site" snippets are those files, word for word.
 const textImports: Plugin = {
   name: 'text-imports',
   setup(build) {

@@ -447,6 +447,11 @@ function hostName(host: string): string {
   return labels[keep - 1] ?? labels[0]!;
 }
 
+/** A name built on a top-level domain, without it ("Kukei.eu-Bot" → "Kukei-Bot"): the product's own name. */
+function withoutInnerTld(word: string): string {
+  return word.replace(/\.([A-Za-z]{2,})(?=[-_])/g, (all, tld: string) => (TLDS.has(tld.toLowerCase()) ? '' : all));
+}
+
 /**
  * The robots.txt token a product name or match token gives (data/README.md "Robots tokens"): no
  * anchor or context, no version, a host's registrable name, a top-level domain dropped from a
@@ -468,7 +473,7 @@ export function robotsTokenOf(token: string): string | undefined {
   const words = text.split(' ');
   const first = words[0]!;
   if (isHost(first)) words[0] = hostName(first);
-  else words[0] = first.replace(/\.([A-Za-z]{2,})(?=[-_])/g, (all, tld: string) => (TLDS.has(tld.toLowerCase()) ? '' : all)).split('.', 1)[0]!;
+  else words[0] = withoutInnerTld(first).split('.', 1)[0]!;
   const result = withoutVersion(words.join(' ')).replace(/[\s_-]+$/, '').trim();
   return result !== '' && robotsTokenProblem(result) === undefined ? result : undefined;
 }
@@ -488,8 +493,7 @@ export function sentRobotsToken(token: string): string | undefined {
   if (robotsTokenProblem(token) === undefined) return token;
   const first = token.replace(/^\^/, '').replace(/::/g, '-').split(/[\s/;(),"]/, 1)[0]!;
   if (/[@:]/.test(first) || isHost(first)) return undefined;
-  const withoutInnerTlds = first.replace(/\.([A-Za-z]{2,})(?=[-_])/g, (all, tld: string) => (TLDS.has(tld.toLowerCase()) ? '' : all));
-  return withoutInnerTlds.includes('.') ? undefined : robotsTokenOf(token);
+  return withoutInnerTld(first).includes('.') ? undefined : robotsTokenOf(token);
 }
 
 function sortedUnique(values: Iterable<string>): string[] {

@@ -88,6 +88,12 @@ const csvOr = (schema: object) => ({ 'application/json': { schema }, 'text/csv':
  * @example
  * createOpenApiDocument({ basePath: '', limits: DEFAULT_LIMITS }).openapi; // '3.1.0'
  */
+// An identification's and a verification's robots.txt token, described alike.
+const AGENT_TOKEN_SCHEMA = {
+  type: 'string',
+  description: "The agent's robots.txt token; empty for an attack probe and for an agent that sends no product token of its own (known only by a host or URL in its User-Agent).",
+} as const;
+
 export function createOpenApiDocument(options: {
   basePath: string;
   limits: ApiLimits;
@@ -427,7 +433,7 @@ export function createOpenApiDocument(options: {
             id: { type: 'string' },
             result: { type: 'string', enum: ['verified', 'verification_failed', 'not_verifiable'] },
             agent_id: { type: 'string', description: 'A catalog id; `unlisted:<token>` for a bot the catalog does not list but whose User-Agent names it (always not_verifiable, operator "Unknown", agent_url empty); or `probe:<kind>` for an attack payload sent as the User-Agent (`probe:log4shell`, `probe:sql-injection`…: type Security Scanner, agent_token empty, always not_verifiable).' },
-            agent_token: { type: 'string', description: "The agent's robots.txt token; empty for an attack probe and for an agent that sends no product token of its own (known only by a host or URL in its User-Agent)." },
+            agent_token: AGENT_TOKEN_SCHEMA,
             agent_url: { type: 'string', description: "The operator's documentation; empty for an unlisted agent." },
             agent_type_name: { type: 'string', enum: [...AGENT_TYPES] },
             operator_name: { type: 'string' },
@@ -446,7 +452,7 @@ export function createOpenApiDocument(options: {
             id: { type: 'string' },
             result: { type: 'string', enum: ['verified', 'verification_failed', 'not_verifiable', 'unknown_agent'] },
             agent_id: { type: 'string' },
-            agent_token: { type: 'string', description: "The agent's robots.txt token; empty for an attack probe and for an agent that sends no product token of its own (known only by a host or URL in its User-Agent)." },
+            agent_token: AGENT_TOKEN_SCHEMA,
             agent_url: { type: 'string' },
             agent_type_name: { type: 'string', enum: [...AGENT_TYPES] },
             operator_name: { type: 'string' },

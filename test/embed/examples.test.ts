@@ -108,22 +108,28 @@ function buildNextSite(example: string): string {
   return project;
 }
 
+/** The example built once for the describe block this is called in, removed after it: its project directory. */
+function nextSiteFor(example: string): () => string {
+  let project: string | undefined;
+  beforeAll(() => {
+    project = buildNextSite(example);
+  }, 300_000);
+  afterAll(() => {
+    if (project !== undefined) rmSync(project, { recursive: true, force: true });
+  });
+  return () => project!;
+}
+
 function startNextSite(project: string, token: string): Promise<RunningSite> {
   return startSite(process.execPath, [NEXT, 'start', '-p', '0', '-H', '127.0.0.1'], { AGENTWARDEN_URL: srv.url, AGENTWARDEN_TOKEN: token, NEXT_TELEMETRY_DISABLED: '1' }, { cwd: project, listening: /Local:\s+(http:\/\/[^\s/]+)/ });
 }
 
 describe('examples/nextjs', () => {
-  let project: string;
-  beforeAll(() => {
-    project = buildNextSite('nextjs');
-  }, 300_000);
-  afterAll(() => {
-    if (project !== undefined) rmSync(project, { recursive: true, force: true });
-  });
+  const project = nextSiteFor('nextjs');
 
   it('refuses a spoofed bot and an AI data scraper, serves an unproven bot, a browser and /robots.txt, and delivers each visit with waitUntil', async () => {
     const { id: projectId, token } = srv.store.createProject('nextjs.example');
-    const site = await startNextSite(project, token);
+    const site = await startNextSite(project(), token);
     try {
       // Next.js gives the proxy no client address: Googlebot cannot be checked against its ranges.
       const unproven = await fetch(`${site.url}/`, { headers: { 'user-agent': GOOGLEBOT_UA } });
@@ -160,19 +166,13 @@ describe('examples/nextjs', () => {
 // Node APIs, so the core's verifiers with the IP lists imported as JSON through the package's
 // exports, and the client address from Vercel's X-Real-IP.
 describe('examples/nextjs-edge', () => {
-  let project: string;
-  beforeAll(() => {
-    project = buildNextSite('nextjs-edge');
-  }, 300_000);
-  afterAll(() => {
-    if (project !== undefined) rmSync(project, { recursive: true, force: true });
-  });
+  const project = nextSiteFor('nextjs-edge');
 
   it('is built for the edge runtime and verifies Googlebot and GPTBot by their published ranges, refuses spoofers and a scraper, and delivers each visit with waitUntil', async () => {
-    const manifest = JSON.parse(readFileSync(join(project, '.next', 'server', 'middleware-manifest.json'), 'utf8')) as { middleware: Record<string, { files: string[] }> };
+    const manifest = JSON.parse(readFileSync(join(project(), '.next', 'server', 'middleware-manifest.json'), 'utf8')) as { middleware: Record<string, { files: string[] }> };
     expect(manifest.middleware['/']!.files.every((file) => file.startsWith('server/edge/'))).toBe(true);
     const { id: projectId, token } = srv.store.createProject('nextjs-edge.example');
-    const site = await startNextSite(project, token);
+    const site = await startNextSite(project(), token);
     try {
       const fromGoogle = await fetch(`${site.url}/`, { headers: { 'user-agent': GOOGLEBOT_UA, 'x-real-ip': '66.249.66.1' } });
       expect(await fromGoogle.text()).toBe('Hello! agentwarden says: verified\n');
