@@ -220,7 +220,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     receivedAt?: number,
     siteAuthorities?: readonly string[],
   ): Run | Promise<Run> => {
-    const agent = findCandidate(headers);
+    const agent = findCandidate(headers, path);
     if (agent === undefined) return { identification: unknownAgent(id) };
     // With no verifiers (identification only) there is no chain to make a request for.
     const chain = verifiers.length === 0 ? NOTHING_APPLIED : startVerifierChain(verifiers, agent, new ChainRequest(headers, method, path, rule, receivedAt, siteAuthorities), context);

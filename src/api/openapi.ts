@@ -64,7 +64,7 @@ const READ_PARAMETERS = [
   queryParameter('project', 'The project, for admin sessions (a token names its own project).'),
 ];
 const FILTER_PARAMETERS = [
-  queryParameter('agent', 'Only visits of this agent id (a catalog id, unlisted:<token> for a bot the catalog does not list, or probe:<kind> for an attack payload sent as the User-Agent); "none": visits without an agent (browsers and unknown clients); "any": visits of every agent, unlisted bots and probes included.'),
+  queryParameter('agent', 'Only visits of this agent id (a catalog id, unlisted:<token> for a bot the catalog does not list, or probe:<kind> for an attack payload sent as the User-Agent, or as a Log4Shell or Shellshock payload in another header or the path); "none": visits without an agent (browsers and unknown clients); "any": visits of every agent, unlisted bots and probes included.'),
   queryParameter('agent_type', 'Only visits of agents of this type (legacy aliases accepted); "none": without a type.'),
   queryParameter('result', 'Only visits with this identification result.', { type: 'string', enum: ['verified', 'verification_failed', 'not_verifiable', 'unknown_agent'] }),
   queryParameter('referral', 'Only human visits referred by this AI product; "none": without a referral; "any": every AI referral.'),
@@ -432,7 +432,7 @@ export function createOpenApiDocument(options: {
           properties: {
             id: { type: 'string' },
             result: { type: 'string', enum: ['verified', 'verification_failed', 'not_verifiable'] },
-            agent_id: { type: 'string', description: 'A catalog id; `unlisted:<token>` for a bot the catalog does not list but whose User-Agent names it (always not_verifiable, operator "Unknown", agent_url empty); or `probe:<kind>` for an attack payload sent as the User-Agent (`probe:log4shell`, `probe:sql-injection`…: type Security Scanner, agent_token empty, always not_verifiable).' },
+            agent_id: { type: 'string', description: 'A catalog id; `unlisted:<token>` for a bot the catalog does not list but whose User-Agent names it (always not_verifiable, operator "Unknown", agent_url empty); or `probe:<kind>` for an attack payload sent as the User-Agent, or a Log4Shell or Shellshock payload in another header or the path (`probe:log4shell`, `probe:sql-injection`…: type Security Scanner, agent_token empty, always not_verifiable).' },
             agent_token: AGENT_TOKEN_SCHEMA,
             agent_url: { type: 'string', description: "The operator's documentation; empty for an unlisted agent." },
             agent_type_name: { type: 'string', enum: [...AGENT_TYPES] },

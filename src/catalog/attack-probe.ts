@@ -3,6 +3,7 @@
 // Scanners put them there because servers log and parse the header; no browser or crawler sends
 // one. Such a header names no product, so it is named by what it tries: an *attack probe*, of
 // type Security Scanner, never verifiable, with the id `probe:<kind>` (data/README.md "Attack probes").
+// Log4Shell and Shellshock payloads are read in the other headers (and Log4Shell in the path) too.
 import type { Agent } from './types.js';
 
 /** The prefix of every attack probe's id; catalog ids are lower-case slugs, so never clash. */
@@ -258,11 +259,15 @@ const PROBES: readonly { readonly agent: Agent; readonly rules: readonly RegExp[
     match: Object.freeze({}),
     // Nothing for robots.txt: a probe reads none.
     robots_tokens: Object.freeze([]),
-    description: 'Not in the catalog: an attack payload sent as the User-Agent, named by what it tries.',
+    description: 'Not in the catalog: an attack payload sent as the User-Agent (Log4Shell and Shellshock in any header, Log4Shell in the path too), named by what it tries.',
   }),
   rules,
 }));
 const PROBE_BY_ID: ReadonlyMap<string, Agent> = new Map(PROBES.map(({ agent }) => [agent.id, agent]));
+const LOG4SHELL = PROBE_BY_ID.get(`${PROBE_ID_PREFIX}log4shell`)!;
+const SHELLSHOCK = PROBE_BY_ID.get(`${PROBE_ID_PREFIX}shellshock`)!;
+const LOG4SHELL_RULES = PROBES.find(({ agent }) => agent === LOG4SHELL)!.rules;
+const isLookup = (text: string) => LOG4SHELL_RULES.some((rule) => rule.test(text));
 
 /** Whether an agent id is an attack probe's (`probe:sql-injection`). */
 export function isAttackProbeId(id: string): boolean {
@@ -284,6 +289,42 @@ export function attackProbeIn(userAgent: string): Agent | undefined {
   // A percent-encoded payload ("1%27%20or%20%271%27=%271"), decoded once and, if still encoded, twice.
   const once = percentDecoded(userAgent);
   return firstKindIn(once) ?? (PERCENT_ESCAPE.test(once) ? firstKindIn(percentDecoded(once)) : undefined);
+}
+
+/**
+ * The probe the request's other headers or its path carry, if any. Scanners spray Log4Shell
+ * lookups over every header a server might log (Referer, X-Api-Version, X-Forwarded-For, Cookie)
+ * and the path, and Shellshock over every header a CGI script receives as a variable, often
+ * behind a browser's User-Agent. Only these two kinds are read there: their grammar is in no
+ * real value, while the other kinds' shapes (a quote, `<`, `../`, `;`) are ordinary in a Cookie
+ * or a Referer's query. A value with no `{` costs one search.
+ */
+export function attackProbeInRequest(headers: ReadonlyMap<string, string>, path: string | undefined): Agent | undefined {
+  let probe: Agent | undefined;
+  headers.forEach((value, name) => {
+    if (probe === undefined && name !== 'user-agent' && value.includes('{')) probe = probeInHeaderValue(value);
+  });
+  if (probe !== undefined || path === undefined) return probe;
+  return probeInPath(path);
+}
+
+// Bash reads a function from a variable only when the value starts with one.
+const SHELLSHOCK_AT_START = /^\s*\(\s*\)\s*\{/;
+
+function probeInHeaderValue(value: string): Agent | undefined {
+  if (SHELLSHOCK_AT_START.test(value)) return SHELLSHOCK;
+  return isLookup(value) ? LOG4SHELL : undefined;
+}
+
+// A `{` as itself, percent-encoded, or encoded twice (`%257B`).
+const MAY_HOLD_LOOKUP = /\{|%7b|%25/i;
+
+/** A Log4Shell lookup in the path or query, as the server decodes it (once, or twice). */
+function probeInPath(path: string): Agent | undefined {
+  if (!MAY_HOLD_LOOKUP.test(path)) return undefined;
+  if (isLookup(path)) return LOG4SHELL;
+  const once = percentDecoded(path);
+  return isLookup(once) || isLookup(percentDecoded(once)) ? LOG4SHELL : undefined;
 }
 
 function firstKindIn(text: string): Agent | undefined {

@@ -1,4 +1,5 @@
 // The compiled catalog: validated once, then lookup maps and the UA matcher built up front.
+import { attackProbeInRequest } from './attack-probe.js';
 import { compileUserAgentMatcher } from './ua-matcher.js';
 import { unlistedAgentById } from './unlisted-agent.js';
 import { canonicalOrigin, validateCatalog } from './validate.js';
@@ -16,6 +17,12 @@ export interface Catalog {
   matchUserAgent(userAgent: string): Agent | undefined;
   /** The agent whose Web Bot Auth origin this is (any URL on that origin), if any. */
   matchSignatureAgent(url: string): Agent | undefined;
+  /**
+   * The attack probe a request's other headers or its path carry (a Log4Shell lookup, a
+   * Shellshock function), when the catalog names unlisted agents; see data/README.md "Attack probes".
+   * Optional, so that a hand-made catalog object without it still serves.
+   */
+  matchRequestProbe?(headers: ReadonlyMap<string, string>, path?: string): Agent | undefined;
 }
 
 /** How a catalog is compiled. */
@@ -58,6 +65,7 @@ export function createCatalog(document: unknown, options: CatalogOptions = {}): 
       const origin = canonicalOrigin(url);
       return origin === undefined ? undefined : byOrigin.get(origin);
     },
+    matchRequestProbe: unlisted ? attackProbeInRequest : () => undefined,
   };
 }
 

@@ -14,10 +14,8 @@ class FetchHeaderMap extends LazyHeaderMap {
   has(name: string): boolean {
     return name.charCodeAt(0) !== 58 && this.headers.has(name);
   }
-  protected collect(): Map<string, string> {
-    const map = new Map<string, string>();
-    this.headers.forEach((value, name) => map.set(name, value));
-    return map;
+  protected each(visit: (value: string, name: string, map: ReadonlyMap<string, string>) => void): void {
+    this.headers.forEach((value, name) => visit(value, name, this));
   }
 }
 
@@ -34,13 +32,15 @@ class NodeHeaderMap extends LazyHeaderMap {
   has(name: string): boolean {
     return this.get(name) !== undefined;
   }
-  protected collect(): Map<string, string> {
-    const map = new Map<string, string>();
-    for (const name of Object.keys(this.headers)) {
-      const value = this.get(name);
-      if (value !== undefined) map.set(name, value);
+  protected each(visit: (value: string, name: string, map: ReadonlyMap<string, string>) => void): void {
+    // hasOwnProperty, not Object.hasOwn: V8 answers it inside for-in from its key cache.
+    const headers = this.headers;
+    for (const name in headers) {
+      if (!Object.prototype.hasOwnProperty.call(headers, name)) continue;
+      const value = headers[name];
+      if (typeof value === 'string') visit(value, name, this);
+      else if (Array.isArray(value)) visit(value.join(', '), name, this);
     }
-    return map;
   }
 }
 

