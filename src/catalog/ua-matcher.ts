@@ -4,7 +4,7 @@
 import { attackProbeIn, PAYLOAD_BYTES, PAYLOAD_WORDS } from './attack-probe.js';
 import type { Agent, AgentLayer } from './types.js';
 import { carriesForeignUrl } from './borrowed-token.js';
-import { declaredBot, NOTED_WORDS, unlistedAgent } from './unlisted-agent.js';
+import { declaredBot, NOTED_WORDS, productVersionedBy, unlistedAgent } from './unlisted-agent.js';
 import { DOT, FOLD, fusedVersionAt, isDigit, onlyVersion, versionTail } from './word-bytes.js';
 
 /** A function from a User-Agent header value to the agent it names, if any. */
@@ -283,6 +283,9 @@ export function compileUserAgentMatcher(agents: readonly Agent[], { unlisted = f
         const sender = declaredBot(ua, buf, length, botWordEnds, botWordCount, bestStart, true);
         return sender === undefined || sender.described === true ? found.agent : unlistedAgent(sender);
       }
+      // A library as the leading product's version ("AcmeCrawl/Nutch-1.0") is its engine.
+      const engineUser = buf[bestStart - 1] === SLASH ? productVersionedBy(buf, length, bestStart) : undefined;
+      if (engineUser !== undefined) return unlistedAgent(engineUser);
       // A bot that names itself beats the listed library or platform it runs on.
       const declared = botWordCount === 0 ? undefined : declaredBot(ua, buf, length, botWordEnds, botWordCount, bestStart, false);
       return declared === undefined || declared.described === true ? found.agent : unlistedAgent(declared);

@@ -135,15 +135,23 @@ const HANDSET_MODEL = /^(?:(?:Alcatel|BenQ|HTC|Huawei|LGE?|Lenovo|MOT|Panasonic|
  * WebExplorer, Psion's EPOC web browser, Arachne (the DOS browser, `xChaos_Arachne/4.1`),
  * Access NetFront, the Vimprobable WebKit browser, Apple's iTunes (its Apple TV build), and the
  * XBMC media centre, now Kodi (`Kodi/19.1 (Windows NT 10.0; ...)`), whose users start every
- * fetch. Only distinctive words: a part like "Linux" or "Edge" also names bots' products.
+ * fetch. So are the media players that open a stream for their listener with a bare product
+ * header: Winamp (`WinampMPEG/2.00`), GNOME's Totem (`Totem/3.0.1`), players on the BASS audio
+ * library (`BASS/2.4`), Philips' Streamium sets, and any part that ends in "player"
+ * (`Windows-Media-Player/10.00`, `BSPlayer/2`, `GnomeMplayer/1.0.2`, `PSP-InternetRadioPlayer/1.00`).
+ * Only distinctive words: a part like "Linux" or "Edge" also names bots' products.
  */
-const BROWSER_FAMILY_PARTS = new Set(['linemode', 'webexplorer', 'epoc', 'arachne', 'netfront', 'vimprobable', 'itunes', 'xbmc', 'kodi']);
+const BROWSER_FAMILY_PARTS = new Set(['linemode', 'webexplorer', 'epoc', 'arachne', 'netfront', 'vimprobable', 'itunes', 'xbmc', 'kodi', 'winamp', 'winampmpeg', 'totem', 'bass', 'streamium']);
+const PLAYER = 'player';
 /** The separators between a product name's parts ("IBM-WebExplorer-DLL"). */
 const NAME_PARTS = /[-_]/;
 
 /** Whether a lower-cased product name is a browser's or media player's: one of its parts names the family. */
 function isBrowserFamily(lower: string): boolean {
-  return lower.split(NAME_PARTS).some((part) => BROWSER_FAMILY_PARTS.has(part.replace(TRAILING_DIGITS, '')));
+  return lower.split(NAME_PARTS).some((part) => {
+    const family = part.replace(TRAILING_DIGITS, '');
+    return BROWSER_FAMILY_PARTS.has(family) || family.endsWith(PLAYER);
+  });
 }
 
 const NOT_LEADING_NAMES = new Set([
@@ -401,6 +409,17 @@ function productName(buf: Uint8Array, start: number, end: number): SelfDeclarati
   const suffix = botWordOf(lower);
   if (suffix >= 0 && isDescription(lower, suffix)) return undefined;
   return { name, type: 'Uncategorized' };
+}
+
+/**
+ * The header's leading product when the word at `start` is its version ("emBot-GalaBuzz" of
+ * "emBot-GalaBuzz/Nutch-1.0"): Apache Nutch sends its agent name, then "Nutch-<version>" as that
+ * name's version (nutch-default.xml: http.agent.name, http.agent.version), so a library found
+ * there is the engine of the product before it, which names the sender.
+ */
+export function productVersionedBy(buf: Uint8Array, length: number, start: number): SelfDeclaration | undefined {
+  const end = productEnd(buf, 0, length);
+  return end > 0 && end + 1 === start && buf[end] === SLASH ? productName(buf, 0, end) : undefined;
 }
 
 /** The product a header starts with ("CopperEgg" of "CopperEgg/RevealUptime/..."), when it can name a bot and is not the word at `skip`. */

@@ -132,13 +132,34 @@ describe('unlisted agents', () => {
       'iTunes-AppleTV/5.0',
       'XBMC/12.2 Git:20130502-32b1a5e (Linux; http://www.xbmc.org)',
       'Mozilla/5.0 (compatible; Kodi/20.2; +https://kodi.tv)',
+      // Media players opening a stream for their listener (ua-parser-js 1.0's test data, MIT).
+      'WinampMPEG/2.00',
+      'Totem/3.0.1',
+      'BASS/2.4',
+      'Streamium/1.0',
+      'Windows-Media-Player/10.00.00.4019',
+      'BSPlayer/2',
+      'GnomeMplayer/1.0.2',
+      'PSP-InternetRadioPlayer/1.00',
     ]);
+    // A player's word ends a part of the name: a bot that merely contains one is named.
+    expect(idOf('QuokkaPlayerBot/1.0')).toBe('unlisted:QuokkaPlayerBot');
     // A family's word is a part of the name, not any text: a bot that merely contains one is named.
     expect(idOf('Itunesfeed/1.0 (+https://quokka.example/)')).toBe('unlisted:Itunesfeed');
     expect(idOf('Quokka-Kodi-Addon-Bot/1.0')).toBe('unlisted:Quokka-Kodi-Addon-Bot');
     // A bot that says so on a phone is still one, and so is a crawler's compatible comment.
     expect(idOf('QuokkaNews/3.1 (Android 14; QuokkaBot; +https://news.quokka.example)')).toBe('unlisted:QuokkaBot');
     expect(idOf('Mozilla/5.0 (iPhone; CPU iPhone OS 5_0_1 like Mac OS X) (compatible; Quokka-Mobile/0.1; +http://quokka.example/robots/)')).toBe('unlisted:Quokka-Mobile');
+  });
+
+  it("names the sender of Apache Nutch's format, its agent name with Nutch as its version, not the library", () => {
+    // nutch-default.xml: http.agent.name, then http.agent.version ("Nutch-1.x" unless set).
+    expect(idOf('emBot-GalaBuzz/Nutch-1.0 (http://emining.jp/; em@galabuzz.jp)')).toBe('unlisted:emBot-GalaBuzz');
+    expect(idOf('QuokkaCrawl/Nutch-1.19 (Quokka research crawler; https://quokka.example/crawler; crawler@quokka.example)')).toBe('unlisted:QuokkaCrawl');
+    // Nutch alone, or beside another product, is Nutch; a browser's token is no agent name.
+    expect(idOf('Nutch-1.7')).toBe('nutch');
+    expect(idOf('Mozilla/5.0 (compatible; Nutch-1.7)')).toBe('nutch');
+    expect(idOf('Mozilla/Nutch-1.0')).toBe('nutch');
   });
 
   it('never names a browser, a phone called CUBOT, a bare bot word, a URL, a version or an overlong word', () => {
