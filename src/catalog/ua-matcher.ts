@@ -38,6 +38,7 @@ const W = CLASS_OF_FOLDED[119]!;
 const WWW_DOT = [119, 119, 119, DOT] as const;
 const DOT_CLASS = CLASS_OF_FOLDED[DOT]!;
 const SLASH = 47;
+const STAR = 42;
 // Letters have the highest classes, as they have the highest folded bytes.
 const FIRST_LETTER_CLASS = CLASS_OF_FOLDED[97]!;
 
@@ -57,6 +58,8 @@ interface Entry {
   readonly exact: boolean;
   /** A product token, its word and "/" (`Hexometer/`): it also matches a header that is only its word, with or without a version. */
   readonly product: boolean;
+  /** The rest holds a "*", which takes any version there ("facebookexternalhit/* facebot twitterbot"). */
+  readonly versioned: boolean;
 }
 
 const encoder = new TextEncoder();
@@ -93,7 +96,23 @@ function compileToken(agent: Agent, token: string, rank: number, exact: boolean)
   while (split < bytes.length && FOLD[bytes[split]!] !== 0) split++;
   if (split === 0) throw new RangeError(`agent "${agent.id}": match token ${JSON.stringify(token)} must start with a word`);
   const rest = bytes.subarray(split);
-  return { agent, rank, word: bytes.subarray(0, split), rest, atStart, atEnd, exact, product: rest.length === 1 && rest[0] === SLASH && !atEnd };
+  return { agent, rank, word: bytes.subarray(0, split), rest, atStart, atEnd, exact, product: rest.length === 1 && rest[0] === SLASH && !atEnd, versioned: rest.includes(STAR) };
+}
+
+/**
+ * Where `rest` ends when it follows in buf at `at`, a "*" in it taking a version (a digit, then
+ * digits and dots: "/* facebot" over "/1.1 Facebot"); -1 when it does not follow.
+ */
+function versionedRestEnd(buf: Uint8Array, at: number, length: number, rest: Uint8Array): number {
+  let i = at;
+  for (let j = 0; j < rest.length; j++) {
+    if (rest[j] === STAR) {
+      if (i >= length || !isDigit(FOLD[buf[i]!]!)) return -1;
+      while (i < length && (isDigit(FOLD[buf[i]!]!) || buf[i] === DOT)) i++;
+    } else if (i < length && lower(buf[i]!) === rest[j]) i++;
+    else return -1;
+  }
+  return i;
 }
 
 /**
@@ -136,6 +155,7 @@ export function compileUserAgentMatcher(agents: readonly Agent[], { unlisted = f
   let best: Entry | undefined;
   let bestRank = 0;
   let bestStart = -1;
+  let bestStop = -1;
 
   /**
    * Checks the tokens whose leading word is the word of terminal state `state` (a row offset),
@@ -181,6 +201,9 @@ export function compileUserAgentMatcher(agents: readonly Agent[], { unlisted = f
         const digit = isDigit(folded);
         if ((digit || entry.exact) && !onlyVersion(buf, digit ? end : end + 1, wordEnd)) continue;
         stop = wordEnd;
+      } else if (entry.versioned) {
+        stop = versionedRestEnd(buf, end, length, rest);
+        if (stop < 0 || isAlphanumeric(FOLD[buf[stop]!]!)) continue;
       } else if (rest.length > 0) {
         if (end + rest.length > length) continue;
         let j = 0;
@@ -197,11 +220,12 @@ export function compileUserAgentMatcher(agents: readonly Agent[], { unlisted = f
       let rank = entry.rank;
       if (rank === RANK_BOT && (inUrl ??= isUrlHost(buf, start))) rank = RANK_URL;
       if (rank === RANK_URL && best !== undefined && best.agent.operator === entry.agent.operator) rank = RANK_BOT;
-      // Within one word a later match is a longer one; across words only a higher rank wins.
-      if (start === bestStart || rank > bestRank) {
+      // Within one word the longer match wins (a later one when as long); across words only a higher rank wins.
+      if ((start === bestStart && stop >= bestStop) || rank > bestRank) {
         best = entry;
         bestRank = rank;
         bestStart = start;
+        bestStop = stop;
       }
     }
   };
@@ -221,6 +245,7 @@ export function compileUserAgentMatcher(agents: readonly Agent[], { unlisted = f
     best = undefined;
     bestRank = 0;
     bestStart = -1;
+    bestStop = -1;
     botWordCount = 0;
     // Two walks over the header's halves, interleaved: each table load depends on the one
     // before it in its walk, so one walk waits on every load while two overlap theirs (more

@@ -165,6 +165,9 @@ describe("operators' documented crawlers are separate agents with their own robo
     // Without the page the leftmost bot token names it; Meta's own header is still Meta's.
     expect(named('facebookexternalhit/1.1; kakaotalk-scrap/1.0')).toMatch(/^facebookexternalhit \|/);
     expect(named('facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)')).toMatch(/^facebookexternalhit \|/);
+    // Apple Messages' link preview appends Meta's and X's tokens to Safari's header: the three together are Apple's.
+    expect(named('Mozilla/5.0 (Macintosh; Intel Mac OS X 10_11_1) AppleWebKit/601.2.4 (KHTML, like Gecko) Version/9.0.1 Safari/601.2.4 facebookexternalhit/1.1 Facebot Twitterbot/1.0')).toMatch(/^apple-messages-link-preview \| Fetcher \|/);
+    expect(document.agents.find((agent) => agent.id === 'apple-messages-link-preview')).toMatchObject({ operator: 'Apple', robots_tokens: [] });
   });
 
   it('a placeholder host in a source example names no operator', () => {

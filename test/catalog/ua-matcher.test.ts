@@ -120,6 +120,24 @@ describe('a token keeps the context its source gives it', () => {
     expect(id('Nmap Scripting')).toBeUndefined();
   });
 
+  it('a "*" in a phrase takes a version, and the longer match of a word wins in either catalog order', () => {
+    const preview = agent('messages-preview', { tokens: ['externalhit/* Facebot Twitterbot'] }, 'Apple');
+    const externalhit = agent('externalhit', { tokens: ['externalhit/'] }, 'Meta');
+    const facebot = agent('facebot', { tokens: ['Facebot'] }, 'Meta');
+    for (const agents of [[preview, externalhit, facebot], [externalhit, facebot, preview]]) {
+      const find = compileUserAgentMatcher(agents);
+      const order = agents.map((a) => a.id).join(',');
+      expect({ order, id: find(`${CHROME} externalhit/1.1 Facebot Twitterbot/1.0`)?.id }).toEqual({ order, id: 'messages-preview' });
+      expect({ order, id: find('externalhit/2.0.1 facebot twitterbot')?.id }).toEqual({ order, id: 'messages-preview' });
+      // No version, a word run on, or a part missing: the single tokens, leftmost first.
+      expect({ order, id: find('externalhit/ Facebot Twitterbot')?.id }).toEqual({ order, id: 'externalhit' });
+      expect({ order, id: find('externalhit/1.1 Facebot Twitterbots')?.id }).toEqual({ order, id: 'externalhit' });
+      expect({ order, id: find('externalhit/1.1 Facebot')?.id }).toEqual({ order, id: 'externalhit' });
+      expect({ order, id: find('externalhit/1.1')?.id }).toEqual({ order, id: 'externalhit' });
+      expect({ order, id: find('Facebot/1.0')?.id }).toEqual({ order, id: 'facebot' });
+    }
+  });
+
   it('a product token ("Hexometer/") also matches a header that is only its name, with or without a version', () => {
     for (const ua of ['Hexometer', 'hexometer 1.0', 'Hexometer v2.1', 'Hexometer-3.1.21', 'Hexometer_2', 'Hexometer/1.0 (+https://hexometer.com)']) expect(id(ua), ua).toBe('hexometer');
     // Anything else beside the name is context the token does not give: no match.
