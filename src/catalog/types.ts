@@ -44,7 +44,8 @@ export type AgentLayer = 'library' | 'platform';
  * their family (`Baiduspider` also matches `Baiduspider-image/2.0` and `larbin` matches
  * `larbin_2.6.3`). A token may carry context: a leading `^` (it must start the header), a
  * trailing `$` (it must end it) and anything after its first word, compared verbatim
- * (`Nmap Scripting Engine`, `RED/`). `patterns` are regular expressions (case-insensitive) for the
+ * (`Nmap Scripting Engine`, `RED/`), but for a `*` there, which takes a version
+ * (`facebookexternalhit/* Facebot Twitterbot`). `patterns` are regular expressions (case-insensitive) for the
  * rare agent a token cannot describe; they are tried only when no token matched.
  */
 export interface AgentMatch {
