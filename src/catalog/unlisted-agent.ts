@@ -435,7 +435,29 @@ function leadingProduct(buf: Uint8Array, length: number, skip: number): SelfDecl
   // "Name: what it is" ("Quokka: Friendly robot/1.3"): a capitalised label.
   if (buf[end] === COLON && buf[end + 1] === SPACE) return capitalised ? productName(buf, 0, end) : undefined;
   if (buf[end] !== SPACE) return undefined;
-  return capitalised || buf[end + 1] === OPENING || spacedVersionAt(buf, end + 1) ? productName(buf, 0, end) : undefined;
+  if (!capitalised) return buf[end + 1] === OPENING || spacedVersionAt(buf, end + 1) ? productName(buf, 0, end) : undefined;
+  // "Acme Feed Reader/2.0": a name of capitalised words before its version is the product, whole.
+  const first = productName(buf, 0, end);
+  const whole = first === undefined ? -1 : versionedNameEnd(buf, end, length);
+  return whole < 0 ? first : (productName(buf, 0, whole) ?? first);
+}
+
+/** The most words a product's name runs over before its version ("Acme Feed Reader/2.0"). */
+const MAX_NAME_WORDS = 4;
+
+/**
+ * Where a name that goes on after its first word at `end` (a space) ends: at the "/" of its
+ * version, over capitalised words only ("Google Desktop/5.9"); -1 when something else comes first.
+ */
+function versionedNameEnd(buf: Uint8Array, end: number, length: number): number {
+  let at = end;
+  for (let words = 1; words < MAX_NAME_WORDS && at - end <= MAX_NAME; words++) {
+    if (buf[at] !== SPACE || !(buf[at + 1]! >= 65 && buf[at + 1]! <= 90)) return -1;
+    at++;
+    while (at < length && FOLD[buf[at]!] !== 0 && buf[at] !== DOT) at++;
+    if (buf[at] === SLASH) return buf[at + 1]! >= 48 && buf[at + 1]! <= 57 ? at : -1;
+  }
+  return -1;
 }
 
 /** Whether a "v" and a digit start at `at` ("v0.5.1"): a version written after a space. */

@@ -255,7 +255,8 @@ describe('unlisted agents', () => {
     // The listed library, or the product the header starts with, is the sender (woothee's and CrawlerDetect's test sets).
     expect(idOf('SimplePie/1.3-dev (Feed Parser; http://simplepie.org; Allow like Gecko) Build/20120406195310')).toBe('simplepie');
     expect(idOf('hawkReader/1.8 (Link Parser; http://www.hawkreader.com/; Allow like Gecko) Build/f2b2566')).toBe('unlisted:hawkReader');
-    expect(idOf('Fastladder FeedFetcher/0.01 (http://fastladder.com/; 2 subscribers)')).toBe('unlisted:Fastladder');
+    // A capitalised name before the description and its version is named whole, as "Quokka Link Checker" is.
+    expect(idOf('Fastladder FeedFetcher/0.01 (http://fastladder.com/; 2 subscribers)')).toBe('unlisted:Fastladder FeedFetcher');
     // A name before the description makes a whole product name (WhichBrowser's test cases: "COMODO
     // SSL Checker" was named "SSL Checker", "eZ Publish Link Validator" "Link Validator").
     expect(idOf('JOC Web Spider')).toBe('unlisted:JOC Web Spider');
@@ -272,6 +273,17 @@ describe('unlisted agents', () => {
     expect(idOf('www2.apserver.net ASP-Ranker Feed Crawler')).toBe('unlisted:ASP-Ranker Feed Crawler');
     expect(idOf('www2.apserver.net Feed Crawler')).toBe('unlisted:Feed Crawler');
     expect(idOf('Feed/1.0 (+https://feeds.example/)')).toBeUndefined();
+  });
+
+  it('names a leading product of several capitalised words whole, up to its version ("Google Desktop/5.9" is not "Google")', () => {
+    expect(idOf('Quokka Desktop/5.9.1005.12335 (http://desktop.quokka.example/)')).toBe('unlisted:Quokka Desktop');
+    expect(idOf('Quokka Feed Reader/2.0 (+https://quokka.example)')).toBe('unlisted:Quokka Feed Reader');
+    // Without a version after the words, or with a lower-case word among them, the first word alone.
+    expect(idOf('Quokka Mail (http://quokka.example)')).toBe('unlisted:Quokka');
+    expect(idOf('Quokka Feed reader/2.0 (+https://quokka.example)')).toBe('unlisted:Quokka');
+    expect(idOf('Quokka Feed Reader/beta (+https://quokka.example)')).toBe('unlisted:Quokka');
+    // A browser's token never starts a name, with words after it or not.
+    expect(idOf('Mozilla Quokka/1.0 (+http://quokka.example/bot)')).not.toMatch(/^unlisted:Mozilla/);
   });
 
   it('its id names it again: getAgent gives back the same record, and refuses ids no unlisted agent can have', () => {
