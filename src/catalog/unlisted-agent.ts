@@ -408,7 +408,8 @@ function productName(buf: Uint8Array, start: number, end: number): SelfDeclarati
   // A description ("SiteArchiver") is found by the scan as such, with the type its bot word says.
   const suffix = botWordOf(lower);
   if (suffix >= 0 && isDescription(lower, suffix)) return undefined;
-  return { name, type: 'Uncategorized' };
+  // Typed as its id gives it back (unlistedAgentById): by the bot word it ends with.
+  return { name, type: suffix >= 0 ? SUFFIXES[suffix]![1] : 'Uncategorized' };
 }
 
 /**
@@ -436,10 +437,11 @@ function leadingProduct(buf: Uint8Array, length: number, skip: number): SelfDecl
   if (buf[end] === COLON && buf[end + 1] === SPACE) return capitalised ? productName(buf, 0, end) : undefined;
   if (buf[end] !== SPACE) return undefined;
   if (!capitalised) return buf[end + 1] === OPENING || spacedVersionAt(buf, end + 1) ? productName(buf, 0, end) : undefined;
-  // "Acme Feed Reader/2.0": a name of capitalised words before its version is the product, whole.
+  // "Acme Feed Reader/2.0": a name of capitalised words before its version is the product, whole
+  // (and none when the whole is no bot's: "Acme Media Player/2.1").
   const first = productName(buf, 0, end);
   const whole = first === undefined ? -1 : versionedNameEnd(buf, end, length);
-  return whole < 0 ? first : (productName(buf, 0, whole) ?? first);
+  return whole < 0 ? first : productName(buf, 0, whole);
 }
 
 /** The most words a product's name runs over before its version ("Acme Feed Reader/2.0"). */
@@ -453,8 +455,10 @@ function versionedNameEnd(buf: Uint8Array, end: number, length: number): number 
   let at = end;
   for (let words = 1; words < MAX_NAME_WORDS && at - end <= MAX_NAME; words++) {
     if (buf[at] !== SPACE || !(buf[at + 1]! >= 65 && buf[at + 1]! <= 90)) return -1;
-    at++;
+    const start = ++at;
     while (at < length && FOLD[buf[at]!] !== 0 && buf[at] !== DOT) at++;
+    // A browser's token ends the name before it ("Acme Mozilla/5.0 (...)" is Acme's).
+    if (at - start <= MAX_NAME && NOT_LEADING_NAMES.has(text(buf, start, at).toLowerCase())) return -1;
     if (buf[at] === SLASH) return buf[at + 1]! >= 48 && buf[at + 1]! <= 57 ? at : -1;
   }
   return -1;

