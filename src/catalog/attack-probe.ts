@@ -267,7 +267,8 @@ const PROBE_BY_ID: ReadonlyMap<string, Agent> = new Map(PROBES.map(({ agent }) =
 const LOG4SHELL = PROBE_BY_ID.get(`${PROBE_ID_PREFIX}log4shell`)!;
 const SHELLSHOCK = PROBE_BY_ID.get(`${PROBE_ID_PREFIX}shellshock`)!;
 const LOG4SHELL_RULES = PROBES.find(({ agent }) => agent === LOG4SHELL)!.rules;
-const isLookup = (text: string) => LOG4SHELL_RULES.some((rule) => rule.test(text));
+/** The Log4Shell probe, when `text` holds a lookup. */
+const lookupIn = (text: string): Agent | undefined => (LOG4SHELL_RULES.some((rule) => rule.test(text)) ? LOG4SHELL : undefined);
 
 /** Whether an agent id is an attack probe's (`probe:sql-injection`). */
 export function isAttackProbeId(id: string): boolean {
@@ -284,11 +285,18 @@ export function attackProbeById(id: string): Agent | undefined {
  * matches. For the matcher, which calls it only when its scan saw a payload byte or word.
  */
 export function attackProbeIn(userAgent: string): Agent | undefined {
-  const probe = firstKindIn(userAgent);
-  if (probe !== undefined || !PERCENT_ESCAPE.test(userAgent)) return probe;
-  // A percent-encoded payload ("1%27%20or%20%271%27=%271"), decoded once and, if still encoded, twice.
-  const once = percentDecoded(userAgent);
-  return firstKindIn(once) ?? (PERCENT_ESCAPE.test(once) ? firstKindIn(percentDecoded(once)) : undefined);
+  return inDecodings(userAgent, firstKindIn);
+}
+
+/**
+ * What `find` names in `text` as it is or, for a percent-encoded payload ("1%27%20or%20%271%27=%271"),
+ * decoded once and, if still encoded, twice.
+ */
+function inDecodings(text: string, find: (text: string) => Agent | undefined): Agent | undefined {
+  const found = find(text);
+  if (found !== undefined || !PERCENT_ESCAPE.test(text)) return found;
+  const once = percentDecoded(text);
+  return find(once) ?? (PERCENT_ESCAPE.test(once) ? find(percentDecoded(once)) : undefined);
 }
 
 /**
@@ -312,8 +320,7 @@ export function attackProbeInRequest(headers: ReadonlyMap<string, string>, path:
 const SHELLSHOCK_AT_START = /^\s*\(\s*\)\s*\{/;
 
 function probeInHeaderValue(value: string): Agent | undefined {
-  if (SHELLSHOCK_AT_START.test(value)) return SHELLSHOCK;
-  return isLookup(value) ? LOG4SHELL : undefined;
+  return SHELLSHOCK_AT_START.test(value) ? SHELLSHOCK : lookupIn(value);
 }
 
 // A `{` as itself, percent-encoded, or encoded twice (`%257B`).
@@ -321,10 +328,7 @@ const MAY_HOLD_LOOKUP = /\{|%7b|%25/i;
 
 /** A Log4Shell lookup in the path or query, as the server decodes it (once, or twice). */
 function probeInPath(path: string): Agent | undefined {
-  if (!MAY_HOLD_LOOKUP.test(path)) return undefined;
-  if (isLookup(path)) return LOG4SHELL;
-  const once = percentDecoded(path);
-  return isLookup(once) || isLookup(percentDecoded(once)) ? LOG4SHELL : undefined;
+  return MAY_HOLD_LOOKUP.test(path) ? inDecodings(path, lookupIn) : undefined;
 }
 
 function firstKindIn(text: string): Agent | undefined {

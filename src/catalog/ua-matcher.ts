@@ -58,8 +58,6 @@ interface Entry {
   readonly exact: boolean;
   /** A product token, its word and "/" (`Hexometer/`): it also matches a header that is only its word, with or without a version. */
   readonly product: boolean;
-  /** The rest holds a "*", which takes any version there ("facebookexternalhit/* facebot twitterbot"). */
-  readonly versioned: boolean;
 }
 
 const encoder = new TextEncoder();
@@ -96,14 +94,15 @@ function compileToken(agent: Agent, token: string, rank: number, exact: boolean)
   while (split < bytes.length && FOLD[bytes[split]!] !== 0) split++;
   if (split === 0) throw new RangeError(`agent "${agent.id}": match token ${JSON.stringify(token)} must start with a word`);
   const rest = bytes.subarray(split);
-  return { agent, rank, word: bytes.subarray(0, split), rest, atStart, atEnd, exact, product: rest.length === 1 && rest[0] === SLASH && !atEnd, versioned: rest.includes(STAR) };
+  return { agent, rank, word: bytes.subarray(0, split), rest, atStart, atEnd, exact, product: rest.length === 1 && rest[0] === SLASH && !atEnd };
 }
 
 /**
- * Where `rest` ends when it follows in buf at `at`, a "*" in it taking a version (a digit, then
- * digits and dots: "/* facebot" over "/1.1 Facebot"); -1 when it does not follow.
+ * Where a token's `rest` ends when it follows in buf at `at`, verbatim (lower-cased) but for a "*",
+ * which takes a version (a digit, then digits and dots: "/* facebot" over "/1.1 Facebot"); -1 when
+ * it does not follow.
  */
-function versionedRestEnd(buf: Uint8Array, at: number, length: number, rest: Uint8Array): number {
+function restEnd(buf: Uint8Array, at: number, length: number, rest: Uint8Array): number {
   let i = at;
   for (let j = 0; j < rest.length; j++) {
     if (rest[j] === STAR) {
@@ -201,15 +200,9 @@ export function compileUserAgentMatcher(agents: readonly Agent[], { unlisted = f
         const digit = isDigit(folded);
         if ((digit || entry.exact) && !onlyVersion(buf, digit ? end : end + 1, wordEnd)) continue;
         stop = wordEnd;
-      } else if (entry.versioned) {
-        stop = versionedRestEnd(buf, end, length, rest);
-        if (stop < 0 || isAlphanumeric(FOLD[buf[stop]!]!)) continue;
       } else if (rest.length > 0) {
-        if (end + rest.length > length) continue;
-        let j = 0;
-        while (j < rest.length && lower(buf[end + j]!) === rest[j]) j++;
-        if (j !== rest.length) continue;
-        stop = end + rest.length;
+        stop = restEnd(buf, end, length, rest);
+        if (stop < 0) continue;
         // A rest ending inside a word must end the word there or at a family boundary
         // ("Nmap Scripting Engine;" and "pinterest.com/bot.html", not "...Enginex").
         if (FOLD[rest[rest.length - 1]!] !== 0 && isAlphanumeric(FOLD[buf[stop]!]!)) continue;

@@ -115,17 +115,6 @@ const ORDINARY_WORDS = new Set(['angebot', 'gebot', 'verbot', 'aufgebot', 'sonde
 const HANDSET_MODEL = /^(?:(?:Alcatel|BenQ|HTC|Huawei|LGE?|Lenovo|MOT|Panasonic|Philips|SAGEM|SAMSUNG|SEC|SHARP|SIE|ZTE)[-_\d]|(?:Sony)?Ericsson|Nokia|BlackBerry|NX\/)/i;
 
 /**
- * Products a header starts with that are browsers or runtimes, never a bot's name: the major
- * browsers' own tokens ("Chrome/49.0 (compatible; Wappalyzer; ...)" names Wappalyzer, not Chrome),
- * and browsers people use whose header is a bare "Name/1.0": the text browsers, Sleipnir (Fenrir,
- * Japan), the Amiga browsers AWeb and Voyager, Contiki's (an OS for 8-bit computers, whose
- * header gives its product and a URL), MozacFetch (the fetch client of Mozilla's
- * Android Components, inside Firefox for Android and Focus), and Windows' WebDAV redirector
- * (Explorer opening a web folder for its user). Nor the platform a "(compatible; X11; Linux ...)"
- * comment may give first (browscap's test cases: Google's structured-data tool was named "X11"),
- * nor a Japanese carrier's, which its phones' browsers start with ("DoCoMo/2.0 D903i ...").
- */
-/**
  * Browsers and media players whose product name has several parts, any one of which names the
  * family ("xChaos_Arachne", "IBM-WebExplorer-DLL", "CERN-LineMode", "EPOC32-WTL",
  * "iTunes-AppleTV"): a part of a leading or compatible product's name (split at "-" and "_", a
@@ -154,6 +143,17 @@ function isBrowserFamily(lower: string): boolean {
   });
 }
 
+/**
+ * Products a header starts with that are browsers or runtimes, never a bot's name: the major
+ * browsers' own tokens ("Chrome/49.0 (compatible; Wappalyzer; ...)" names Wappalyzer, not Chrome),
+ * and browsers people use whose header is a bare "Name/1.0": the text browsers, Sleipnir (Fenrir,
+ * Japan), the Amiga browsers AWeb and Voyager, Contiki's (an OS for 8-bit computers, whose
+ * header gives its product and a URL), MozacFetch (the fetch client of Mozilla's
+ * Android Components, inside Firefox for Android and Focus), and Windows' WebDAV redirector
+ * (Explorer opening a web folder for its user). Nor the platform a "(compatible; X11; Linux ...)"
+ * comment may give first (browscap's test cases: Google's structured-data tool was named "X11"),
+ * nor a Japanese carrier's, which its phones' browsers start with ("DoCoMo/2.0 D903i ...").
+ */
 const NOT_LEADING_NAMES = new Set([
   'mozilla', 'opera', 'dalvik', 'msie', 'chrome', 'chromium', 'firefox', 'safari', 'edge', 'edg', 'opr', 'vivaldi', 'brave',
   'w3m', 'lynx', 'links', 'elinks', 'dillo', 'netsurf', 'sleipnir', 'aweb', 'amiga-aweb', 'voyager', 'mozacfetch', 'contiki',
