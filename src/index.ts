@@ -162,7 +162,7 @@ export type { RobotsSourceOptions } from './embed/robots-source.js';
 export { readTextUpTo } from './embed/bounded-text.js';
 export { createAgentwarden } from './embed/agentwarden.js';
 export type { Agentwarden, AgentwardenOptions, AgentwardenResult, CheckRequest, RecordedResponse, RequestCheck } from './embed/agentwarden.js';
-export { agentwardenResult, checkFetchRequest, createFetchMiddleware, detectPlatform, isAgentwarden, policyResponse, recordFetchResponse, withAgentwarden } from './embed/fetch-middleware.js';
+export { agentwardenResult, checkFetchRequest, createFetchMiddleware, detectPlatform, isAgentwarden, policyResponse, recordFetchResponse, recordsVisits, withAgentwarden } from './embed/fetch-middleware.js';
 export { fetchHeaderMap, lowerCaseHeaderMap } from './embed/header-maps.js';
 export type { FetchMiddleware, FetchNext, FetchPlatform } from './embed/fetch-middleware.js';
 

@@ -90,6 +90,8 @@ export interface RequestCheck extends AgentwardenResult {
 /** The per-request core. */
 export interface Agentwarden {
   readonly engine: Engine;
+  /** Whether visits go anywhere (a sink was given): without one, adapters do not watch for the response at all. */
+  readonly recordsVisits: boolean;
   /** Checks a request; synchronous unless a verifier has to wait (DNS, a key directory) or robots.txt is being fetched. Never throws on request input. */
   check(request: CheckRequest): RequestCheck | Promise<RequestCheck>;
   /** Hands the visit of a checked request to the sink (once; later calls are ignored). */
@@ -173,7 +175,7 @@ export function createAgentwarden(options: AgentwardenOptions = {}): Agentwarden
   const engine = options.engine ?? createEngine();
   if (typeof engine?.verifyNormalized !== 'function') throw new TypeError('engine must be an engine from createEngine()');
   let sink = NO_VISIT_SINK;
-  if (Array.isArray(options.sink)) sink = createFanoutSink(options.sink);
+  if (Array.isArray(options.sink)) sink = options.sink.length === 0 ? NO_VISIT_SINK : createFanoutSink(options.sink);
   else if (options.sink !== undefined) {
     assertVisitSink(options.sink, 'sink');
     sink = options.sink;
@@ -204,6 +206,7 @@ export function createAgentwarden(options: AgentwardenOptions = {}): Agentwarden
 
   return {
     engine,
+    recordsVisits: sink !== NO_VISIT_SINK,
     check(request) {
       const started = clock.now();
       if (skip !== undefined && skip(request)) return new Check(SKIPPED_IDENTIFICATION, undefined, undefined, false, undefined, undefined);
@@ -228,7 +231,7 @@ export function createAgentwarden(options: AgentwardenOptions = {}): Agentwarden
     },
     record(check, response) {
       const request = Check.take(check);
-      if (request === undefined) return;
+      if (request === undefined || sink === NO_VISIT_SINK) return;
       const visit: Record<string, unknown> = {
         request_path: request.path,
         request_method: request.method,

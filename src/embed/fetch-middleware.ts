@@ -52,6 +52,7 @@ function headersOf(headers: Headers): Record<string, string> {
  * the application threw. Exported for the framework adapters built on Request objects (Hono).
  */
 export function recordFetchResponse(agentwarden: Agentwarden, check: RequestCheck, status: number, headers: Headers | undefined, platform: FetchPlatform | undefined): void {
+  if (!recordsVisits(agentwarden)) return;
   if (headers === undefined) agentwarden.record(check, { status });
   // Next.js middleware's NextResponse.next() and rewrite() (and Vercel's next()) hand the request
   // on: the page answers later, with a status this response does not have.
@@ -106,6 +107,14 @@ export function createFetchMiddleware(options: AgentwardenOptions | Agentwarden 
     return response;
   };
   return Object.assign(handle, { agentwarden });
+}
+
+/**
+ * Whether a core's visits go anywhere, so that an adapter watches for the response only then; a
+ * core that does not say (one made by hand) is taken to record them.
+ */
+export function recordsVisits(core: Agentwarden): boolean {
+  return core.recordsVisits !== false;
 }
 
 /** Whether `value` is a core made by `createAgentwarden` rather than options for one. */

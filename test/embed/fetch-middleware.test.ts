@@ -389,4 +389,19 @@ describe('withAgentwarden and platforms', () => {
     const [stored] = await store.timeline({ projectId: 'prj_1', limit: 10 });
     expect(stored).toMatchObject({ agent_id: 'claudebot', result: 'not_verifiable', response_status_code: 200 });
   });
+
+  it('without a sink (none, or an empty list) asks the platform to wait for nothing, and the policy still answers', async () => {
+    for (const sink of [undefined, []]) {
+      const waits: Promise<unknown>[] = [];
+      const handler = withAgentwarden((request: Request, _env: unknown, _ctx: unknown) => new Response(String(agentwardenResult(request)?.result)), {
+        engine: embedEngine(),
+        ...(sink === undefined ? {} : { sink }),
+        policy: { denyAgentTypes: ['AI Data Scraper'] },
+      });
+      const platform = { waitUntil: (p: Promise<unknown>) => waits.push(p) };
+      expect(await (await handler(get('/', GOOGLEBOT_UA), undefined, platform)).text()).toBe('not_verifiable');
+      expect((await handler(get('/', GPTBOT_UA), undefined, platform)).status).toBe(403);
+      expect(waits).toEqual([]);
+    }
+  });
 });

@@ -373,3 +373,55 @@ describe('fastify specifics', () => {
     }
   });
 });
+
+// A site may use the middleware for its policy alone. With no sink nothing is recorded, so the
+// response is not watched either: each framework's route reports the 'close' listeners on its
+// response, with a sink and without (none given, or an empty list).
+describe('without a sink', () => {
+  const apps: Record<string, (agentwardenOptions: AgentwardenOptions) => Promise<Running>> = {
+    async express(agentwardenOptions) {
+      const app = express();
+      app.use(expressAgentwarden(agentwardenOptions));
+      app.get('/page', (req, res) => void res.json({ result: req.agentwarden?.result, closeListeners: res.listenerCount('close') }));
+      return listen(createServer(app));
+    },
+    async fastify(agentwardenOptions) {
+      const app = Fastify();
+      await app.register(fastifyAgentwarden, agentwardenOptions);
+      app.get('/page', async (request, reply) => ({ result: request.agentwarden?.result, closeListeners: reply.raw.listenerCount('close') }));
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      return { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
+    },
+    async hono(agentwardenOptions) {
+      const app = new Hono<{ Variables: AgentwardenVariables; Bindings: { outgoing: import('node:http').ServerResponse } }>();
+      app.use(honoAgentwarden(agentwardenOptions));
+      app.get('/page', (c) => c.json({ result: c.get('agentwarden').result, closeListeners: c.env.outgoing.listenerCount('close') }));
+      const server = await new Promise<Server>((resolve) => {
+        const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s as Server));
+      });
+      return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))) };
+    },
+  };
+
+  it.each(Object.keys(apps))('%s: the policy still answers, and no listener waits on the response to record nothing', async (name) => {
+    const listeners: Record<string, number> = {};
+    for (const [label, sink] of [
+      ['a sink', collectingSink()],
+      ['none', undefined],
+      ['an empty list', []],
+    ] as const) {
+      const app = await apps[name]!({ engine: embedEngine(), ...(sink === undefined ? {} : { sink }), policy: { denyVerificationFailed: true } });
+      try {
+        // The spoofer is refused by the policy with or without a sink; Googlebot is verified.
+        expect((await get(`${app.url}/page`, GPTBOT_UA)).status).toBe(403);
+        const body = (await (await get(`${app.url}/page`, GOOGLEBOT_UA)).json()) as { result: string; closeListeners: number };
+        expect(body.result).toBe('verified');
+        listeners[label] = body.closeListeners;
+      } finally {
+        await app.close();
+      }
+    }
+    expect(listeners['none']).toBe(listeners['a sink']! - 1);
+    expect(listeners['an empty list']).toBe(listeners['none']);
+  });
+});

@@ -1,7 +1,7 @@
 // agentwarden/express: the middleware for Express 5, Connect and plain node:http servers, over the
 // core's createAgentwarden (identify + verify once, the policy, the visit after the response).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createAgentwarden, isAgentwarden, lowerCaseHeaderMap, type Agentwarden, type AgentwardenOptions, type AgentwardenResult, type CheckRequest, type RequestCheck } from '../../index.js';
+import { createAgentwarden, isAgentwarden, lowerCaseHeaderMap, recordsVisits, type Agentwarden, type AgentwardenOptions, type AgentwardenResult, type CheckRequest, type RequestCheck } from '../../index.js';
 
 declare global {
   // Express's own request type gains the result (typed on `req.agentwarden`).
@@ -56,11 +56,13 @@ class NodeCheckRequest implements CheckRequest {
  */
 export function agentwarden(options: AgentwardenOptions | Agentwarden = {}): NodeMiddleware {
   const core = isAgentwarden(options) ? options : createAgentwarden(options);
+  // Without a sink nothing is recorded: no listener on the response.
+  const watch = recordsVisits(core);
   const respond = (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void, check: RequestCheck) => {
     (req as IncomingMessage & { agentwarden?: AgentwardenResult }).agentwarden = check;
     // 'close' follows 'finish' on every response (and comes alone when the client went away): one
     // listener, and 'on' rather than 'once' since a response closes once (record ignores repeats).
-    res.on('close', () => core.record(check, { status: res.statusCode, headers: res.getHeaders() }));
+    if (watch) res.on('close', () => core.record(check, { status: res.statusCode, headers: res.getHeaders() }));
     const answer = check.response;
     if (answer === undefined) return next();
     res.statusCode = answer.status;

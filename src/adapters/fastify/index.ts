@@ -1,7 +1,7 @@
 // agentwarden/fastify: a Fastify 5 plugin over the core's createAgentwarden (identify + verify
 // once, the policy, the visit after the response), applied to every route of the instance.
 import type { FastifyInstance, FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
-import { createAgentwarden, isAgentwarden, lowerCaseHeaderMap, type Agentwarden, type AgentwardenOptions, type AgentwardenResult, type CheckRequest, type RequestCheck } from '../../index.js';
+import { createAgentwarden, isAgentwarden, lowerCaseHeaderMap, recordsVisits, type Agentwarden, type AgentwardenOptions, type AgentwardenResult, type CheckRequest, type RequestCheck } from '../../index.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -63,6 +63,7 @@ export const agentwarden: FastifyPluginCallback<AgentwardenPluginOptions> = Obje
     } catch (error) {
       return done(error as Error);
     }
+    const watch = recordsVisits(core);
     fastify.decorateRequest('agentwarden', null);
     const respond = (request: FastifyRequest, reply: FastifyReply, next: (error?: Error) => void, check: RequestCheck) => {
       request.agentwarden = check;
@@ -70,7 +71,8 @@ export const agentwarden: FastifyPluginCallback<AgentwardenPluginOptions> = Obje
       // (and comes alone when the client went away), as in the Express adapter. An onResponse hook
       // would have Fastify time every response and add and remove 'finish' and 'error' listeners
       // to run it: a few µs a request on top of this one listener.
-      reply.raw.on('close', () => core.record(check, { status: reply.statusCode, headers: reply.getHeaders() }));
+      // Without a sink nothing is recorded: no listener.
+      if (watch) reply.raw.on('close', () => core.record(check, { status: reply.statusCode, headers: reply.getHeaders() }));
       if (answer(reply, check) === undefined) next();
     };
     fastify.addHook('onRequest', (request, reply, next) => {

@@ -9,6 +9,7 @@ import {
   lowerCaseHeaderMap,
   policyResponse,
   recordFetchResponse,
+  recordsVisits,
   type Agentwarden,
   type AgentwardenOptions,
   type AgentwardenResult,
@@ -125,6 +126,7 @@ function nodeBindings(env: unknown): NodeBindings | undefined {
  */
 export function agentwarden(options: AgentwardenOptions | Agentwarden = {}): AgentwardenMiddleware {
   const core = isAgentwarden(options) ? options : createAgentwarden(options);
+  const watch = recordsVisits(core);
   const middleware: MiddlewareHandler<{ Variables: AgentwardenVariables }> = async (c, next) => {
     const node = nodeBindings(c.env);
     if (node !== undefined) return onNode(c, next, node);
@@ -149,8 +151,9 @@ export function agentwarden(options: AgentwardenOptions | Agentwarden = {}): Age
     const checked = core.check({ method: incoming.method ?? c.req.method, path: incoming.url ?? '/', headers: lowerCaseHeaderMap(incoming.headers), headerRecord: incoming.headers, clientIp: incoming.socket?.remoteAddress });
     const check: RequestCheck = checked instanceof Promise ? await checked : checked;
     c.set('agentwarden', check);
-    // 'on', not 'once': a response closes once, and record ignores a repeat.
-    outgoing.on('close', () => core.record(check, { status: outgoing.statusCode, headers: sentHeaders(outgoing) }));
+    // 'on', not 'once': a response closes once, and record ignores a repeat. Without a sink
+    // nothing is recorded: no listener.
+    if (watch) outgoing.on('close', () => core.record(check, { status: outgoing.statusCode, headers: sentHeaders(outgoing) }));
     if (check.response !== undefined) return policyResponse(check.response);
     await next();
     return undefined;
