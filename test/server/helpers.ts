@@ -1,7 +1,7 @@
 // Shared setup of the server tests: a small fixed catalog, temporary data directories, an
 // in-process server on 127.0.0.1 port 0, the CLI as a child process, and a fetch helper.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApiHandler, createEngine, type ApiHandlerOptions, type CatalogDocument } from '../../src/index.js';
@@ -150,4 +150,16 @@ export async function stopServes(procs: readonly (ServeProcess | undefined)[]): 
     proc.child.kill('SIGTERM');
     await proc.exited;
   }
+}
+
+/** A memory figure of a process from Linux's /proc, in kB: VmRSS (resident now) or VmHWM (its peak since the last reset). */
+export function processMemoryKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (match === null) throw new Error(`no ${field} in /proc/${pid}/status: this test needs Linux`);
+  return Number(match[1]);
+}
+
+/** Resets a process's VmHWM (its peak resident memory) to its resident memory now (Linux >= 4.0, proc(5) clear_refs). */
+export function resetPeakMemory(pid: number): void {
+  writeFileSync(`/proc/${pid}/clear_refs`, '5');
 }

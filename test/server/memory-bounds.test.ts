@@ -4,10 +4,9 @@
 // resident memory during each attack (Linux /proc: VmHWM after resetting it) must stay within
 // MAX_GROWTH_MB of its resident memory before it. The old server grew by about 540 MB under four
 // one-byte-chunk bodies of 1 MiB; the figures of each run are printed.
-import { readFileSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnServe, stopServes, tempDir, writeTestCatalog, type ServeProcess } from './helpers.js';
+import { processMemoryKb, resetPeakMemory, spawnServe, stopServes, tempDir, writeTestCatalog, type ServeProcess } from './helpers.js';
 
 /** The stated bound: peak resident memory during an attack, above resident memory before it. */
 const MAX_GROWTH_MB = 64;
@@ -33,19 +32,13 @@ afterAll(async () => {
   cleanup();
 });
 
-function statusKb(field: 'VmRSS' | 'VmHWM'): number {
-  const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync(`/proc/${proc.child.pid}/status`, 'utf8'));
-  if (match === null) throw new Error(`no ${field} in /proc/${proc.child.pid}/status: this test needs Linux`);
-  return Number(match[1]);
-}
 
 /** Runs an attack and returns the server's peak resident memory during it above its resident memory before, in MB. */
 async function peakGrowthMb(name: string, attack: () => Promise<void>): Promise<number> {
-  const before = statusKb('VmRSS');
-  // Resets VmHWM (the peak) to the current resident size (Linux >= 4.0, proc(5) clear_refs).
-  writeFileSync(`/proc/${proc.child.pid}/clear_refs`, '5');
+  const before = processMemoryKb(proc.child.pid!, 'VmRSS');
+  resetPeakMemory(proc.child.pid!);
   await attack();
-  const growth = (statusKb('VmHWM') - before) / 1024;
+  const growth = (processMemoryKb(proc.child.pid!, 'VmHWM') - before) / 1024;
   console.log(`memory under "${name}": ${(before / 1024).toFixed(1)} MB before, peak +${growth.toFixed(1)} MB (bound ${MAX_GROWTH_MB} MB)`);
   return growth;
 }

@@ -7,11 +7,11 @@
 // memory tests state; the server itself cuts the slow connections instead of waiting for the attacker
 // to leave.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GPTBOT_UA, spawnServe, stopServes, tempDir, writeTestCatalog, type ServeProcess } from './helpers.js';
+import { GPTBOT_UA, processMemoryKb, resetPeakMemory, spawnServe, stopServes, tempDir, writeTestCatalog, type ServeProcess } from './helpers.js';
 
 const SLOWHTTPTEST = '/usr/bin/slowhttptest';
 const available = existsSync(SLOWHTTPTEST);
@@ -46,11 +46,6 @@ afterAll(async () => {
   cleanup();
 });
 
-function statusKb(field: 'VmRSS' | 'VmHWM'): number {
-  const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync(`/proc/${proc.child.pid}/status`, 'utf8'));
-  if (match === null) throw new Error(`no ${field} in /proc/${proc.child.pid}/status: this test needs Linux`);
-  return Number(match[1]);
-}
 
 /** Sockets the server process holds open (its listener included). */
 function openSockets(): number {
@@ -115,8 +110,8 @@ function slowhttptest(name: string, args: string[]): Promise<{ seconds: number; 
 describe.skipIf(!available)('slowhttptest against a real serve process', () => {
   it('Slowloris, Slow Read and R-U-Dead-Yet at once: every site request answered within 3 s, memory bounded, the slow connections cut by the server', async () => {
     const url = new URL(proc.url);
-    const before = statusKb('VmRSS');
-    writeFileSync(`/proc/${proc.child.pid}/clear_refs`, '5');
+    const before = processMemoryKb(proc.child.pid!, 'VmRSS');
+    resetPeakMemory(proc.child.pid!);
 
     const attacks = Promise.all([
       // 1,200 heads that never end (a header line every 3 s): more than the 1,024-connection cap.
@@ -139,7 +134,7 @@ describe.skipIf(!available)('slowhttptest against a real serve process', () => {
     // Near the attacks' end, before slowhttptest closes anything itself.
     socketsAtEnd = openSockets();
     const [slowloris] = await attacks;
-    const growthMb = (statusKb('VmHWM') - before) / 1024;
+    const growthMb = (processMemoryKb(proc.child.pid!, 'VmHWM') - before) / 1024;
 
     const times = answers.map((answer) => answer.ms).sort((a, b) => a - b);
     const slowlorisClosed = Math.max(...slowloris.map((row) => row.closed));
