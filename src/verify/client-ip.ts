@@ -77,7 +77,16 @@ const PORT = /^[0-9]{1,5}$/;
  */
 export function parseClientAddress(value: string): string | undefined {
   const address = parseHop(value);
-  return address === undefined ? undefined : formatIpAddress(address);
+  return address === undefined ? undefined : hopText(value, address);
+}
+
+/**
+ * The canonical text of a hop parsed as `address`. A bare dotted quad, the commonest hop, already
+ * is it (the IPv4 parser takes only digits and dots, without leading zeros): only IPv6, an
+ * IPv4-mapped address or a port makes formatting worth its cost.
+ */
+function hopText(value: string, address: IpAddress): string {
+  return address.family === 4 && !value.includes(':') ? value.trim() : formatIpAddress(address);
 }
 
 /** As `parseClientAddress`, the address parsed. */
@@ -146,9 +155,10 @@ function walkForwardedFor(value: string, ours: (address: IpAddress) => boolean):
   let end = value.length;
   for (;;) {
     const comma = end === 0 ? -1 : value.lastIndexOf(',', end - 1);
-    const address = parseHop(value.slice(comma + 1, end));
+    const hop = value.slice(comma + 1, end);
+    const address = parseHop(hop);
     if (address === undefined) return undefined;
-    if (comma < 0 || !ours(address)) return formatIpAddress(address);
+    if (comma < 0 || !ours(address)) return hopText(hop, address);
     end = comma;
   }
 }
@@ -283,12 +293,23 @@ export function createClientIpRule(options: ClientIpOptions = {}): ClientIpRule 
     }
     return undefined;
   };
+  // The last peer, parsed: behind a proxy every request comes from the same one or few.
+  let lastPeer: string | undefined;
+  let lastPeerAddress: IpAddress | undefined;
+  let lastPeerText: string | undefined;
+  let lastPeerOurs = false;
   const fromPeer = (map: ReadonlyMap<string, string>, peer: string | undefined): string | undefined => {
-    const address = peer === undefined ? undefined : parseHop(peer);
-    if (address === undefined) return rule(map);
+    if (peer === undefined) return rule(map);
+    if (peer !== lastPeer) {
+      lastPeer = peer;
+      lastPeerAddress = parseHop(peer);
+      lastPeerText = lastPeerAddress === undefined ? undefined : hopText(peer, lastPeerAddress);
+      lastPeerOurs = lastPeerAddress !== undefined && (ours === undefined || ours(lastPeerAddress));
+    }
+    if (lastPeerAddress === undefined) return rule(map);
     // The peer is the rightmost hop: past it only when it is one of ours.
-    if (ours !== undefined && !ours(address)) return formatIpAddress(address);
-    return rule(map) ?? formatIpAddress(address);
+    if (!lastPeerOurs) return lastPeerText;
+    return rule(map) ?? lastPeerText;
   };
   return Object.assign(rule, { headers: Object.freeze(headers), fromPeer });
 }

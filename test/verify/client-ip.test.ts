@@ -263,4 +263,23 @@ describe('hostile header values', () => {
       { numRuns: 3000 },
     );
   });
+
+  it('a rule answers each request alike, whatever peers it saw before (it remembers the last peer it parsed)', () => {
+    const peer = fc.constantFrom('127.0.0.1', '::ffff:127.0.0.1', '10.0.0.2', '203.0.113.9', '::1', '2001:db8::7', ' 10.0.0.2', '10.0.0.2:80', 'nonsense', '');
+    const forwarded = fc.constantFrom('203.0.113.7', '198.51.100.1, 10.0.0.3', ' 192.0.2.9 ', '2001:db8::1', 'unknown', '10.1.1.1');
+    const kinds = [{}, { trustedProxies: ['10.0.0.0/8'] }, { trustedProxies: 1 }] as const;
+    fc.assert(
+      fc.property(fc.array(fc.tuple(peer, forwarded), { minLength: 1, maxLength: 12 }), (requests) => {
+        for (const options of kinds) {
+          const longLived = createClientIpRule({ headers: ['x-forwarded-for'], ...options });
+          for (const [from, value] of requests) {
+            const fresh = createClientIpRule({ headers: ['x-forwarded-for'], ...options });
+            const map = headers({ 'x-forwarded-for': value });
+            expect(longLived.fromPeer!(map, from)).toBe(fresh.fromPeer!(map, from));
+          }
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
 });

@@ -151,9 +151,15 @@ export function formatIpAddress(address: IpAddress): string {
     }
     i = j;
   }
-  const hex = (from: number, to: number) => groups.slice(from, to).map((g) => g.toString(16)).join(':');
-  if (bestStart < 0) return hex(0, 8);
-  return `${hex(0, bestStart)}::${hex(bestStart + bestLength, 8)}`;
+  if (bestStart < 0) return hexGroups(groups, 0, 8);
+  return `${hexGroups(groups, 0, bestStart)}::${hexGroups(groups, bestStart + bestLength, 8)}`;
+}
+
+/** Groups `from` to `to` (exclusive) in lower-case hex, joined by ':'. */
+function hexGroups(groups: readonly number[], from: number, to: number): string {
+  let text = '';
+  for (let i = from; i < to; i++) text += i === from ? groups[i]!.toString(16) : `:${groups[i]!.toString(16)}`;
+  return text;
 }
 
 /** The canonical text of a bare IP address (see `formatIpAddress`), or undefined when it is not one. */
