@@ -293,20 +293,20 @@ export function createClientIpRule(options: ClientIpOptions = {}): ClientIpRule 
     }
     return undefined;
   };
-  // The last peer, parsed: behind a proxy every request comes from the same one or few.
+  // The last peer, parsed (its canonical text, undefined when it is no address) and whether it is
+  // one of ours: behind a proxy every request comes from the same one or few.
   let lastPeer: string | undefined;
-  let lastPeerAddress: IpAddress | undefined;
   let lastPeerText: string | undefined;
   let lastPeerOurs = false;
   const fromPeer = (map: ReadonlyMap<string, string>, peer: string | undefined): string | undefined => {
     if (peer === undefined) return rule(map);
     if (peer !== lastPeer) {
+      const address = parseHop(peer);
       lastPeer = peer;
-      lastPeerAddress = parseHop(peer);
-      lastPeerText = lastPeerAddress === undefined ? undefined : hopText(peer, lastPeerAddress);
-      lastPeerOurs = lastPeerAddress !== undefined && (ours === undefined || ours(lastPeerAddress));
+      lastPeerText = address === undefined ? undefined : hopText(peer, address);
+      lastPeerOurs = address !== undefined && (ours === undefined || ours(address));
     }
-    if (lastPeerAddress === undefined) return rule(map);
+    if (lastPeerText === undefined) return rule(map);
     // The peer is the rightmost hop: past it only when it is one of ours.
     if (!lastPeerOurs) return lastPeerText;
     return rule(map) ?? lastPeerText;
