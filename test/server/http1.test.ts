@@ -293,6 +293,46 @@ describe('refused requests: one problem+json answer, then the connection is clos
     await expect.poll(() => server.inFlight()).toBe(0);
   });
 
+  // node:http hands on pipelined requests as it parses them: the ones before the malformed bytes
+  // may still be in the handler when llhttp fails. Found by zzuf mutating pipelined streams.
+  const visitsBody = (path: string) => JSON.stringify([{ request_path: path, request_method: 'GET', request_headers: { 'user-agent': 'Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot)' } }]);
+  const postVisits = (token: string, body: string) => `POST /visits HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  const storedPaths = async (server: NodeServer, token: string) => {
+    const answer = await fetch(`${server.url}/visits?limit=100`, { headers: { authorization: `Bearer ${token}` } });
+    return ((await answer.json()) as { visits: { request_path: string }[] }).visits.map((visit) => visit.request_path).sort();
+  };
+
+  it('answers the requests pipelined before malformed bytes first, in order, then refuses the bytes and closes', async () => {
+    const { server, token, logs } = await start();
+    const client = await open(server);
+    client.socket.write(`${postVisits(token, visitsBody('/a'))}${identification(token, GPTBOT)}GET /healthz HTTP/1.1\r\nHost: x\r\nX-Folded: a\r\n b\r\n\r\n`);
+    await client.closed;
+    const responses = parseResponses(client.text());
+    // Before, the refusal went out first and the connection closed: the client saw a 400 for its
+    // batch, which had been stored.
+    expect(responses.map((r) => r.status)).toEqual([202, 200, 400]);
+    expect(JSON.parse(responses[0]!.body)).toEqual({ accepted: 1, rejected: [] });
+    expect(JSON.parse(responses[1]!.body)).toMatchObject({ id: 'r1', agent_id: 'gptbot' });
+    expect(responses[0]!.headers['connection']).toBe('keep-alive');
+    expect(responses[2]!.headers['connection']).toBe('close');
+    expect(JSON.parse(responses[2]!.body)).toMatchObject({ type: 'urn:agentwarden:problem:bad-request', status: 400 });
+    expect(logs.map((line) => line['status'])).toEqual([202, 200, 400]);
+    expect(await storedPaths(server, token)).toEqual(['/a']);
+  });
+
+  it('answers a complete batch pipelined before a body that malformed bytes cut, and refuses only the cut one', async () => {
+    const { server, token } = await start();
+    const client = await open(server);
+    const cut = `POST /visits HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n[{"re\r\nzz\r\n`;
+    client.socket.write(`${postVisits(token, visitsBody('/first'))}${cut}`);
+    await client.closed;
+    const responses = parseResponses(client.text());
+    expect(responses.map((r) => r.status)).toEqual([202, 400]);
+    expect(await storedPaths(server, token)).toEqual(['/first']);
+    // The cut request's handler, left waiting for its body, settles when the connection closes.
+    await expect.poll(() => server.inFlight()).toBe(0);
+  });
+
   it('refuses a request that is slower than the head timeout with 408', async () => {
     const { server } = await start({ timeouts: { headersMs: 200 } });
     const client = await open(server);

@@ -187,12 +187,28 @@ const CONNECTION_SLACK = 64;
 
 /** What the server tracks of one connection: requests not yet answered, and since when it has been idle. */
 interface ConnectionState {
-  open: number;
+  /** Its requests whose answers have not gone out (or whose handlers have not settled), in arrival order. */
+  readonly open: Set<OpenRequest>;
   idleSince: number;
   /** A response said `connection: close`: requests parsed after it are not handled (no answer could reach the client). */
   closing: boolean;
   /** The request body being read on it, if any: how far it has come, to tell a slow upload from a stalling one. */
   reading: BodyProgress | undefined;
+  /** The refusal of malformed bytes, held until the requests pipelined before them have their answers. */
+  refusal: HeldRefusal | undefined;
+}
+
+/** A request in progress on a connection, as a refusal of later bytes sees it. */
+interface OpenRequest {
+  readonly req: IncomingMessage;
+  /** The refusal answers it: its handler's answer is not sent. */
+  refused: boolean;
+}
+
+interface HeldRefusal {
+  readonly response: ApiResponse;
+  /** The complete requests before the malformed bytes, still to be answered. */
+  readonly ahead: Set<OpenRequest>;
 }
 
 /** A request body being read, and when its request's head arrived. */
@@ -293,9 +309,10 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
     );
 
   /** One request from its head to its response's end. */
-  class Exchange {
+  class Exchange implements OpenRequest {
     readonly started = performance.now();
     body: BodyReading | undefined;
+    refused = false;
     private holds = 1;
     readonly connection: ConnectionState | undefined;
     /** Whether the request declares a body (Content-Length other than 0, or Transfer-Encoding). */
@@ -311,7 +328,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
       this.hasBody = headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
       inFlight++;
       this.connection = connection;
-      if (this.connection !== undefined) this.connection.open++;
+      this.connection?.open.add(this);
       // In flight until the response is closed AND the handler has settled: a client that leaves
       // early must not let shutdown close the stores under a running handler.
       res.once('close', () => this.release());
@@ -337,7 +354,13 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
       if (--this.holds > 0) return;
       this.body?.release();
       if (this.connection !== undefined && this.connection.reading?.body === this.body) this.connection.reading = undefined;
-      if (this.connection !== undefined && --this.connection.open === 0) this.connection.idleSince = performance.now();
+      const connection = this.connection;
+      if (connection !== undefined) {
+        connection.open.delete(this);
+        if (connection.open.size === 0) connection.idleSince = performance.now();
+        const held = connection.refusal;
+        if (held !== undefined && held.ahead.delete(this) && held.ahead.size === 0) refuse(this.req.socket, held.response);
+      }
       if (--inFlight === 0) for (const waiter of drainWaiters.splice(0)) waiter();
     }
 
@@ -407,8 +430,8 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
   const send = (exchange: Exchange, response: ApiResponse, forceClose = false): void => {
     const { req, res } = exchange;
     const body = response.body;
-    if (res.destroyed || res.headersSent || !req.socket.writable) {
-      // The client left while the handler ran: nothing to write.
+    if (exchange.refused || res.destroyed || res.headersSent || !req.socket.writable) {
+      // The client left while the handler ran, or malformed bytes in its request were refused: nothing to write.
       if (typeof body === 'object') body.cancel().catch(() => undefined);
       return;
     }
@@ -520,21 +543,47 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
     socket.destroySoon();
     logAccess(req.method ?? '', req.url ?? '', response.status, performance.now(), 0, undefined);
   });
+  /** Answers malformed bytes (or a request too slow) with a problem, then closes the connection. */
+  const refuse = (socket: Socket, response: ApiResponse) => {
+    if (!socket.writable) return;
+    const req = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage?.req;
+    socket.end(rawProblem(response));
+    socket.destroySoon();
+    logAccess(req?.method ?? '', req?.url ?? '', response.status, performance.now(), 0, undefined);
+  };
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
     socket.on('error', () => undefined);
+    const state = connections.get(socket);
+    // llhttp stays failed: the bytes that still come raise the same error again.
+    if (state?.refusal !== undefined) return;
     const pending = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
-    // Malformed requests and timeouts are answered while no response has started on the socket;
-    // a reset or a client gone away is not.
-    if (!socket.writable || (pending !== undefined && pending !== null && pending.headersSent) || (error.code !== undefined && !error.code.startsWith('HPE_') && error.code !== 'ERR_HTTP_REQUEST_TIMEOUT')) {
+    // Malformed requests and timeouts are answered; a reset or a client gone away is not.
+    if (!socket.writable || (error.code !== undefined && !error.code.startsWith('HPE_') && error.code !== 'ERR_HTTP_REQUEST_TIMEOUT')) {
       socket.destroy();
       return;
     }
     const refusal = clientErrorProblem(error.code);
     const response = problem(refusal.code, refusal.detail);
-    socket.end(rawProblem(response));
-    socket.destroySoon();
-    const req = pending?.req;
-    logAccess(req?.method ?? '', req?.url ?? '', response.status, performance.now(), 0, undefined);
+    // node:http hands on pipelined requests as it parses them, so those before the malformed bytes
+    // may still be in the handler (a batch of visits being stored). They are answered first, in
+    // order: a refusal sent ahead would read as their answer, and the client would not know that
+    // they were stored. The request the bytes broke (its body cut by them) gets the refusal alone.
+    const ahead = new Set<OpenRequest>();
+    for (const request of state?.open ?? []) {
+      if (request.req.complete) ahead.add(request);
+      else request.refused = true;
+    }
+    if (ahead.size > 0 && state !== undefined) {
+      state.refusal = { response, ahead };
+      state.closing = true;
+      return;
+    }
+    // An answer already being written to the request the bytes broke cannot be followed by another.
+    if (pending !== undefined && pending !== null && pending.headersSent) {
+      socket.destroy();
+      return;
+    }
+    refuse(socket, response);
   });
   // At the cap, the oldest connection without a request in progress for evictAfterMs makes room:
   // otherwise clients that connect and never finish a head (slowloris) would hold every slot
@@ -545,9 +594,9 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
   const evictAfterMs = Math.min(EVICT_AFTER_MS, headersMs);
   const evictable = (now: number): Socket | undefined => {
     // Insertion order: the oldest connections first.
-    for (const [socket, state] of connections) if (state.open === 0 && now - state.idleSince >= evictAfterMs) return socket;
+    for (const [socket, state] of connections) if (state.open.size === 0 && now - state.idleSince >= evictAfterMs) return socket;
     for (const [socket, { open, reading }] of connections) {
-      if (open === 1 && reading !== undefined && !reading.body.complete() && now - reading.started >= evictAfterMs && stalling(reading, now, requestMs)) return socket;
+      if (open.size === 1 && reading !== undefined && !reading.body.complete() && now - reading.started >= evictAfterMs && stalling(reading, now, requestMs)) return socket;
     }
     return undefined;
   };
@@ -577,7 +626,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
       connections.delete(victim);
       victim.destroy();
     }
-    const state: ConnectionState = { open: 0, idleSince: now, closing: false, reading: undefined };
+    const state: ConnectionState = { open: new Set(), idleSince: now, closing: false, reading: undefined, refusal: undefined };
     connections.set(socket, state);
     socket.once('close', () => connections.delete(socket));
   });
@@ -588,7 +637,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
   const sweeper = setInterval(
     () => {
       const now = performance.now();
-      for (const [socket, state] of connections) if (state.open === 0 && now - state.idleSince > idleLimitMs) socket.destroy();
+      for (const [socket, state] of connections) if (state.open.size === 0 && now - state.idleSince > idleLimitMs) socket.destroy();
     },
     Math.max(10, Math.min(1000, keepAliveMs, headersMs)),
   );
