@@ -163,3 +163,55 @@ export function processMemoryKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
 export function resetPeakMemory(pid: number): void {
   writeFileSync(`/proc/${pid}/clear_refs`, '5');
 }
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Splits a byte stream of responses into responses (Content-Length or chunked framing). */
+export function parseResponses(text: string, bodiless: (index: number) => boolean = () => false): RawResponse[] {
+  const responses: RawResponse[] = [];
+  let at = 0;
+  while (at < text.length) {
+    const end = text.indexOf('\r\n\r\n', at);
+    if (end === -1) throw new Error(`incomplete head at ${at}: ${JSON.stringify(text.slice(at))}`);
+    const [statusLine, ...lines] = text.slice(at, end).split('\r\n');
+    const status = Number(/^HTTP\/1\.1 (\d{3}) /.exec(statusLine!)?.[1]);
+    const headers: Record<string, string> = {};
+    for (const line of lines) {
+      const colon = line.indexOf(':');
+      const name = line.slice(0, colon).toLowerCase();
+      if (name in headers) throw new Error(`duplicate response header ${name}`);
+      headers[name] = line.slice(colon + 1).trim();
+    }
+    at = end + 4;
+    let body = '';
+    if (status === 100) {
+      responses.push({ status, headers, body });
+      continue;
+    }
+    if (bodiless(responses.length) || status === 204 || status === 304) {
+      // no body
+    } else if (headers['transfer-encoding'] === 'chunked') {
+      for (;;) {
+        const lineEnd = text.indexOf('\r\n', at);
+        const size = parseInt(text.slice(at, lineEnd), 16);
+        at = lineEnd + 2;
+        if (size === 0) {
+          at += 2;
+          break;
+        }
+        body += text.slice(at, at + size);
+        at += size + 2;
+      }
+    } else {
+      const length = Number(headers['content-length']);
+      body = text.slice(at, at + length);
+      at += length;
+    }
+    responses.push({ status, headers, body });
+  }
+  return responses;
+}
