@@ -268,6 +268,19 @@ describe('refused requests: one problem+json answer, then the connection is clos
     expect(await storedPaths(server, token)).toEqual(['/a']);
   });
 
+  it('answers a batch pipelined before a CONNECT, then refuses the CONNECT and closes', async () => {
+    const { server, token, logs } = await start();
+    const client = await open(server);
+    client.socket.write(`${postVisits(token, visitsBody('/b'))}CONNECT x:443 HTTP/1.1\r\nHost: x:443\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n`);
+    await client.closed;
+    expect(parseResponses(client.text()).map((r) => r.status)).toEqual([202, 501]);
+    expect(logs.map((line) => [line['method'], line['status']])).toEqual([
+      ['POST', 202],
+      ['CONNECT', 501],
+    ]);
+    expect(await storedPaths(server, token)).toEqual(['/b']);
+  });
+
   it('answers a complete batch pipelined before a body that malformed bytes cut, and refuses only the cut one', async () => {
     const { server, token } = await start();
     const client = await open(server);

@@ -207,6 +207,8 @@ interface OpenRequest {
 
 interface HeldRefusal {
   readonly response: ApiResponse;
+  /** The request refused, when node:http parsed one (CONNECT), for the access log. */
+  readonly request: IncomingMessage | undefined;
   /** The complete requests before the malformed bytes, still to be answered. */
   readonly ahead: Set<OpenRequest>;
 }
@@ -359,7 +361,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
         connection.open.delete(this);
         if (connection.open.size === 0) connection.idleSince = performance.now();
         const held = connection.refusal;
-        if (held !== undefined && held.ahead.delete(this) && held.ahead.size === 0) refuse(this.req.socket, held.response);
+        if (held !== undefined && held.ahead.delete(this) && held.ahead.size === 0) refuse(this.req.socket, held.response, held.request);
       }
       if (--inFlight === 0) for (const waiter of drainWaiters.splice(0)) waiter();
     }
@@ -537,53 +539,56 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
   });
   // CONNECT asks for a tunnel; this is not a proxy. Whatever follows the request is never parsed.
   server.on('connect', (req: IncomingMessage, socket: Socket) => {
-    const response = problem('not-implemented', 'CONNECT is not served: this server is not a proxy.');
     socket.on('error', () => undefined);
-    socket.end(rawProblem(response));
-    socket.destroySoon();
-    logAccess(req.method ?? '', req.url ?? '', response.status, performance.now(), 0, undefined);
+    refuseAfterAnswers(socket, problem('not-implemented', 'CONNECT is not served: this server is not a proxy.'), req);
   });
-  /** Answers malformed bytes (or a request too slow) with a problem, then closes the connection. */
-  const refuse = (socket: Socket, response: ApiResponse) => {
+  /** Answers what node:http could not hand on as a request with a problem, then closes the connection. */
+  const refuse = (socket: Socket, response: ApiResponse, request?: IncomingMessage) => {
     if (!socket.writable) return;
-    const req = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage?.req;
-    socket.end(rawProblem(response));
-    socket.destroySoon();
-    logAccess(req?.method ?? '', req?.url ?? '', response.status, performance.now(), 0, undefined);
-  };
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
-    socket.on('error', () => undefined);
-    const state = connections.get(socket);
-    // llhttp stays failed: the bytes that still come raise the same error again.
-    if (state?.refusal !== undefined) return;
     const pending = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
-    // Malformed requests and timeouts are answered; a reset or a client gone away is not.
-    if (!socket.writable || (error.code !== undefined && !error.code.startsWith('HPE_') && error.code !== 'ERR_HTTP_REQUEST_TIMEOUT')) {
+    // An answer already being written (to the request the bytes broke) cannot be followed by another.
+    if (pending?.headersSent === true) {
       socket.destroy();
       return;
     }
-    const refusal = clientErrorProblem(error.code);
-    const response = problem(refusal.code, refusal.detail);
-    // node:http hands on pipelined requests as it parses them, so those before the malformed bytes
-    // may still be in the handler (a batch of visits being stored). They are answered first, in
-    // order: a refusal sent ahead would read as their answer, and the client would not know that
-    // they were stored. The request the bytes broke (its body cut by them) gets the refusal alone.
+    socket.end(rawProblem(response));
+    socket.destroySoon();
+    const logged = request ?? pending?.req;
+    logAccess(logged?.method ?? '', logged?.url ?? '', response.status, performance.now(), 0, undefined);
+  };
+  /**
+   * Refuses bytes that came after a connection's complete requests. node:http hands on pipelined
+   * requests as it parses them, so those may still be in the handler (a batch of visits being
+   * stored): they are answered first, in order, then the refusal, then the close. A refusal sent
+   * ahead would read as their answer, and the client would not know that they were stored. A
+   * request whose body the bytes cut gets the refusal alone.
+   */
+  const refuseAfterAnswers = (socket: Socket, response: ApiResponse, request?: IncomingMessage) => {
+    const state = connections.get(socket);
     const ahead = new Set<OpenRequest>();
     for (const request of state?.open ?? []) {
       if (request.req.complete) ahead.add(request);
       else request.refused = true;
     }
     if (ahead.size > 0 && state !== undefined) {
-      state.refusal = { response, ahead };
+      state.refusal = { response, request, ahead };
       state.closing = true;
       return;
     }
-    // An answer already being written to the request the bytes broke cannot be followed by another.
-    if (pending !== undefined && pending !== null && pending.headersSent) {
+    refuse(socket, response, request);
+  };
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+    socket.on('error', () => undefined);
+    const state = connections.get(socket);
+    // llhttp stays failed: the bytes that still come raise the same error again.
+    if (state?.refusal !== undefined) return;
+    // Malformed requests and timeouts are answered; a reset or a client gone away is not.
+    if (!socket.writable || (error.code !== undefined && !error.code.startsWith('HPE_') && error.code !== 'ERR_HTTP_REQUEST_TIMEOUT')) {
       socket.destroy();
       return;
     }
-    refuse(socket, response);
+    const refusal = clientErrorProblem(error.code);
+    refuseAfterAnswers(socket, problem(refusal.code, refusal.detail));
   });
   // At the cap, the oldest connection without a request in progress for evictAfterMs makes room:
   // otherwise clients that connect and never finish a head (slowloris) would hold every slot
