@@ -153,6 +153,27 @@ describe('agentwarden serve', () => {
     expect(existsSync(`${dir}/agentwarden.db`)).toBe(true);
   });
 
+  it('names what is wrong in a catalog file or an IP list, without the usage text after it', async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      writeFileSync(join(dir, 'catalog.json'), '{"version": 1, "agents": [ {"id": }]}');
+      const notJson = await runCli(['serve', '--catalog', join(dir, 'catalog.json'), '--data-dir', join(dir, 'data')]);
+      expect(notJson.code).toBe(2);
+      expect(notJson.stderr).toMatch(/^agentwarden serve: cannot read --catalog ".*catalog\.json": Unexpected token '}'.* is not valid JSON\n/);
+      expect(notJson.stderr).not.toContain('Usage:');
+      mkdirSync(join(dir, 'ranges'));
+      writeFileSync(join(dir, 'ranges', 'openai-gptbot.json'), JSON.stringify({ creationTime: '2026-11-01T00:00:00Z', prefixes: [{ ipv4Prefix: '20.1 2.46.224/28' }] }));
+      const badList = await runCli(['serve', '--ip-ranges-dir', join(dir, 'ranges'), '--data-dir', join(dir, 'data')]);
+      expect(badList.code).toBe(2);
+      expect(badList.stderr).toContain('IP list "openai-gptbot.json": ipv4Prefix "20.1 2.46.224/28" is not a valid CIDR');
+      expect(badList.stderr).not.toContain('Usage:');
+      // Nothing was created for a server that did not start.
+      expect(existsSync(join(dir, 'data'))).toBe(false);
+    } finally {
+      cleanup();
+    }
+  });
+
   it('refuses bad flags with exit code 2', async () => {
     const result = await runCli(['serve', '--port', 'eighty']);
     expect(result.code).toBe(2);

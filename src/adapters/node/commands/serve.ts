@@ -154,6 +154,12 @@ export const serveCommand: Command = {
       io.stderr.write(`agentwarden serve: ${message}\n\n${USAGE}\n`);
       return 2;
     };
+    // What a file says (the catalog, an IP list) or an option's value the engine refuses: the
+    // message alone, which the usage text (some 60 lines) would push off the screen.
+    const refuse = (message: string) => {
+      io.stderr.write(`agentwarden serve: ${message}\n(agentwarden serve --help lists the options)\n`);
+      return 2;
+    };
     const parsed = parseFlags(args, SERVE_FLAGS, io.env);
     if (typeof parsed === 'string') return fail(parsed);
     if (parsed.positionals.length > 0) return fail(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
@@ -201,7 +207,7 @@ export const serveCommand: Command = {
       try {
         catalog = JSON.parse(readFileSync(v['catalog'], 'utf8'));
       } catch (error) {
-        return fail(`cannot read --catalog ${JSON.stringify(v['catalog'])}: ${(error as Error).message}`);
+        return refuse(`cannot read --catalog ${JSON.stringify(v['catalog'])}: ${(error as Error).message}`);
       }
     }
     const list = (value: string | undefined) => value?.split(',').map((item) => item.trim()).filter((item) => item !== '');
@@ -226,7 +232,7 @@ export const serveCommand: Command = {
         verifiers: methods?.length === 1 && methods[0] === 'none' ? [] : createNodeVerifiers({ methods: methods as NodeVerifierMethod[] | undefined, dnsServers: list(v['dns-servers']), ...(ipRangeLists === undefined ? {} : { ipRangeLists }) }),
       });
     } catch (error) {
-      return fail((error as Error).message);
+      return refuse((error as Error).message);
     }
 
     const jsonLog = logMode === 'off' ? undefined : createJsonLog(io.stdout);
