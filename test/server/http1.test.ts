@@ -268,6 +268,24 @@ describe('refused requests: one problem+json answer, then the connection is clos
     expect(await storedPaths(server, token)).toEqual(['/a']);
   });
 
+  it('answers every complete request of a client that half-closes after pipelining them, malformed bytes after them too', async () => {
+    const { server, token } = await start();
+    const halfClosed = async (bytes: string) => {
+      const socket = connect({ port: server.port, host: '127.0.0.1', allowHalfOpen: true });
+      let text = '';
+      socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+      await new Promise((resolve) => socket.once('close', resolve).end(bytes));
+      return parseResponses(text).map((r) => r.status);
+    };
+    expect(await halfClosed(`${postVisits(token, visitsBody('/c1'))}${identification(token, GPTBOT)}${postVisits(token, visitsBody('/c2'))}`)).toEqual([202, 200, 202]);
+    // node:http ended the socket at the FIN here: the batch was stored and nothing was answered.
+    const answered = await halfClosed(`${postVisits(token, visitsBody('/c3'))}${identification(token, GPTBOT)}GET /healthz HTTP/1.1\r\nHost: x\r\nX-Folded: a\r\n b\r\n\r\n`);
+    expect(answered.slice(0, 2)).toEqual([202, 200]);
+    // The refusal follows them only if it is written before node:http closes after the last answer.
+    expect(answered.slice(2)).toEqual(answered.length > 2 ? [400] : []);
+    expect(await storedPaths(server, token)).toEqual(['/c1', '/c2', '/c3']);
+  });
+
   it('answers a batch pipelined before a CONNECT, then refuses the CONNECT and closes', async () => {
     const { server, token, logs } = await start();
     const client = await open(server);

@@ -385,10 +385,12 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
     const { req, res } = exchange;
     const reader = body.getReader();
     let ended = false;
+    const socket = req.socket;
     const end = () => {
       if (ended) return;
       ended = true;
       openStreams.delete(end);
+      socket.off('end', end);
       reader.cancel().catch(() => undefined);
       if (!res.destroyed && !res.writableEnded) res.end();
       // A client that went away may leave its socket half-open (no FIN seen yet): cut it.
@@ -396,6 +398,10 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
       logAccess(req.method ?? '', req.url ?? '', response.status, exchange.started, 0, response.projectId);
     };
     res.once('close', end);
+    // A client that sends its FIN while reading a stream is done with it (an EventSource closed, a
+    // fetch aborted). Half-closed connections stay open for the answers still due (see
+    // httpAllowHalfOpen below), but a stream is never due to end by itself.
+    socket.once('end', end);
     if (shuttingDown) {
       end();
       return;
@@ -524,6 +530,12 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
     (req, res) => onRequest(req, res),
   );
   server.keepAliveTimeout = keepAliveMs;
+  // A client that half-closes once it has sent its requests (nc -N, a proxy passing the FIN on)
+  // still gets their answers: node:http otherwise ends the socket at the FIN, and requests
+  // pipelined before it would be handled (a batch stored) with their answers lost. With this, node
+  // closes after the last answer; a streamed answer ends at the FIN (pipe). (Long-standing, if
+  // undocumented: node sets it false itself.)
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   // node:http closes connections past server.maxConnections before anyone sees them. The cap is
   // kept below in 'connection', which may make room; the slack covers connections closed there
   // whose 'close' node:http has not yet counted.
