@@ -51,8 +51,10 @@ async function open(server: NodeServer) {
   };
 }
 
-const identification = (token: string, body: string, extra = '') =>
-  `POST /agent-identifications HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\n${extra}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+/** A POST of a JSON body with the project token, as raw bytes. */
+const post = (path: string, token: string, body: string, extra = '') =>
+  `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\n${extra}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+const identification = (token: string, body: string, extra = '') => post('/agent-identifications', token, body, extra);
 const GPTBOT = JSON.stringify({ id: 'r1', request_headers: { 'user-agent': 'Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot)' } });
 
 describe('HTTP/1.1 framing', () => {
@@ -244,7 +246,7 @@ describe('refused requests: one problem+json answer, then the connection is clos
   // node:http hands on pipelined requests as it parses them: the ones before the malformed bytes
   // may still be in the handler when llhttp fails. Found by zzuf mutating pipelined streams.
   const visitsBody = (path: string) => JSON.stringify([{ request_path: path, request_method: 'GET', request_headers: { 'user-agent': 'Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot)' } }]);
-  const postVisits = (token: string, body: string) => `POST /visits HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  const postVisits = (token: string, body: string) => post('/visits', token, body);
   const storedPaths = async (server: NodeServer, token: string) => {
     const answer = await fetch(`${server.url}/visits?limit=100`, { headers: { authorization: `Bearer ${token}` } });
     return ((await answer.json()) as { visits: { request_path: string }[] }).visits.map((visit) => visit.request_path).sort();

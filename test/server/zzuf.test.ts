@@ -45,7 +45,7 @@ afterAll(async () => {
 });
 
 /** The pipelined stream of run `run`: six rounds of the API's routes, two visits per batch. */
-function stream(run: number): { bytes: string } {
+function stream(run: number): string {
   const request = (method: string, path: string, body?: unknown, extra = '') => {
     const text = body === undefined ? '' : JSON.stringify(body);
     const length = body === undefined ? '' : `Content-Length: ${Buffer.byteLength(text)}\r\n`;
@@ -70,7 +70,7 @@ function stream(run: number): { bytes: string } {
       request('GET', '/healthz'),
     );
   }
-  return { bytes: parts.join('') };
+  return parts.join('');
 }
 
 /** Starts socat under zzuf, forwarding one connection to the server; resolves once it listens. */
@@ -125,17 +125,17 @@ function exchange(port: number, bytes: string): Promise<string> {
   });
 }
 
-/** Every visit the project has stored, through the API's pages. */
-async function storedVisitPaths(): Promise<string[]> {
-  const paths: string[] = [];
+/** How many visits the project has stored, through the API's pages. */
+async function storedVisitCount(): Promise<number> {
+  let count = 0;
   let after: string | undefined;
   do {
     const answer = await fetch(`${proc.url}/visits?limit=1000${after === undefined ? '' : `&after=${encodeURIComponent(after)}`}`, { headers: { authorization: `Bearer ${token}` } });
-    const page = (await answer.json()) as { visits: { request_path: string }[]; next?: string | null };
-    paths.push(...page.visits.map((visit) => visit.request_path));
+    const page = (await answer.json()) as { visits: unknown[]; next?: string | null };
+    count += page.visits.length;
     after = page.next ?? undefined;
   } while (after !== undefined);
-  return paths;
+  return count;
 }
 
 describe.skipIf(!available)('zzuf mutating pipelined request streams', () => {
@@ -143,7 +143,7 @@ describe.skipIf(!available)('zzuf mutating pipelined request streams', () => {
     const statuses = new Map<number, number>();
     let acceptedReported = 0;
     for (let seed = 1; seed <= RUNS; seed++) {
-      const { bytes } = stream(seed);
+      const bytes = stream(seed);
       const proxy = await fuzzingProxy(seed, Number(new URL(proc.url).port));
       let responses: RawResponse[];
       try {
@@ -160,12 +160,12 @@ describe.skipIf(!available)('zzuf mutating pipelined request streams', () => {
       }
       expect(proc.child.exitCode, `serve exited at seed ${seed}: ${proc.stderr()}`).toBeNull();
     }
-    const stored = await storedVisitPaths();
-    console.log(`zzuf: ${RUNS} streams, answers by status ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}; visits reported accepted ${acceptedReported}, stored ${stored.length}`);
+    const stored = await storedVisitCount();
+    console.log(`zzuf: ${RUNS} streams, answers by status ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}; visits reported accepted ${acceptedReported}, stored ${stored}`);
     // Most requests came through whole: the test exercised the routes, not only refusals.
     expect(statuses.get(202) ?? 0).toBeGreaterThan(RUNS);
     expect(statuses.get(400) ?? 0).toBeGreaterThan(0);
-    expect(stored.length).toBe(acceptedReported);
+    expect(stored).toBe(acceptedReported);
     expect((await fetch(`${proc.url}/healthz`)).status).toBe(200);
   }, 180_000);
 });

@@ -194,7 +194,7 @@ interface ConnectionState {
   closing: boolean;
   /** The request body being read on it, if any: how far it has come, to tell a slow upload from a stalling one. */
   reading: BodyProgress | undefined;
-  /** The refusal of malformed bytes, held until the requests pipelined before them have their answers. */
+  /** The refusal of malformed bytes, held until the requests pipelined before them (the open ones it does not answer) have their answers. */
   refusal: HeldRefusal | undefined;
 }
 
@@ -209,8 +209,12 @@ interface HeldRefusal {
   readonly response: ApiResponse;
   /** The request refused, when node:http parsed one (CONNECT), for the access log. */
   readonly request: IncomingMessage | undefined;
-  /** The complete requests before the malformed bytes, still to be answered. */
-  readonly ahead: Set<OpenRequest>;
+}
+
+/** Whether a connection still has a request to answer before its refusal (one the refusal does not answer). */
+function answersDue(open: ReadonlySet<OpenRequest>): boolean {
+  for (const request of open) if (!request.refused) return true;
+  return false;
 }
 
 /** A request body being read, and when its request's head arrived. */
@@ -361,7 +365,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
         connection.open.delete(this);
         if (connection.open.size === 0) connection.idleSince = performance.now();
         const held = connection.refusal;
-        if (held !== undefined && held.ahead.delete(this) && held.ahead.size === 0) refuse(this.req.socket, held.response, held.request);
+        if (held !== undefined && !this.refused && !answersDue(connection.open)) refuse(this.req.socket, held.response, held.request);
       }
       if (--inFlight === 0) for (const waiter of drainWaiters.splice(0)) waiter();
     }
@@ -577,14 +581,10 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
    */
   const refuseAfterAnswers = (socket: Socket, response: ApiResponse, request?: IncomingMessage) => {
     const state = connections.get(socket);
-    const ahead = new Set<OpenRequest>();
-    for (const request of state?.open ?? []) {
-      if (request.req.complete) ahead.add(request);
-      else request.refused = true;
-    }
-    if (ahead.size > 0 && state !== undefined) {
-      state.refusal = { response, request, ahead };
-      state.closing = true;
+    // No request is parsed after the refused bytes: the open ones are all there will be.
+    for (const exchange of state?.open ?? []) if (!exchange.req.complete) exchange.refused = true;
+    if (state !== undefined && answersDue(state.open)) {
+      state.refusal = { response, request };
       return;
     }
     refuse(socket, response, request);
