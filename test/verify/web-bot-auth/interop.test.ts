@@ -1,7 +1,9 @@
 // Interoperability with independent signers used as real clients: web-bot-auth 0.1.3 (legacy
-// string Signature-Agent) and http-message-sig 0.3.0 (dictionary Signature-Agent with ;key),
-// verified through createEngine + engine.verify with an in-memory key directory.
+// string Signature-Agent), http-message-sig 0.3.0 (dictionary Signature-Agent with ;key) and
+// http-message-signatures 1.0.6 (a third RFC 9421 implementation, both forms), verified through
+// createEngine + engine.verify with an in-memory key directory.
 import { appendSignature, component, createSignature } from 'http-message-sig';
+import { httpbis } from 'http-message-signatures';
 import crypto from 'node:crypto';
 import { signatureHeaders } from 'web-bot-auth';
 import { signerFromJWK } from 'web-bot-auth/crypto';
@@ -103,5 +105,51 @@ describe('interop: http-message-sig 0.3.0 as the signing client (dictionary Sign
     const { engine } = engineFor();
     expect(await engine.verify(item)).toMatchObject({ result: 'verified', agent_id: 'test-bot', verification: { method: 'web-bot-auth' } });
     await expectTamperingFails(item, 'Signature-Agent', 'sig1="https://agent.test/"');
+  });
+});
+
+describe('interop: http-message-signatures 1.0.6 as the signing client', () => {
+  // Its signer is any function of the signature base's bytes; the base and the Signature-Input
+  // (component identifiers, parameters, their order and serialisation) are its own.
+  const signWith = async (headers: Record<string, string>, fields: string[], url = 'https://example.com/docs/page?lang=en') => {
+    const signed = await httpbis.signMessage(
+      {
+        key: { id: key.thumbprint, alg: 'ed25519', sign: async (data) => crypto.sign(null, data, key.privateKey) },
+        name: 'sig1',
+        fields,
+        params: ['created', 'expires', 'keyid', 'alg', 'nonce', 'tag'],
+        paramValues: { created: new Date(NOW * 1000), expires: new Date((NOW + 60) * 1000), nonce: crypto.randomBytes(64).toString('base64url'), tag: 'web-bot-auth' },
+      },
+      { method: 'GET', url, headers: { ...headers } },
+    );
+    const { pathname, search, host } = new URL(url);
+    const item: Item = { request_headers: { Host: host }, request_method: 'GET', request_path: pathname + search };
+    for (const [name, value] of Object.entries(signed.headers)) item.request_headers[name] = String(value);
+    return item;
+  };
+
+  it('its request with a string Signature-Agent verifies, and flipping any covered component fails', async () => {
+    const item = await signWith({ 'Signature-Agent': '"https://agent.test"' }, ['@authority', '@path', 'signature-agent']);
+    expect(item.request_headers['Signature-Input']).toMatch(/^sig1=\("@authority" "@path" "signature-agent"\);created=\d+;expires=\d+;keyid="[^"]+";alg="ed25519";nonce="[^"]+";tag="web-bot-auth"$/);
+    const { engine } = engineFor();
+    expect(await engine.verify(item)).toMatchObject({ result: 'verified', agent_id: 'test-bot', verification: { method: 'web-bot-auth' } });
+    await expectTamperingFails(item, 'Signature-Agent', '"https://agent.test/"');
+  });
+
+  it('its request with a dictionary Signature-Agent (the member named by ;key) verifies, and tampering fails', async () => {
+    const item = await signWith({ 'Signature-Agent': 'sig1="https://agent.test"' }, ['@authority', '@path', 'signature-agent;key="sig1"']);
+    expect(item.request_headers['Signature-Input']).toContain('"signature-agent";key="sig1"');
+    const { engine } = engineFor();
+    expect(await engine.verify(item)).toMatchObject({ result: 'verified', agent_id: 'test-bot', verification: { method: 'web-bot-auth' } });
+    await expectTamperingFails(item, 'Signature-Agent', 'sig1="https://agent.test/"');
+  });
+
+  it('its request to a non-default port, covering @authority alone, verifies; at another port it fails', async () => {
+    const item = await signWith({ 'Signature-Agent': '"https://agent.test"' }, ['@authority', 'signature-agent'], 'https://example.com:8443/');
+    expect(item.request_headers.Host).toBe('example.com:8443');
+    const { engine } = engineFor();
+    expect((await engine.verify(item)).result).toBe('verified');
+    const moved = { ...item, request_headers: { ...item.request_headers, Host: 'example.com:8444' } };
+    expect((await engine.verify(moved)).result).toBe('verification_failed');
   });
 });
