@@ -1,5 +1,6 @@
 // The notice a project gets when most of its visits carry no client address: without one, IP-range
 // and reverse-DNS verification cannot run and bots read "Not verifiable". It says how to fix it.
+import { TEST_AGENT_ID } from '../catalog/test-agent.js';
 import { request, type VisitJson } from './api.js';
 import { h } from './dom.js';
 import { formatCount } from './format.js';
@@ -10,12 +11,14 @@ export const CLIENT_ADDRESS_SAMPLE = 200;
 
 /**
  * The notice for a project whose latest visits mostly carry no client address, or null (also when
- * the visits cannot be read: the page shows its own error then).
+ * the visits cannot be read: the page shows its own error then). Test visits (sent from the
+ * settings page, never with an address) are left out: a new project's first test visits would
+ * otherwise ask its owner to fix a proxy set-up that may be right.
  */
 export async function clientAddressNotice(projectId: string): Promise<HTMLElement | null> {
   let visits: readonly VisitJson[];
   try {
-    visits = (await request<{ visits: VisitJson[] }>('GET', '/visits', { params: { project: projectId, limit: CLIENT_ADDRESS_SAMPLE } })).visits;
+    visits = (await request<{ visits: VisitJson[] }>('GET', '/visits', { params: { project: projectId, limit: CLIENT_ADDRESS_SAMPLE } })).visits.filter((visit) => visit.agent_id !== TEST_AGENT_ID);
   } catch {
     return null;
   }
