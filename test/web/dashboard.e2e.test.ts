@@ -83,17 +83,23 @@ describe.skipIf(!available)('dashboard in Chromium', () => {
     const snippet = page.getByTestId('connect-snippet');
     const serverUrl = new URL(proc.url).origin;
     expect(await snippet.textContent()).toContain(`\nAGENTWARDEN_URL=${serverUrl} AGENTWARDEN_TOKEN=${projectToken} node server.mjs\n`);
-    // The snippet is the example app the tests start, word for word.
-    expect(await snippet.textContent()).toContain(readFileSync(join(import.meta.dirname, '../../examples/express/server.mjs'), 'utf8'));
+    // The snippet is the example app the tests start, word for word but for the server URL it
+    // falls back to (npm start's), which is this server's, so the file reports here even when run
+    // without AGENTWARDEN_URL.
+    const example = (file: string) => readFileSync(join(import.meta.dirname, '../../examples', file), 'utf8').replaceAll('http://127.0.0.1:8080', serverUrl);
+    expect(serverUrl).not.toBe('http://127.0.0.1:8080');
+    expect(await snippet.textContent()).toContain(example('express/server.mjs'));
+    expect(await snippet.textContent()).toContain(`url: process.env.AGENTWARDEN_URL ?? '${serverUrl}'`);
+    expect(await snippet.textContent()).not.toContain('8080');
     await page.getByLabel('Framework').selectOption('worker');
     expect(await snippet.textContent()).toContain(`[vars] AGENTWARDEN_URL = "${serverUrl}"`);
-    expect(await snippet.textContent()).toContain(readFileSync(join(import.meta.dirname, '../../examples/worker/worker.js'), 'utf8'));
+    expect(await snippet.textContent()).toContain(example('worker/worker.js'));
     await page.getByLabel('Framework').selectOption('nextjs');
     expect(await snippet.textContent()).toContain(`\nAGENTWARDEN_URL=${serverUrl}\nAGENTWARDEN_TOKEN=${projectToken}\n`);
-    expect(await snippet.textContent()).toContain(readFileSync(join(import.meta.dirname, '../../examples/nextjs/proxy.ts'), 'utf8'));
+    expect(await snippet.textContent()).toContain(example('nextjs/proxy.ts'));
     await page.getByLabel('Framework').selectOption('nextjs-edge');
     expect(await snippet.textContent()).toContain('# save the file below as middleware.ts beside app/, and in .env.local:');
-    expect(await snippet.textContent()).toContain(readFileSync(join(import.meta.dirname, '../../examples/nextjs-edge/middleware.ts'), 'utf8'));
+    expect(await snippet.textContent()).toContain(example('nextjs-edge/middleware.ts'));
     await shot('03-settings-new-token');
     // Reloaded, the page shows only the masked prefix.
     await page.reload();

@@ -1,5 +1,5 @@
 // "Connect your site" on a project's settings page: the example app of the chosen framework (the
-// README's snippet, the same file), with this server's URL and the project's token filled in.
+// README's snippet, the same file), with this server's URL (in the file too) and the project's token filled in.
 // Tokens are stored hashed, so the token itself appears only while it is revealed (just issued);
 // otherwise its prefix says which one to paste.
 import express from '../../../examples/express/server.mjs?text';
@@ -24,6 +24,9 @@ const FRAMEWORKS = {
 
 type Framework = keyof typeof FRAMEWORKS;
 
+/** The server URL the examples fall back to (`npm start`'s); the snippet puts this server's in its place. */
+const EXAMPLE_SERVER_URL = 'http://127.0.0.1:8080';
+
 /**
  * The section: a framework choice and its snippet. `token` is the full token while it is
  * revealed, else undefined; `tokenPrefix` names the live token to use then.
@@ -40,7 +43,8 @@ export function connectSection(serverUrl: string, token: string | undefined, tok
         : framework === 'nextjs' || framework === 'nextjs-edge'
           ? `# save the file below as ${file} beside app/, and in .env.local:\nAGENTWARDEN_URL=${serverUrl}\nAGENTWARDEN_TOKEN=${tokenLine}`
           : `# save the file below as ${file}, then:\nAGENTWARDEN_URL=${serverUrl} AGENTWARDEN_TOKEN=${tokenLine} node ${file}`;
-    return `# ${install}\n${run}\n\n// ${file}\n${code}`;
+    // The file's own fallback and comment name this server too: run without AGENTWARDEN_URL, it still reports here.
+    return `# ${install}\n${run}\n\n// ${file}\n${code.replaceAll(EXAMPLE_SERVER_URL, serverUrl)}`;
   };
   const preview = h('pre', { class: 'preview', 'data-testid': 'connect-snippet' }, snippet('express'));
   const choice = h('select', { onchange: () => (preview.textContent = snippet(choice.value as Framework)) }, ...Object.entries(FRAMEWORKS).map(([value, { label }]) => h('option', { value }, label)));
