@@ -123,6 +123,7 @@ describe.skipIf(!available)('dashboard views in Chromium', () => {
     expect(robots).toContain('It fetched /robots.txt once');
     expect(robots).toContain('disallow its type, AI Data Scraper');
     expect(robots).toContain('Disallow: /private/');
+    expect(robots).toContain('It is documented to obey robots.txt.');
     expect(await page.locator('.tile.alarm').textContent()).toBe('2Spoofed');
     await shot('agent-1280');
     // The spoofed tile lists exactly those visits.
@@ -203,6 +204,10 @@ describe.skipIf(!available)('dashboard views in Chromium', () => {
     await page.getByRole('heading', { level: 1, name: 'Googlebot' }).waitFor();
     expect(await page.getByRole('region', { name: 'About this agent' }).textContent()).toContain('Reverse DNS');
     await shot('catalog-agent-1280');
+    // A fetcher acting for a user, which its operator says robots.txt may not stop.
+    await page.goto(`${dashboard}#/agents/chatgpt-user`);
+    await page.getByRole('heading', { level: 1, name: 'ChatGPT-User' }).waitFor();
+    expect(await page.getByRole('region', { name: 'About this agent' }).textContent()).toContain('Obeys robots.txtNo, as documented');
   });
 
   it('shows an agent type page reached from the chart legend', async () => {

@@ -152,7 +152,11 @@ export const renderAgent: Page = async ({ main, project, route, refresh }) => {
         { class: 'plain-list' },
         h('li', {}, fetches === 0 ? `It did not fetch /robots.txt in this range.` : `It fetched /robots.txt ${fetches === 1 ? 'once' : `${formatCount(fetches)} times`} in this range.`),
         h('li', {}, robotsRuleText(violations, agent?.type), ' ', h('a', { href: href(['p', p.id, 'settings']) }, 'Edit the rules')),
-        agent?.respects_robots_txt === true ? h('li', {}, 'Its operator says it obeys robots.txt.') : agent?.respects_robots_txt === false ? h('li', {}, 'Its operator says it does not obey robots.txt.') : null,
+        agent?.respects_robots_txt === true
+          ? h('li', {}, 'It is documented to obey robots.txt.')
+          : agent?.respects_robots_txt === false
+            ? h('li', {}, 'It is documented not to obey robots.txt (as fetchers acting for a user often do not): an access policy that denies it keeps it out.')
+            : null,
       ),
       agent === undefined
         ? null

@@ -40,7 +40,7 @@ export function agentFacts(agent: CatalogAgentJson, typeHref?: string): HTMLElem
     ...row('Verification', agent.verification_methods.length === 0 ? h('span', { class: 'muted' }, 'None: nothing can prove a visit came from it, so anyone can send its user agent') : methodChips(agent.verification_methods)),
     ...(agent.signature_agents.length === 0 ? [] : row('Signs as', ...agent.signature_agents.map((origin) => h('code', { class: 'chip' }, origin)))),
     ...(agent.reverse_dns.length === 0 ? [] : row('Reverse DNS', ...agent.reverse_dns.map((suffix) => h('code', { class: 'chip' }, suffix)))),
-    ...row('Obeys robots.txt', agent.respects_robots_txt === null ? h('span', { class: 'muted' }, 'Not documented') : agent.respects_robots_txt ? 'Yes, by its operator' : 'No, by its operator'),
+    ...row('Obeys robots.txt', agent.respects_robots_txt === null ? h('span', { class: 'muted' }, 'Not documented') : agent.respects_robots_txt ? 'Yes, as documented' : 'No, as documented'),
     ...(agent.description === null ? [] : row('About', agent.description)),
   );
 }
