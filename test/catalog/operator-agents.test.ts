@@ -254,19 +254,20 @@ describe('robots.txt compliance as operators document it', () => {
   const agent = (id: string) => document.agents.find((a) => a.id === id);
   const GOOGLE_USER_TRIGGERED = 'https://developers.google.com/crawling/docs/crawlers-fetchers/google-user-triggered-fetchers';
 
-  it("says a user-triggered fetcher may not obey robots.txt where its operator says so, even where ai.robots.txt says it does", () => {
+  it('says a user-triggered fetcher may not obey robots.txt where its operator says so, even where ai.robots.txt says it does', () => {
     // OpenAI: "Because these actions are initiated by a user, robots.txt rules may not apply" (ai.robots.txt: Yes).
     expect(agent('chatgpt-user')?.respects_robots_txt).toBe(false);
     expect(agent('perplexity-user')?.respects_robots_txt).toBe(false);
     expect(agent('meta-externalfetcher')?.respects_robots_txt).toBe(false);
     // Google, of every fetcher on its user-triggered page: "these fetchers generally ignore robots.txt rules".
-    const google = document.agents.filter((a) => a.url === GOOGLE_USER_TRIGGERED);
-    expect(google.map((a) => a.id)).toEqual(expect.arrayContaining(['feedfetcher-google', 'google-read-aloud', 'google-site-verification', 'google-notebooklm', 'google-agent', 'googlemessages']));
+    // Google-Agent is left as ai.robots.txt has it: its "Yes" cites Google's common-crawlers page.
+    const google = document.agents.filter((a) => a.url === GOOGLE_USER_TRIGGERED && a.id !== 'google-agent');
+    expect(google.map((a) => a.id)).toEqual(expect.arrayContaining(['feedfetcher-google', 'google-read-aloud', 'google-site-verification', 'google-notebooklm', 'googlemessages']));
     expect(google.filter((a) => a.respects_robots_txt !== false).map((a) => a.id)).toEqual([]);
   });
 
-  it('keeps the crawlers their operators say obey robots.txt', () => {
-    const ids = ['gptbot', 'oai-searchbot', 'claudebot', 'claude-user', 'ccbot', 'perplexitybot'];
+  it('says so of the crawlers their operators say obey robots.txt: AI, search and SEO crawlers', () => {
+    const ids = ['gptbot', 'oai-searchbot', 'claudebot', 'claude-user', 'ccbot', 'perplexitybot', 'googlebot', 'bingbot', 'duckduckbot', 'yandexbot', 'baiduspider', 'ahrefsbot', 'semrushbot', 'mj12bot', 'dotbot', 'rogerbot', 'dataforseobot', 'blexbot'];
     expect(ids.filter((id) => agent(id)?.respects_robots_txt !== true)).toEqual([]);
   });
 });
