@@ -693,7 +693,11 @@ export function createOpenApiDocument(options: {
             verification_methods: { type: 'array', items: { type: 'string', enum: ['web-bot-auth', 'ip-ranges', 'reverse-dns'] }, description: 'Methods the catalog gives data for.' },
             signature_agents: { type: 'array', items: { type: 'string' } },
             reverse_dns: { type: 'array', items: { type: 'string' } },
-            respects_robots_txt: { type: ['boolean', 'null'] },
+            respects_robots_txt: {
+              type: ['boolean', 'null'],
+              description:
+                "Whether the agent obeys robots.txt, as documented: by its operator where the operator says (a fetcher acting for a user, which operators say robots.txt may not stop, is false), else by ai.robots.txt; null when neither says.",
+            },
             listed: { type: 'boolean', description: 'False for an agent the catalog does not list: an unlisted bot (`unlisted:<token>`) or an attack probe (`probe:<kind>`), which GET /agents/{id} also answers. robots.txt rules cannot name it.' },
           },
         },
