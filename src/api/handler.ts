@@ -26,6 +26,7 @@ import type { AdminAuthenticator, AdminSession, Route, RouteContext, RouteTable 
 import { createMemoryProjectSettingsStore, createProjectRequestRules, type ProjectRequestRules, type ProjectSettingsStore } from './project-settings.js';
 import { createProjectSettingsRoutes } from './settings-routes.js';
 import { createVisitIngest } from './visit-ingest.js';
+import { createWordPressRoutes } from './wordpress-routes.js';
 import { createVisitRoutes, type EventStreamOptions } from './visit-routes.js';
 import { createAnalyticsRoutes } from './analytics-routes.js';
 import { createCatalogRoutes } from './catalog-routes.js';
@@ -347,7 +348,8 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
   const settingsRoutes = createProjectSettingsRoutes({ settings, requestRules, catalog: engine.catalog, maxJsonDepth: limits.maxJsonDepth });
   const analyticsRoutes = createAnalyticsRoutes({ engine, visits, clock: options.clock });
   const catalogRoutes = createCatalogRoutes(engine.catalog);
-  for (const table of [readRoutes, settingsRoutes, analyticsRoutes, catalogRoutes, ...(options.routes ?? [])]) {
+  const wordPressRoutes = createWordPressRoutes({ ingest: ingestVisits, limits });
+  for (const table of [readRoutes, settingsRoutes, analyticsRoutes, catalogRoutes, wordPressRoutes, ...(options.routes ?? [])]) {
     for (const [path, methods] of Object.entries(table)) {
       for (const method of Object.keys(methods)) {
         if (routes[path]?.[method] !== undefined) throw new RangeError(`routes: ${method} ${path} is defined twice`);

@@ -197,6 +197,49 @@ export function createOpenApiDocument(options: {
           },
         },
       },
+      '/logs/wordpress': {
+        post: {
+          summary: "Record the visit log of the WordPress plugin (Known Agents', formerly Dark Visitors'): NDJSON, one visit per line, gzip-compressed or not.",
+          description:
+            'Each line is a visit as POST /visits takes it (extra fields such as `wordpress_plugin_version` are ignored); lines that are not JSON or not a valid visit are rejected by index ' +
+            '(non-empty lines counted from 0) while the others are stored. At most 16 MiB once decompressed (the plugin caps its log there) and 50,000 lines; the compressed body is held to the server body limit.',
+          requestBody: {
+            required: true,
+            content: {
+              'text/plain': { schema: { type: 'string', description: 'NDJSON: one Visit JSON object per line. Send with `Content-Encoding: gzip` to compress it.' } },
+              'application/x-ndjson': { schema: { type: 'string' } },
+            },
+          },
+          responses: {
+            '202': { description: 'Accepted visits are stored.', content: { 'application/json': { schema: ref('VisitsAccepted') } } },
+            ...openApiErrorResponses(AUTH_ERRORS),
+            '400': problemResponse('Not gzip data (with Content-Encoding: gzip), not UTF-8, empty, or no line is a valid visit.'),
+            '413': problemResponse('Past 16 MiB decompressed, past 50,000 lines, or a compressed body past the body limit.'),
+            '415': problemResponse('Another media type than text/plain or NDJSON, or a content coding other than gzip.'),
+            '503': problemResponse('The visit store cannot take the visits now (with Retry-After); see POST /visits.'),
+          },
+        },
+      },
+      '/user': {
+        get: {
+          summary: 'What the WordPress plugin asks before it tracks: this server takes its visits (`is_analytics_allowed`) and does no blocking for it (`is_robots_txt_enforcement_allowed` is false).',
+          responses: {
+            '200': {
+              description: 'The plugin\'s account fields.',
+              content: {
+                'application/json': {
+                  schema: {
+                    type: 'object',
+                    required: ['is_analytics_allowed', 'is_robots_txt_enforcement_allowed', 'analytics_script_tag'],
+                    properties: { is_analytics_allowed: { type: 'boolean' }, is_robots_txt_enforcement_allowed: { type: 'boolean' }, analytics_script_tag: { type: 'string', description: 'Always empty: this server has no browser script.' } },
+                  },
+                },
+              },
+            },
+            ...openApiErrorResponses(AUTH_ERRORS),
+          },
+        },
+      },
       '/visits/{id}': {
         get: {
           summary: 'One visit of the project, with everything stored about it: headers (secrets stripped), response, client address and its header, referral, and every verification check with its reason.',

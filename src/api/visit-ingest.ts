@@ -56,17 +56,35 @@ function unavailable(error: VisitStoreUnavailableError, keyed: boolean): ApiResp
 }
 
 /**
+ * A request body read as visit items: whether one object was sent, and the items; `refused` holds
+ * the items refused before they could be read as visits (a line that is not JSON), by index.
+ */
+export type VisitItems =
+  | { readonly ok: true; readonly single: boolean; readonly items: readonly unknown[]; readonly refused?: ReadonlyMap<number, FieldError[]> }
+  | { readonly ok: false; readonly response: ApiResponse };
+
+/** Reads a request's visits from its body; POST /visits reads one JSON object or an array. */
+export type VisitReader = (request: ApiRequest) => VisitItems | Promise<VisitItems>;
+
+/** Stores the visits of a request for a project, read from its body by `read` (default: POST /visits's JSON). */
+export type VisitIngest = (request: ApiRequest, projectId: string, read?: VisitReader) => Promise<ApiResponse>;
+
+/**
  * Creates the POST /visits route function (token auth and content checks are the handler's).
  * @example
  * const ingest = createVisitIngest({ visits, limits, enrich, parseBody });
  * const response = await ingest(request, project.id);
  */
-export function createVisitIngest(options: VisitIngestOptions): (request: ApiRequest, projectId: string) => Promise<ApiResponse> {
+export function createVisitIngest(options: VisitIngestOptions): VisitIngest {
   const { visits, limits, enrich, parseBody } = options;
   const clock = options.clock ?? { now: () => Date.now() };
   const keyed = createKeyedQueue();
+  const readJson: VisitReader = (request) => {
+    const body = parseBody(request);
+    return body.ok ? readItems(body.value, limits) : body;
+  };
 
-  return async (request, projectId) => {
+  return async (request, projectId, read = readJson) => {
     const keyHeader = headerValue(request.headers, 'idempotency-key');
     let key: string | undefined;
     if (keyHeader !== undefined) {
@@ -75,18 +93,22 @@ export function createVisitIngest(options: VisitIngestOptions): (request: ApiReq
       if (visits.appendOnce === undefined) return problem('not-implemented', "This server's visit store does not keep Idempotency-Keys; send the request without one.");
       key = parsed.key;
     }
-    const body = parseBody(request);
-    if (!body.ok) return body.response;
-    const read = readItems(body.value, limits);
-    if (!read.ok) return read.response;
+    const reading = read(request);
+    const items = reading instanceof Promise ? await reading : reading;
+    if (!items.ok) return items.response;
     const tooLarge: FieldError[] = [];
     const valid: Visit[] = [];
     const rejected: { index: number; errors: FieldError[] }[] = [];
     // A visit the store's next retention pass would delete is refused, not accepted and lost.
     const retentionDays = visits.retentionDays ?? 0;
     const oldest = retentionDays > 0 ? clock.now() - retentionDays * DAY_MS : undefined;
-    read.items.forEach((item, index) => {
-      const at = read.single ? undefined : index;
+    items.items.forEach((item, index) => {
+      const refused = items.refused?.get(index);
+      if (refused !== undefined) {
+        rejected.push({ index, errors: refused });
+        return;
+      }
+      const at = items.single ? undefined : index;
       if (typeof item === 'object' && item !== null) {
         const base = at === undefined ? '' : pointerTo('', at);
         checkHeaderLimits((item as Record<string, unknown>)['request_headers'], base, 'request_headers', limits, tooLarge);

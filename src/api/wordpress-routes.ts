@@ -1,0 +1,149 @@
+// The endpoints the official WordPress plugin (Known Agents', formerly Dark Visitors') calls besides
+// POST /robots-txts, so a WordPress site can report to this server: its batched visit log, gzipped
+// NDJSON posted every 30 s (POST /logs/wordpress), and its account probe (GET /user). Written from
+// the plugin's wire format (../shared/reference/known-agents-api.md §1.3, §1.6).
+import { readBytesUpTo } from '../bounded-bytes.js';
+import type { FieldError } from '../field-error.js';
+import { createKeyedQueue } from './idempotency.js';
+import { jsonDepth } from './json-body.js';
+import type { ApiLimits } from './limits.js';
+import { problem } from './problem.js';
+import { headerValue } from './request-headers.js';
+import type { RouteTable } from './route.js';
+import type { ApiRequest, ApiResponse } from './types.js';
+import type { VisitIngest, VisitItems } from './visit-ingest.js';
+
+/** The most a log may hold once decompressed: the plugin's own cap on its log file (16 MiB). */
+export const WORDPRESS_LOG_MAX_BYTES = 16 * 1024 * 1024;
+/** The most visits (lines) one log may hold: a busy site's 30 s, with room; bounds the work of one request. */
+export const WORDPRESS_LOG_MAX_VISITS = 50_000;
+
+// Media types an NDJSON log may come as: the plugin sends text/plain.
+const LOG_MEDIA_TYPES = new Set(['text/plain', 'application/x-ndjson', 'application/jsonl', 'application/json-seq', 'application/jsonlines']);
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+type Decompressed = { readonly ok: true; readonly bytes: Uint8Array } | { readonly ok: false; readonly response: ApiResponse };
+
+function tooLarge(): ApiResponse {
+  return problem('payload-too-large', `The log is larger than ${WORDPRESS_LOG_MAX_BYTES} bytes once decompressed (the plugin's own cap); send it in parts.`, {
+    errors: [{ pointer: '', code: 'max-body-bytes', message: `at most ${WORDPRESS_LOG_MAX_BYTES} bytes decompressed` }],
+  });
+}
+
+/**
+ * A gzip body decompressed, read only up to `maxBytes`: a small body that inflates without end (a
+ * "zip bomb") is refused once past it, having cost no more than that.
+ */
+export async function gunzipUpTo(body: Uint8Array, maxBytes: number): Promise<Decompressed> {
+  let bytes: Uint8Array | undefined;
+  try {
+    bytes = await readBytesUpTo(new Blob([body as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream('gzip')), maxBytes);
+  } catch {
+    return { ok: false, response: problem('bad-request', 'The body is not valid gzip data, or it was cut short (Content-Encoding: gzip).') };
+  }
+  return bytes === undefined ? { ok: false, response: tooLarge() } : { ok: true, bytes };
+}
+
+/**
+ * NDJSON text as visit items: one JSON object per non-empty line (a `\r` before the line break is
+ * dropped). A line that is not JSON, or nests past `maxDepth`, is refused by its index (non-empty
+ * lines counted from 0) while the other lines are read.
+ */
+export function ndjsonVisits(text: string, maxDepth: number): VisitItems {
+  const items: unknown[] = [];
+  const refused = new Map<number, FieldError[]>();
+  for (let start = 0; start < text.length; ) {
+    let end = text.indexOf('\n', start);
+    if (end === -1) end = text.length;
+    const line = text.slice(start, end > start && text.charCodeAt(end - 1) === 0x0d ? end - 1 : end);
+    start = end + 1;
+    if (line.trim() === '') continue;
+    const index = items.length;
+    if (index === WORDPRESS_LOG_MAX_VISITS) {
+      return {
+        ok: false,
+        response: problem('payload-too-large', `The log has more than ${WORDPRESS_LOG_MAX_VISITS} visits; send it in parts.`, { errors: [{ pointer: '', code: 'max-items', message: `at most ${WORDPRESS_LOG_MAX_VISITS} lines` }] }),
+      };
+    }
+    const pointer = `/${index}`;
+    if (jsonDepth(line) > maxDepth) {
+      items.push(undefined);
+      refused.set(index, [{ pointer, code: 'too-deep', message: `JSON nesting deeper than ${maxDepth}` }]);
+      continue;
+    }
+    try {
+      items.push(JSON.parse(line));
+    } catch (error) {
+      items.push(undefined);
+      refused.set(index, [{ pointer, code: 'invalid-json', message: `the line is not valid JSON: ${(error as Error).message}` }]);
+    }
+  }
+  return { ok: true, single: false, items, refused };
+}
+
+/** Reads a WordPress log request's visits: gzip or not, strict UTF-8, one visit per line. */
+async function readLog(request: ApiRequest, maxDepth: number): Promise<VisitItems> {
+  const body = request.body;
+  if (body === undefined || body.byteLength === 0) return { ok: false, response: problem('validation-failed', 'The request body is empty; expected visits as NDJSON, one per line.') };
+  const coding = headerValue(request.headers, 'content-encoding')?.trim().toLowerCase();
+  let bytes = body;
+  if (coding === 'gzip' || coding === 'x-gzip') {
+    const inflated = await gunzipUpTo(body, WORDPRESS_LOG_MAX_BYTES);
+    if (!inflated.ok) return inflated;
+    bytes = inflated.bytes;
+  } else if (body.byteLength > WORDPRESS_LOG_MAX_BYTES) return { ok: false, response: tooLarge() };
+  let text: string;
+  try {
+    text = strictUtf8.decode(bytes);
+  } catch {
+    return { ok: false, response: problem('bad-request', 'The log is not valid UTF-8.') };
+  }
+  return ndjsonVisits(text, maxDepth);
+}
+
+/**
+ * The routes: token auth as for POST /visits. Logs are decompressed and stored one at a time per
+ * server, so the memory they take at once is one log's (WORDPRESS_LOG_MAX_BYTES and its visits);
+ * the others wait their turn, held only as their compressed bodies (the transport's body cap).
+ */
+export function createWordPressRoutes(options: { readonly ingest: VisitIngest; readonly limits: ApiLimits }): RouteTable {
+  const { ingest, limits } = options;
+  const oneAtATime = createKeyedQueue();
+  return {
+    '/logs/wordpress': {
+      POST: {
+        auth: 'token',
+        json: false,
+        run({ request, project }) {
+          const type = headerValue(request.headers, 'content-type')?.split(';')[0]!.trim().toLowerCase();
+          if (type !== undefined && !LOG_MEDIA_TYPES.has(type)) {
+            return problem('unsupported-media-type', `Send the log as NDJSON, one visit per line, with "Content-Type: text/plain" or "application/x-ndjson"; got ${JSON.stringify(type.slice(0, 64))}.`, {
+              headers: { 'accept-post': 'text/plain, application/x-ndjson' },
+            });
+          }
+          const coding = headerValue(request.headers, 'content-encoding')?.trim().toLowerCase();
+          if (coding !== undefined && coding !== '' && coding !== 'identity' && coding !== 'gzip' && coding !== 'x-gzip') {
+            return problem('unsupported-media-type', `Send the log gzip-compressed or as it is; got Content-Encoding ${JSON.stringify(coding.slice(0, 64))}.`, { headers: { 'accept-encoding': 'gzip, identity' } });
+          }
+          return oneAtATime.run('log', () => ingest(request, project!.id, (req) => readLog(req, limits.maxJsonDepth)));
+        },
+      },
+    },
+    '/user': {
+      // What the plugin asks before it tracks: this server takes its visits, and enforces nothing
+      // itself (blocking by full User-Agent strings is the plugin's premium feature; an
+      // agentwarden access policy in front of the site does it by verified identity instead).
+      GET: {
+        auth: 'token',
+        json: false,
+        run: ({ project }) => ({
+          status: 200,
+          headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
+          body: JSON.stringify({ is_analytics_allowed: true, is_robots_txt_enforcement_allowed: false, analytics_script_tag: '' }),
+          projectId: project?.id,
+        }),
+      },
+    },
+  };
+}

@@ -1,0 +1,146 @@
+// The WordPress plugin's endpoints: its visit log (gzipped NDJSON, POST /logs/wordpress) is stored
+// like POST /visits, line by line, within a decompressed-size cap; GET /user says what this server
+// does for the plugin. Written from the plugin's wire format (known-agents-api.md §1.3, §1.6).
+import { gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { createApiHandler, createEngine, createMemoryProjectStore, createMemoryVisitStore } from '../../src/index.js';
+import { WORDPRESS_LOG_MAX_BYTES, WORDPRESS_LOG_MAX_VISITS } from '../../src/api/wordpress-routes.js';
+import { GPTBOT_UA } from '../server/helpers.js';
+
+const CHROME_UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+
+/** One line of the plugin's log: the /visits fields plus its own (analytics.php). */
+const line = (path: string, ua: string, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({
+    request_path: path,
+    request_method: 'GET',
+    request_headers: { 'User-Agent': ua, 'X-Forwarded-For': '203.0.113.9', Host: 'blog.example' },
+    response_status_code: 200,
+    response_headers: { 'Content-Type': 'text/html; charset=UTF-8' },
+    created: '2026-11-27T10:00:00.000Z',
+    is_blocked: false,
+    wordpress_plugin_version: '1.28.0',
+    ...extra,
+  });
+
+async function setup() {
+  const projects = createMemoryProjectStore();
+  const { token, id: projectId } = await projects.createProject('blog');
+  const visits = createMemoryVisitStore();
+  const handler = createApiHandler({ engine: createEngine(), projects, visits, rateLimit: false });
+  const send = async (body: Uint8Array | string, headers: Record<string, string> = { 'content-type': 'text/plain', 'content-encoding': 'gzip' }, auth = `Bearer ${token}`) => {
+    const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : body;
+    const response = await handler({ method: 'POST', path: '/logs/wordpress', headers: { authorization: auth, ...headers }, body: bytes });
+    return { status: response.status, headers: response.headers, json: JSON.parse(response.body as string) as Record<string, any> };
+  };
+  const stored = () => visits.timeline({ projectId, limit: 100 });
+  return { handler, token, send, stored };
+}
+
+describe('POST /logs/wordpress', () => {
+  it("stores each line of the plugin's gzipped NDJSON log as a visit, identified, with its response and decision", async () => {
+    const { send, stored } = await setup();
+    const log = [line('/hello-world/', GPTBOT_UA), line('/', CHROME_UA, { is_blocked: true }), line('/feed/', GPTBOT_UA)].join('\n') + '\n';
+    const answer = await send(gzipSync(log));
+    expect(answer).toMatchObject({ status: 202, json: { accepted: 3, rejected: [] } });
+    const visits = await stored();
+    expect(visits.map((v) => [v.request_path, v.agent_id, v.response_status_code]).sort()).toEqual([
+      ['/', null, 200],
+      ['/feed/', 'gptbot', 200],
+      ['/hello-world/', 'gptbot', 200],
+    ]);
+    expect(visits.find((v) => v.request_path === '/')?.is_blocked).toBe(true);
+  });
+
+  it('refuses a line that is not JSON or not a visit by its index, and stores the others', async () => {
+    const { send, stored } = await setup();
+    const log = [line('/a', GPTBOT_UA), '{"request_path": "/b", ', JSON.stringify({ request_method: 'GET', request_headers: {} }), '', line('/d', CHROME_UA)].join('\r\n');
+    const answer = await send(gzipSync(log));
+    expect(answer.status).toBe(202);
+    expect(answer.json['accepted']).toBe(2);
+    expect(answer.json['rejected']).toEqual([
+      { index: 1, errors: [expect.objectContaining({ pointer: '/1', code: 'invalid-json' })] },
+      { index: 2, errors: [expect.objectContaining({ pointer: '/2/request_path' })] },
+    ]);
+    expect((await stored()).map((v) => v.request_path).sort()).toEqual(['/a', '/d']);
+  });
+
+  it('takes a log sent uncompressed, or as application/x-ndjson', async () => {
+    const { send } = await setup();
+    expect((await send(line('/plain', CHROME_UA), { 'content-type': 'text/plain' })).json).toEqual({ accepted: 1, rejected: [] });
+    expect((await send(gzipSync(line('/nd', CHROME_UA)), { 'content-type': 'application/x-ndjson; charset=utf-8', 'content-encoding': 'gzip' })).json).toEqual({ accepted: 1, rejected: [] });
+  });
+
+  it('refuses a gzip bomb once past the decompressed cap, storing nothing', async () => {
+    const { send, stored } = await setup();
+    // 17 MiB of one repeated visit line: about 60 KiB compressed.
+    const one = `${line('/bomb', CHROME_UA)}\n`;
+    const bomb = gzipSync(one.repeat(Math.ceil((WORDPRESS_LOG_MAX_BYTES + 1024 * 1024) / one.length)));
+    expect(bomb.byteLength).toBeLessThan(200 * 1024);
+    const answer = await send(bomb);
+    expect(answer.status).toBe(413);
+    expect(answer.json['detail']).toContain(`${WORDPRESS_LOG_MAX_BYTES} bytes once decompressed`);
+    expect(await stored()).toEqual([]);
+  });
+
+  it('refuses a log of more visits than one request may carry', async () => {
+    const { send, stored } = await setup();
+    const answer = await send(gzipSync('{}\n'.repeat(WORDPRESS_LOG_MAX_VISITS + 1)));
+    expect(answer).toMatchObject({ status: 413, json: { errors: [{ code: 'max-items' }] } });
+    expect(await stored()).toEqual([]);
+  });
+
+  it('answers bad bodies and headers with a problem naming what is wrong', async () => {
+    const { send, token, handler } = await setup();
+    expect(await send('not gzip at all')).toMatchObject({ status: 400, json: { detail: expect.stringContaining('not valid gzip') } });
+    expect(await send(gzipSync(line('/cut', CHROME_UA)).subarray(0, 40))).toMatchObject({ status: 400 });
+    expect(await send(gzipSync(Buffer.from([0xff, 0xfe, 0x0a])))).toMatchObject({ status: 400, json: { detail: 'The log is not valid UTF-8.' } });
+    expect(await send(gzipSync(line('/x', CHROME_UA)), { 'content-type': 'application/xml', 'content-encoding': 'gzip' })).toMatchObject({ status: 415 });
+    expect(await send(line('/x', CHROME_UA), { 'content-type': 'text/plain', 'content-encoding': 'br' })).toMatchObject({ status: 415, headers: { 'accept-encoding': 'gzip, identity' } });
+    expect(await send('', { 'content-type': 'text/plain' })).toMatchObject({ status: 400 });
+    expect(await send(gzipSync(`${'['.repeat(200)}\n${line('/deep', CHROME_UA)}`))).toMatchObject({ status: 202, json: { accepted: 1, rejected: [{ index: 0, errors: [{ code: 'too-deep' }] }] } });
+    expect((await send(gzipSync(line('/x', CHROME_UA)), undefined, 'Bearer aw_wrong')).status).toBe(401);
+    const noToken = await handler({ method: 'POST', path: '/logs/wordpress', headers: { 'content-type': 'text/plain' }, body: new TextEncoder().encode(line('/x', CHROME_UA)) });
+    expect(noToken.status).toBe(401);
+    expect(token).toMatch(/^aw_/);
+  });
+});
+
+describe('POST /logs/wordpress, several at once', () => {
+  it('decompresses and stores one log at a time, so one log is all the memory uploads take at once', async () => {
+    const projects = createMemoryProjectStore();
+    const { token } = await projects.createProject('blog');
+    const memory = createMemoryVisitStore();
+    // A store whose appends wait until released: the second log must not be read while the first is being stored.
+    const appends: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const visits = Object.assign(Object.create(memory) as typeof memory, {
+      async append(projectId: string, batch: Parameters<typeof memory.append>[1]) {
+        appends.push(batch.map((v) => v.request_path).join(','));
+        await gate;
+        return memory.append(projectId, batch);
+      },
+    });
+    const handler = createApiHandler({ engine: createEngine(), projects, visits, rateLimit: false });
+    const post = (path: string) => handler({ method: 'POST', path: '/logs/wordpress', headers: { authorization: `Bearer ${token}`, 'content-type': 'text/plain', 'content-encoding': 'gzip' }, body: gzipSync(line(path, CHROME_UA)) });
+    const first = post('/first');
+    const second = post('/second');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(appends).toEqual(['/first']);
+    release();
+    expect((await first).status).toBe(202);
+    expect((await second).status).toBe(202);
+    expect(appends).toEqual(['/first', '/second']);
+  });
+});
+
+describe('GET /user', () => {
+  it('tells the plugin that this server takes its visits and enforces nothing for it', async () => {
+    const { handler, token } = await setup();
+    const response = await handler({ method: 'GET', path: '/user', headers: { authorization: `Bearer ${token}` } });
+    expect(response.status).toBe(200);
+    expect(JSON.parse(response.body as string)).toEqual({ is_analytics_allowed: true, is_robots_txt_enforcement_allowed: false, analytics_script_tag: '' });
+    expect((await handler({ method: 'GET', path: '/user', headers: {} })).status).toBe(401);
+  });
+});
