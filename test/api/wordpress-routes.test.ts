@@ -1,6 +1,7 @@
 // The WordPress plugin's endpoints: its visit log (gzipped NDJSON, POST /logs/wordpress) is stored
 // like POST /visits, line by line, within a decompressed-size cap; GET /user says what this server
 // does for the plugin. Written from the plugin's wire format (known-agents-api.md §1.3, §1.6).
+import fc from 'fast-check';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { createApiHandler, createEngine, createMemoryProjectStore, createMemoryVisitStore } from '../../src/index.js';
@@ -103,6 +104,31 @@ describe('POST /logs/wordpress', () => {
     const noToken = await handler({ method: 'POST', path: '/logs/wordpress', headers: { 'content-type': 'text/plain' }, body: new TextEncoder().encode(line('/x', CHROME_UA)) });
     expect(noToken.status).toBe(401);
     expect(token).toMatch(/^aw_/);
+  });
+});
+
+describe('POST /logs/wordpress, hostile bodies', () => {
+  it('answers any bytes, and any corruption of a valid gzip log, with 202, 400 or 413: never an error of its own', async () => {
+    const { send } = await setup();
+    const valid = gzipSync([line('/a', GPTBOT_UA), line('/b', CHROME_UA)].join('\n'));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.uint8Array({ maxLength: 2048 }),
+          // A valid log with bytes flipped or cut: headers, deflate blocks, the CRC and length trailer.
+          fc.tuple(fc.array(fc.tuple(fc.nat(valid.length - 1), fc.integer({ min: 1, max: 255 })), { maxLength: 4 }), fc.nat(valid.length)).map(([flips, cut]) => {
+            const bytes = Uint8Array.from(valid);
+            for (const [at, mask] of flips) bytes[at]! ^= mask;
+            return bytes.subarray(0, Math.max(1, cut));
+          }),
+        ),
+        async (body) => {
+          const answer = await send(body);
+          expect([202, 400, 413]).toContain(answer.status);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });
 
