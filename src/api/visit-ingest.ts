@@ -1,4 +1,5 @@
-// POST /visits: validate each visit, enrich and store the valid ones, report the rest by index.
+// POST /visits (and the WordPress plugin's log, read by its own body reader): validate each visit,
+// enrich and store the valid ones, report the rest by index.
 // With an Idempotency-Key a batch is stored at most once per project and key within the store's
 // window (IDEMPOTENCY_WINDOW_MS), and every repeat is answered as the first time.
 import { pointerTo, type FieldError } from '../field-error.js';
