@@ -33,7 +33,7 @@ export const REFERRAL_PRODUCTS: Readonly<Record<ReferralClass, { readonly name: 
   grok: { name: 'Grok', operator: 'xAI' },
   'meta-ai': { name: 'Meta AI', operator: 'Meta' },
   mistral: { name: 'Le Chat', operator: 'Mistral AI' },
-  you: { name: 'You.com', operator: 'You' },
+  you: { name: 'You.com', operator: 'You.com' },
   phind: { name: 'Phind', operator: 'phind' },
   poe: { name: 'Poe', operator: 'Quora' },
 };

@@ -271,3 +271,13 @@ describe('robots.txt compliance as operators document it', () => {
     expect(ids.filter((id) => agent(id)?.respects_robots_txt !== true)).toEqual([]);
   });
 });
+
+describe('operators named from a name prefix', () => {
+  const operatorOf = (id: string) => document.agents.find((a) => a.id === id)?.operator;
+
+  it("give an agent its operator's name, never a name that merely starts the same way", () => {
+    expect([operatorOf('youbot'), operatorOf('exasearchbot'), operatorOf('claudebot'), operatorOf('pinterestbot')]).toEqual(['You.com', 'Exa', 'Anthropic', 'Pinterest']);
+    // YOURLS and Your-Website-Sucks are not You.com's; ExactSearch is not Exa's.
+    expect([operatorOf('yourls'), operatorOf('your-website-sucks'), operatorOf('exactsearch')]).toEqual(['Unknown', 'Unknown', 'Unknown']);
+  });
+});
