@@ -280,4 +280,10 @@ describe('operators named from a name prefix', () => {
     // YOURLS and Your-Website-Sucks are not You.com's; ExactSearch is not Exa's.
     expect([operatorOf('yourls'), operatorOf('your-website-sucks'), operatorOf('exactsearch')]).toEqual(['Unknown', 'Unknown', 'Unknown']);
   });
+
+  it("keeps Alexa's Alexabot out of Exabot, which two sources' unanchored pattern exabot had merged", () => {
+    expect(named('Mozilla/5.0 (compatible; Exabot/3.0; +http://www.exabot.com/go/robot)')).toBe('exabot | AI Data Provider | ExaBot');
+    expect(operatorOf('exabot')).toBe('Exalead (Dassault Systèmes)');
+    expect(catalog.matchUserAgent('Mozilla/5.0 (compatible; Alexabot/1.0; +http://www.alexa.com/help/certifyscan; certifyscan@alexa.com)')?.id).not.toBe('exabot');
+  });
 });
