@@ -400,14 +400,18 @@ const DATASET_PAGES: Readonly<Record<SourceEntry['source'], string>> = {
 };
 
 /** The operator named by a documentation URL: a curated name for its domain, else the registrable domain. */
-function operatorFromUrl(url: string, overrides: Overrides): string {
-  const labels = hostOf(url).split('.');
+function operatorFromUrl(url: string, overrides: Overrides): string | undefined {
+  const host = hostOf(url);
+  // An address names no operator ("130.37.198.75" is not "198.75").
+  if (/^[\d.]+$/.test(host) || host.includes(':')) return undefined;
+  const labels = host.split('.');
   for (let i = 0; i < labels.length - 1; i++) {
     const named = overrides.operators_by_domain[labels.slice(i).join('.')];
     if (named !== undefined) return named;
   }
-  // "help.example.co.uk" -> "example.co.uk", "crawler.example.com" -> "example.com".
-  const keep = labels.length > 2 && /^(co|com|net|org|ac|gov|edu)$/.test(labels[labels.length - 2]!) ? 3 : 2;
+  // "help.example.co.uk" -> "example.co.uk", "crawler.example.com" -> "example.com",
+  // "help.goo.ne.jp" -> "goo.ne.jp" (Japan's second-level ne, or, go).
+  const keep = labels.length > 2 && /^(co|com|net|org|ac|gov|edu|ne|or|go)$/.test(labels[labels.length - 2]!) ? 3 : 2;
   return labels.slice(-keep).join('.');
 }
 

@@ -286,4 +286,25 @@ describe('operators named from a name prefix', () => {
     expect(operatorOf('exabot')).toBe('Exalead (Dassault Systèmes)');
     expect(catalog.matchUserAgent('Mozilla/5.0 (compatible; Alexabot/1.0; +http://www.alexa.com/help/certifyscan; certifyscan@alexa.com)')?.id).not.toBe('exabot');
   });
+
+  it('keeps products that sources merge by an unanchored pattern apart, and takes operators from the bot, not a host', () => {
+    // [wW]get matched inside Alan Reed's WGETbot; Integrity inside Sucuri's name (a bare Integrity/6 is not Sucuri's).
+    expect(catalog.matchUserAgent('WGETbot/1.0 (+http://wget.alanreed.org)')?.id).not.toBe('wget');
+    expect(catalog.matchUserAgent('Wget/1.21.4')?.id).toBe('wget');
+    expect(catalog.matchUserAgent('Integrity/6')?.id).not.toBe('sucuri-integrity');
+    expect(catalog.matchUserAgent('Sucuri Integrity Monitor/2.4')?.id).toBe('sucuri-integrity');
+    expect(named('gotosocial/0.19.2+git-90851fc (+https://chirp.zadzmo.org)')).toBe('gotosocial | Fetcher | gotosocial');
+    expect(operatorOf('gotosocial')).toBe('GoToSocial (federated servers)');
+    // The operator was a page's host: a forum, a hosting company, an address, a second-level suffix.
+    expect([operatorOf('friendlycrawler'), operatorOf('sentibot'), operatorOf('mainwp'), operatorOf('twilioproxy'), operatorOf('vu-server-health-scanner'), operatorOf('ichiro'), operatorOf('hatena')]).toEqual([
+      'Unknown',
+      'SentiOne',
+      'MainWP',
+      'Twilio',
+      'Unknown',
+      'goo.ne.jp',
+      'hatena.ne.jp',
+    ]);
+    expect(named('Mozilla/5.0 (compatible; special_archiver; Archive-It; +http://archive-it.org/files/site-owners-special.html)')).toBe('archive-it | Archiver | Archive-It');
+  });
 });
