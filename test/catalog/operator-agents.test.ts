@@ -306,5 +306,7 @@ describe('operators named from a name prefix', () => {
       'hatena.ne.jp',
     ]);
     expect(named('Mozilla/5.0 (compatible; special_archiver; Archive-It; +http://archive-it.org/files/site-owners-special.html)')).toBe('archive-it | Archiver | Archive-It');
+    // A forum thread, a code host or a chat link is where a page lives, not who runs the bot.
+    expect([operatorOf('ezooms'), operatorOf('larbin'), operatorOf('rssbot'), operatorOf('pcore-http'), operatorOf('xy-archive-compliance')]).toEqual(['Unknown', 'Unknown', 'Unknown', 'Unknown', 'xyplanningnetwork.com']);
   });
 });
