@@ -19,7 +19,7 @@ export const WORDPRESS_LOG_MAX_BYTES = 16 * 1024 * 1024;
 export const WORDPRESS_LOG_MAX_VISITS = 50_000;
 
 // Media types an NDJSON log may come as: the plugin sends text/plain.
-const LOG_MEDIA_TYPES = new Set(['text/plain', 'application/x-ndjson', 'application/jsonl', 'application/json-seq', 'application/jsonlines']);
+const LOG_MEDIA_TYPES = new Set(['text/plain', 'application/x-ndjson', 'application/jsonl', 'application/jsonlines']);
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
