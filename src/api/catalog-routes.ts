@@ -78,6 +78,8 @@ export function createCatalogRoutes(catalog: Catalog): RouteTable {
         }
         const method = query.get('verification') ? enumParam(query, 'verification', VERIFICATION_METHODS, 'web-bot-auth') : undefined;
         const operator = query.get('operator') || undefined;
+        // What the catalog documents of its robots.txt compliance: true, false, or nothing (unknown).
+        const respects = query.get('respects_robots_txt') ? enumParam(query, 'respects_robots_txt', ['true', 'false', 'unknown'] as const, 'true') : undefined;
         const limit = integerParam(query, 'limit', { min: 1, max: 2000, fallback: 50 });
         const offset = integerParam(query, 'offset', { min: 0, max: 1_000_000, fallback: 0 });
         const matches = sorted.filter(
@@ -85,6 +87,7 @@ export function createCatalogRoutes(catalog: Catalog): RouteTable {
             (type === undefined || agent.type === type) &&
             (operator === undefined || agent.operator === operator) &&
             (method === undefined || verificationMethodsOf(agent).includes(method)) &&
+            (respects === undefined || String(agent.respects_robots_txt ?? 'unknown') === respects) &&
             (q === '' || texts.get(agent)!.includes(q)),
         );
         // An exact name, id or token first: searching "gptbot" should not bury GPTBot under its namesakes.

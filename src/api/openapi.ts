@@ -359,6 +359,7 @@ export function createOpenApiDocument(options: {
             queryParameter('type', 'Only agents of this type (legacy aliases accepted).'),
             queryParameter('operator', 'Only agents of this operator (exact).'),
             queryParameter('verification', 'Only agents this method can verify.', { type: 'string', enum: ['web-bot-auth', 'ip-ranges', 'reverse-dns'] }),
+            queryParameter('respects_robots_txt', 'Only agents documented to obey robots.txt (`true`), not to (`false`), or neither (`unknown`).', { type: 'string', enum: ['true', 'false', 'unknown'] }),
             queryParameter('limit', 'Agents per page: 1 to 2,000 (default 50).', { type: 'integer', minimum: 1, maximum: 2000 }),
             queryParameter('offset', 'Skip this many (the `next_offset` of the previous page).', { type: 'integer', minimum: 0 }),
           ],

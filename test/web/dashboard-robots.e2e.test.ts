@@ -51,6 +51,11 @@ describe.skipIf(!available)('robots rules per agent and the client-address notic
     await open(`#/p/${projectId}/settings`, /settings/);
     await page.getByLabel('AI Data Scraper', { exact: true }).check();
     await expect.poll(preview, { timeout: 5000 }).toContain('User-agent: CCBot\nDisallow: /\n');
+    // Scrapers documented not to obey robots.txt are named under the preview, with what does keep them out.
+    const ignores = page.getByRole('note', { name: 'Agents robots.txt may not stop' });
+    await expect.poll(() => ignores.textContent(), { timeout: 5000 }).toContain('Bytespider');
+    expect(await ignores.textContent()).toContain('denyAgents');
+    expect(await ignores.textContent()).not.toContain('GPTBot');
     await page.getByRole('button', { name: 'Add an agent' }).click();
     // The new row's agent field has focus: type a robots token, as the operator documents it.
     await page.keyboard.type('CCBot');

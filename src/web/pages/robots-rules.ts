@@ -28,6 +28,19 @@ interface AgentRow {
 }
 
 /**
+ * The robots tokens a robots.txt disallows something to: those of each group (User-agent lines
+ * with their rules, groups apart at a blank line) with a Disallow of a path.
+ */
+export function disallowedTokens(text: string): Set<string> {
+  const tokens = new Set<string>();
+  for (const group of text.split(/\n\s*\n/)) {
+    if (!/^Disallow:\s*\S/m.test(group)) continue;
+    for (const match of group.matchAll(/^User-agent:\s*(.+?)\s*$/gm)) tokens.add(match[1]!.toLowerCase());
+  }
+  return tokens;
+}
+
+/**
  * Builds the robots rules section for a project with its saved rules.
  * Returns the section and `start`, which draws the first preview, and a cleanup.
  */
@@ -42,6 +55,23 @@ export function robotsRulesSection(projectId: string, saved: RobotsRulesJson | n
   const preview = h('pre', { class: 'preview', tabindex: 0, 'aria-label': 'robots.txt preview', 'data-testid': 'robots-preview' });
   const previewInfo = h('p', { class: 'muted small', 'aria-live': 'polite' }, 'Generating the preview…');
   const robotsMessage = h('p', { class: 'error', role: 'alert' });
+  // Agents documented not to obey robots.txt (fetchers acting for a user, mostly): when the rules
+  // disallow one of them, the owner is told that only an access policy keeps it out.
+  const ignoresNote = h('p', { class: 'notice-box small', role: 'note', 'aria-label': 'Agents robots.txt may not stop', hidden: true });
+  let ignoring: readonly CatalogAgentJson[] | undefined;
+  const ignoringAgents = request<AgentPageJson>('GET', '/agents', { params: { respects_robots_txt: 'false', limit: 200 } }).then(
+    (page) => (ignoring = page.agents),
+    () => (ignoring = []),
+  );
+  const showIgnoring = (text: string) => {
+    const disallowed = disallowedTokens(text);
+    const named = (ignoring ?? []).filter((agent) => agent.robots_tokens.some((token) => disallowed.has(token.toLowerCase()))).map((agent) => agent.name);
+    ignoresNote.hidden = named.length === 0;
+    ignoresNote.textContent =
+      named.length === 0
+        ? ''
+        : `Documented not to obey robots.txt, so these rules may not keep them out: ${named.join(', ')}. An access policy that denies them does (the middleware's denyAgents or denyAgentTypes).`;
+  };
 
   // --- Agents by name ------------------------------------------------------------------------
   const suggestions = h('datalist', { id: uid('agents') });
@@ -201,14 +231,17 @@ export function robotsRulesSection(projectId: string, saved: RobotsRulesJson | n
       const { body, rowAt, empty } = options();
       if (empty) {
         preview.textContent = '';
+        showIgnoring('');
         previewInfo.textContent = 'Choose an agent type or name an agent to see the generated robots.txt.';
         showErrors(undefined, rowAt);
         return;
       }
       try {
         const text = await request<string>('POST', '/robots-txts', { params, body, text: true });
+        await ignoringAgents;
         if (seq !== previewSeq) return;
         preview.textContent = text;
+        showIgnoring(text);
         const groups = (text.match(/^User-agent:/gm) ?? []).length;
         previewInfo.textContent = `${plural(groups, 'user-agent line')}, ${formatCount(new TextEncoder().encode(text).length)} bytes.`;
         showErrors(undefined, rowAt);
@@ -281,7 +314,7 @@ export function robotsRulesSection(projectId: string, saved: RobotsRulesJson | n
     { class: 'card', 'aria-labelledby': 'robots-title' },
     h('h2', { id: 'robots-title' }, 'robots.txt rules'),
     h('p', {}, 'Choose the kinds of agents to keep out, and single agents by name. The saved rules also define what counts as a robots.txt violation in the analytics.'),
-    h('div', { class: 'robots' }, robotsForm, h('div', { class: 'preview-box' }, h('h3', {}, 'Preview'), previewInfo, preview, copyButton)),
+    h('div', { class: 'robots' }, robotsForm, h('div', { class: 'preview-box' }, h('h3', {}, 'Preview'), previewInfo, preview, ignoresNote, copyButton)),
   );
   return {
     element,
