@@ -1,6 +1,8 @@
 // The WordPress plugin's endpoints: its visit log (gzipped NDJSON, POST /logs/wordpress) is stored
 // like POST /visits, line by line, within a decompressed-size cap; GET /user says what this server
-// does for the plugin. Written from the plugin's wire format (known-agents-api.md §1.3, §1.6).
+// does for the plugin. Written from the plugin's wire format (known-agents-api.md §1.3, §1.6) and
+// checked against plugin 1.28.0's includes/analytics.php (the fields, gmdate('c') times, PHP's
+// escaped slashes and float durations, gzencode level 6, text/plain with Content-Encoding: gzip).
 import fc from 'fast-check';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
@@ -51,6 +53,18 @@ describe('POST /logs/wordpress', () => {
       ['/hello-world/', 'gptbot', 200],
     ]);
     expect(visits.find((v) => v.request_path === '/')?.is_blocked).toBe(true);
+  });
+
+  it('stores a line exactly as plugin 1.28.0 writes it: escaped slashes, a float duration, an offset time', async () => {
+    const { send, stored } = await setup();
+    const php =
+      '{"request_path":"\\/hello-world\\/?replytocom=7","request_method":"GET","request_headers":{"User-Agent":"' +
+      GPTBOT_UA.replaceAll('/', '\\/') +
+      '","X-Forwarded-For":"203.0.113.9"},"is_blocked":false,"response_status_code":200,"response_headers":{"Content-Type":"text\\/html; charset=UTF-8"},' +
+      '"response_duration_in_milliseconds":123.0,"wordpress_plugin_version":"1.28.0","created":"2026-11-27T10:00:00+00:00"}\n';
+    expect(await send(gzipSync(php, { level: 6 }))).toMatchObject({ status: 202, json: { accepted: 1, rejected: [] } });
+    const [visit] = await stored();
+    expect(visit).toMatchObject({ request_path: '/hello-world/?replytocom=7', agent_id: 'gptbot', response_status_code: 200, response_duration_in_milliseconds: 123, is_blocked: false, created: '2026-11-27T10:00:00.000Z' });
   });
 
   it('refuses a line that is not JSON or not a visit by its index, and stores the others', async () => {
