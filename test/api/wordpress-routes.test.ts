@@ -175,6 +175,17 @@ describe('POST /logs/wordpress, several at once', () => {
   });
 });
 
+describe("the plugin's robots.txt request", () => {
+  it('is answered with its body as plugin 1.28.0 sends it (includes/variables.php), its own version field included', async () => {
+    const { handler, token } = await setup();
+    const body = { disallow: '/', agent_types: ['AI Assistant', 'AI Data Scraper', 'AI Search Crawler', 'Archiver', 'Intelligence Gatherer', 'Scraper', 'SEO Crawler', 'Undocumented AI Agent'], wordpress_plugin_version: '1.28.0' };
+    const response = await handler({ method: 'POST', path: '/robots-txts', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: new TextEncoder().encode(JSON.stringify(body)) });
+    expect(response.status).toBe(200);
+    expect(response.body).toContain('User-agent: GPTBot\nDisallow: /\n');
+    expect(response.body).toContain('User-agent: ChatGPT-User\nDisallow: /\n');
+  });
+});
+
 describe('GET /user', () => {
   it('tells the plugin that this server takes its visits and enforces nothing for it', async () => {
     const { handler, token } = await setup();
