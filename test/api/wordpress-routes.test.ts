@@ -167,11 +167,12 @@ describe('POST /logs/wordpress, several at once', () => {
     const first = post('/first');
     const second = post('/second');
     await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(appends).toEqual(['/first']);
+    // Whichever was authenticated first is being stored; the other waits unread.
+    expect(appends).toHaveLength(1);
     release();
     expect((await first).status).toBe(202);
     expect((await second).status).toBe(202);
-    expect(appends).toEqual(['/first', '/second']);
+    expect([...appends].sort()).toEqual(['/first', '/second']);
   });
 });
 
