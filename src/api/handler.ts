@@ -348,7 +348,7 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
   const settingsRoutes = createProjectSettingsRoutes({ settings, requestRules, catalog: engine.catalog, maxJsonDepth: limits.maxJsonDepth });
   const analyticsRoutes = createAnalyticsRoutes({ engine, visits, clock: options.clock });
   const catalogRoutes = createCatalogRoutes(engine.catalog);
-  const wordPressRoutes = createWordPressRoutes({ ingest: ingestVisits, limits });
+  const wordPressRoutes = createWordPressRoutes({ ingest: ingestVisits, limits, visits, catalog: engine.catalog });
   for (const table of [readRoutes, settingsRoutes, analyticsRoutes, catalogRoutes, wordPressRoutes, ...(options.routes ?? [])]) {
     for (const [path, methods] of Object.entries(table)) {
       for (const method of Object.keys(methods)) {

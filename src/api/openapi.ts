@@ -222,7 +222,7 @@ export function createOpenApiDocument(options: {
       },
       '/user': {
         get: {
-          summary: 'What the WordPress plugin asks before it tracks: this server takes its visits (`is_analytics_allowed`) and does no blocking for it (`is_robots_txt_enforcement_allowed` is false).',
+          summary: 'What the WordPress plugin asks before it tracks and blocks: both allowed (`is_analytics_allowed`, `is_robots_txt_enforcement_allowed`); no browser script (`analytics_script_tag` is empty).',
           responses: {
             '200': {
               description: 'The plugin\'s account fields.',
@@ -237,6 +237,24 @@ export function createOpenApiDocument(options: {
               },
             },
             ...openApiErrorResponses(AUTH_ERRORS),
+          },
+        },
+      },
+      '/user-agent-strings-lists': {
+        post: {
+          summary: "The WordPress plugin's blocking list: the whole User-Agent strings that this project's visits by agents of the given types carried, each one naming its agent by itself.",
+          description:
+            'The plugin answers 403 to a request whose User-Agent is exactly one of them, and fetches the list once a day. Only strings seen in the latest 1,000 visits of each type are known, ' +
+            'so an agent is blocked from its next visit with a string on. A browser header that an agent known by its signature sent (ChatGPT agent) is never listed.',
+          requestBody: jsonBody({
+            type: 'object',
+            required: ['agent_types'],
+            properties: { agent_types: { type: 'array', minItems: 1, items: { type: 'string' }, description: 'Agent types (legacy aliases accepted).' } },
+          }),
+          responses: {
+            '200': { description: 'The strings, sorted.', content: { 'application/json': { schema: { type: 'array', items: { type: 'string' } } } } },
+            ...openApiErrorResponses(AUTH_ERRORS),
+            '400': problemResponse('agent_types missing, empty, or naming an unknown type (errors[].pointer names the item).'),
           },
         },
       },

@@ -1,22 +1,30 @@
 // The endpoints the official WordPress plugin (Known Agents', formerly Dark Visitors') calls besides
-// POST /robots-txts, so a WordPress site can report to this server: its batched visit log, gzipped
-// NDJSON posted every 30 s (POST /logs/wordpress), and its account probe (GET /user). Written from
-// the plugin's wire format (../shared/reference/known-agents-api.md §1.3, §1.6).
+// POST /robots-txts, so a WordPress site can report to this server and enforce its rules: its
+// batched visit log, gzipped NDJSON posted every 30 s (POST /logs/wordpress), its account probe
+// (GET /user), and the User-Agent strings it answers 403 to (POST /user-agent-strings-lists).
+// Written from the plugin's wire format (../shared/reference/known-agents-api.md §1.3, §1.6) and
+// checked against plugin 1.28.0 (includes/analytics.php, variables.php, blocking.php).
 import { readBytesUpTo } from '../bounded-bytes.js';
+import { resolveAgentType, type Catalog } from '../catalog/catalog.js';
+import type { AgentType } from '../catalog/types.js';
 import type { FieldError } from '../field-error.js';
 import { createKeyedQueue } from './idempotency.js';
-import { jsonDepth } from './json-body.js';
+import { jsonBodyProblem, jsonDepth, parseJsonBody } from './json-body.js';
 import type { ApiLimits } from './limits.js';
 import { problem } from './problem.js';
 import { headerValue } from './request-headers.js';
 import type { RouteTable } from './route.js';
 import type { ApiRequest, ApiResponse } from './types.js';
 import type { VisitIngest, VisitItems } from './visit-ingest.js';
+import type { VisitStore } from '../visits/visit-store.js';
 
 /** The most a log may hold once decompressed: the plugin's own cap on its log file (16 MiB). */
 export const WORDPRESS_LOG_MAX_BYTES = 16 * 1024 * 1024;
 /** The most visits (lines) one log may hold: a busy site's 30 s, with room; bounds the work of one request. */
 export const WORDPRESS_LOG_MAX_VISITS = 50_000;
+
+/** Visits of each type read for the User-Agent strings list: the latest, enough for the strings in use. */
+export const USER_AGENT_LIST_VISITS_PER_TYPE = 1000;
 
 // Media types an NDJSON log may come as: the plugin sends text/plain.
 const LOG_MEDIA_TYPES = new Set(['text/plain', 'application/x-ndjson', 'application/jsonl', 'application/jsonlines']);
@@ -103,12 +111,32 @@ async function readLog(request: ApiRequest, maxDepth: number): Promise<VisitItem
 }
 
 /**
+ * The User-Agent strings of a project's latest visits by agents of these types, each a string that
+ * names its agent by itself: the plugin blocks a request whose whole User-Agent is in the list, so
+ * an agent known by its signature (ChatGPT agent sends Chrome's header) must not put a browser's
+ * string there.
+ */
+export async function observedUserAgents(visits: VisitStore, catalog: Catalog, projectId: string, types: readonly AgentType[]): Promise<string[]> {
+  const strings = new Set<string>();
+  for (const type of types) {
+    const latest = await visits.timeline({ projectId, limit: USER_AGENT_LIST_VISITS_PER_TYPE, filter: { agent_type: type } });
+    for (const visit of latest) {
+      const header = visit.request_headers['user-agent'];
+      const userAgent = typeof header === 'string' ? header : undefined;
+      if (userAgent === undefined || strings.has(userAgent) || visit.agent_id === null) continue;
+      if (catalog.matchUserAgent(userAgent)?.id === visit.agent_id) strings.add(userAgent);
+    }
+  }
+  return [...strings].sort();
+}
+
+/**
  * The routes: token auth as for POST /visits. Logs are decompressed and stored one at a time per
  * server, so the memory they take at once is one log's (WORDPRESS_LOG_MAX_BYTES and its visits);
  * the others wait their turn, held only as their compressed bodies (the transport's body cap).
  */
-export function createWordPressRoutes(options: { readonly ingest: VisitIngest; readonly limits: ApiLimits }): RouteTable {
-  const { ingest, limits } = options;
+export function createWordPressRoutes(options: { readonly ingest: VisitIngest; readonly limits: ApiLimits; readonly visits: VisitStore; readonly catalog: Catalog }): RouteTable {
+  const { ingest, limits, visits, catalog } = options;
   const oneAtATime = createKeyedQueue();
   return {
     '/logs/wordpress': {
@@ -131,18 +159,43 @@ export function createWordPressRoutes(options: { readonly ingest: VisitIngest; r
       },
     },
     '/user': {
-      // What the plugin asks before it tracks: this server takes its visits, and enforces nothing
-      // itself (blocking by full User-Agent strings is the plugin's premium feature; an
-      // agentwarden access policy in front of the site does it by verified identity instead).
+      // What the plugin asks before it tracks and blocks: both are allowed; this server has no
+      // browser script for it to add.
       GET: {
         auth: 'token',
         json: false,
         run: ({ project }) => ({
           status: 200,
           headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
-          body: JSON.stringify({ is_analytics_allowed: true, is_robots_txt_enforcement_allowed: false, analytics_script_tag: '' }),
+          body: JSON.stringify({ is_analytics_allowed: true, is_robots_txt_enforcement_allowed: true, analytics_script_tag: '' }),
           projectId: project?.id,
         }),
+      },
+    },
+    '/user-agent-strings-lists': {
+      // The plugin's "enforce robots.txt": it answers 403 to a request whose whole User-Agent is in
+      // this list, which it fetches once a day. Only strings this project's visits carried are
+      // known here, so an agent is blocked from its second visit with a string on.
+      POST: {
+        auth: 'token',
+        json: true,
+        async run({ request, project }) {
+          const parsed = parseJsonBody(request.body, limits.maxJsonDepth);
+          if (!parsed.ok) return jsonBodyProblem(parsed);
+          const names = (parsed.value as { agent_types?: unknown } | null)?.agent_types;
+          if (!Array.isArray(names) || names.length === 0) {
+            return problem('validation-failed', 'agent_types must be a non-empty array of agent types.', { errors: [{ pointer: '/agent_types', code: 'required', message: 'a non-empty array of agent types' }] });
+          }
+          const types: AgentType[] = [];
+          const errors = names.flatMap((name, i) => {
+            const type = typeof name === 'string' ? resolveAgentType(name) : undefined;
+            if (type !== undefined) types.push(type);
+            return type === undefined ? [{ pointer: `/agent_types/${i}`, code: 'enum', message: 'not an agent type' }] : [];
+          });
+          if (errors.length > 0) return problem('validation-failed', 'agent_types names an unknown agent type; see errors.', { errors });
+          const strings = await observedUserAgents(visits, catalog, project!.id, [...new Set(types)]);
+          return { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: JSON.stringify(strings), projectId: project?.id };
+        },
       },
     },
   };

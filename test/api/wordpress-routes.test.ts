@@ -188,11 +188,53 @@ describe("the plugin's robots.txt request", () => {
 });
 
 describe('GET /user', () => {
-  it('tells the plugin that this server takes its visits and enforces nothing for it', async () => {
+  it('tells the plugin that this server takes its visits and serves its blocking list', async () => {
     const { handler, token } = await setup();
     const response = await handler({ method: 'GET', path: '/user', headers: { authorization: `Bearer ${token}` } });
     expect(response.status).toBe(200);
-    expect(JSON.parse(response.body as string)).toEqual({ is_analytics_allowed: true, is_robots_txt_enforcement_allowed: false, analytics_script_tag: '' });
+    expect(JSON.parse(response.body as string)).toEqual({ is_analytics_allowed: true, is_robots_txt_enforcement_allowed: true, analytics_script_tag: '' });
     expect((await handler({ method: 'GET', path: '/user', headers: {} })).status).toBe(401);
+  });
+});
+
+describe('POST /user-agent-strings-lists', () => {
+  const BYTESPIDER_UA = 'Mozilla/5.0 (Linux; Android 5.0) AppleWebKit/537.36 (KHTML, like Gecko) Mobile Safari/537.36 (compatible; Bytespider; spider-feedback@bytedance.com)';
+  const CLAUDE_USER_UA = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; Claude-User/1.0; +Claude-User@anthropic.com)';
+
+  async function withVisits() {
+    const projects = createMemoryProjectStore();
+    const { token, id: projectId } = await projects.createProject('blog');
+    const visits = createMemoryVisitStore();
+    const handler = createApiHandler({ engine: createEngine(), projects, visits, rateLimit: false });
+    const post = (path: string, body: unknown) => handler({ method: 'POST', path, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: new TextEncoder().encode(JSON.stringify(body)) });
+    const visit = (ua: string) => ({ request_path: '/', request_method: 'GET', request_headers: { 'user-agent': ua } });
+    expect((await post('/visits', [visit(GPTBOT_UA), visit(GPTBOT_UA), visit(BYTESPIDER_UA), visit(CLAUDE_USER_UA), visit(CHROME_UA)])).status).toBe(202);
+    const list = async (agentTypes: unknown) => {
+      const response = await post('/user-agent-strings-lists', { agent_types: agentTypes, wordpress_plugin_version: '1.28.0' });
+      return { status: response.status, json: JSON.parse(response.body as string) as unknown };
+    };
+    return { visits, projectId, list };
+  }
+
+  it("answers the whole User-Agent strings this project's agents of the chosen types sent, once each", async () => {
+    const { list } = await withVisits();
+    expect(await list(['AI Data Scraper'])).toEqual({ status: 200, json: [BYTESPIDER_UA, GPTBOT_UA].sort() });
+    expect(await list(['AI Assistant', 'AI Data Scraper', 'AI Assistant'])).toEqual({ status: 200, json: [BYTESPIDER_UA, CLAUDE_USER_UA, GPTBOT_UA].sort() });
+    expect(await list(['Search Engine Crawler'])).toEqual({ status: 200, json: [] });
+  });
+
+  it("leaves out a string that does not name the agent by itself: a browser's header an agent known by its signature sent", async () => {
+    const { visits, projectId, list } = await withVisits();
+    const [stored] = await visits.timeline({ projectId, limit: 1, filter: { agent_id: 'gptbot' } });
+    // As the ChatGPT agent's visits are stored: Chrome's header, identified by Web Bot Auth.
+    await visits.append(projectId, [{ ...stored!, request_headers: { 'user-agent': CHROME_UA }, agent_id: 'chatgpt-agent', agent_type: 'AI Agent' }]);
+    expect((await list(['AI Agent'])).json).toEqual([]);
+  });
+
+  it('refuses agent_types that are missing, empty or name no type, naming the item', async () => {
+    const { list } = await withVisits();
+    expect(await list([])).toMatchObject({ status: 400 });
+    expect(await list(undefined)).toMatchObject({ status: 400 });
+    expect(await list(['AI Data Scraper', 'Robots'])).toMatchObject({ status: 400, json: { errors: [{ pointer: '/agent_types/1' }] } });
   });
 });

@@ -225,6 +225,7 @@ describe('public endpoints', () => {
       '/stats/top-paths',
       '/test-visits',
       '/user',
+      '/user-agent-strings-lists',
       '/visits',
       '/visits/stream',
       '/visits/{id}',
