@@ -57,6 +57,11 @@ export function parseJsonBody(body: Uint8Array | undefined, maxDepth: number): J
   } catch {
     return { ok: false, reason: 'invalid-utf8', message: 'The request body is not valid UTF-8.' };
   }
+  return parseJsonText(text, maxDepth, 'The request body');
+}
+
+/** Parses JSON text (a body, one line of NDJSON), refusing nesting deeper than `maxDepth`; `what` names it in messages. */
+export function parseJsonText(text: string, maxDepth: number, what: string): JsonBodyResult {
   const depth = openingBrackets(text, maxDepth) > maxDepth ? jsonDepth(text) : 0;
   if (depth > maxDepth) {
     return { ok: false, reason: 'too-deep', message: `JSON nesting depth ${depth} exceeds the limit of ${maxDepth}.` };
@@ -65,7 +70,7 @@ export function parseJsonBody(body: Uint8Array | undefined, maxDepth: number): J
     return { ok: true, value: JSON.parse(text) };
   } catch (error) {
     // JSON.parse messages name a position, never server internals, so they help the client.
-    return { ok: false, reason: 'invalid-json', message: `The request body is not valid JSON: ${(error as Error).message}` };
+    return { ok: false, reason: 'invalid-json', message: `${what} is not valid JSON: ${(error as Error).message}` };
   }
 }
 

@@ -9,7 +9,7 @@ import { resolveAgentType, type Catalog } from '../catalog/catalog.js';
 import type { AgentType } from '../catalog/types.js';
 import type { FieldError } from '../field-error.js';
 import { createKeyedQueue } from './idempotency.js';
-import { jsonBodyProblem, jsonDepth, parseJsonBody } from './json-body.js';
+import { jsonBodyProblem, parseJsonBody, parseJsonText } from './json-body.js';
 import type { ApiLimits } from './limits.js';
 import { problem } from './problem.js';
 import { headerValue } from './request-headers.js';
@@ -24,7 +24,7 @@ export const WORDPRESS_LOG_MAX_BYTES = 16 * 1024 * 1024;
 export const WORDPRESS_LOG_MAX_VISITS = 50_000;
 
 /** Visits of each type read for the User-Agent strings list: the latest, enough for the strings in use. */
-export const USER_AGENT_LIST_VISITS_PER_TYPE = 1000;
+const USER_AGENT_LIST_VISITS_PER_TYPE = 1000;
 
 // Media types an NDJSON log may come as: the plugin sends text/plain.
 const LOG_MEDIA_TYPES = new Set(['text/plain', 'application/x-ndjson', 'application/jsonl', 'application/jsonlines']);
@@ -43,7 +43,7 @@ function tooLarge(): ApiResponse {
  * A gzip body decompressed, read only up to `maxBytes`: a small body that inflates without end (a
  * "zip bomb") is refused once past it, having cost no more than that.
  */
-export async function gunzipUpTo(body: Uint8Array, maxBytes: number): Promise<Decompressed> {
+async function gunzipUpTo(body: Uint8Array, maxBytes: number): Promise<Decompressed> {
   let bytes: Uint8Array | undefined;
   try {
     bytes = await readBytesUpTo(new Blob([body as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream('gzip')), maxBytes);
@@ -58,7 +58,7 @@ export async function gunzipUpTo(body: Uint8Array, maxBytes: number): Promise<De
  * dropped). A line that is not JSON, or nests past `maxDepth`, is refused by its index (non-empty
  * lines counted from 0) while the other lines are read.
  */
-export function ndjsonVisits(text: string, maxDepth: number): VisitItems {
+function ndjsonVisits(text: string, maxDepth: number): VisitItems {
   const items: unknown[] = [];
   const refused = new Map<number, FieldError[]>();
   for (let start = 0; start < text.length; ) {
@@ -74,29 +74,19 @@ export function ndjsonVisits(text: string, maxDepth: number): VisitItems {
         response: problem('payload-too-large', `The log has more than ${WORDPRESS_LOG_MAX_VISITS} visits; send it in parts.`, { errors: [{ pointer: '', code: 'max-items', message: `at most ${WORDPRESS_LOG_MAX_VISITS} lines` }] }),
       };
     }
-    const pointer = `/${index}`;
-    if (jsonDepth(line) > maxDepth) {
-      items.push(undefined);
-      refused.set(index, [{ pointer, code: 'too-deep', message: `JSON nesting deeper than ${maxDepth}` }]);
-      continue;
-    }
-    try {
-      items.push(JSON.parse(line));
-    } catch (error) {
-      items.push(undefined);
-      refused.set(index, [{ pointer, code: 'invalid-json', message: `the line is not valid JSON: ${(error as Error).message}` }]);
-    }
+    const parsed = parseJsonText(line, maxDepth, 'The line');
+    items.push(parsed.ok ? parsed.value : undefined);
+    if (!parsed.ok) refused.set(index, [{ pointer: `/${index}`, code: parsed.reason, message: parsed.message }]);
   }
   return { ok: true, single: false, items, refused };
 }
 
-/** Reads a WordPress log request's visits: gzip or not, strict UTF-8, one visit per line. */
-async function readLog(request: ApiRequest, maxDepth: number): Promise<VisitItems> {
+/** Reads a WordPress log request's visits: gzipped or not, strict UTF-8, one visit per line. */
+async function readLog(request: ApiRequest, gzipped: boolean, maxDepth: number): Promise<VisitItems> {
   const body = request.body;
   if (body === undefined || body.byteLength === 0) return { ok: false, response: problem('validation-failed', 'The request body is empty; expected visits as NDJSON, one per line.') };
-  const coding = headerValue(request.headers, 'content-encoding')?.trim().toLowerCase();
   let bytes = body;
-  if (coding === 'gzip' || coding === 'x-gzip') {
+  if (gzipped) {
     const inflated = await gunzipUpTo(body, WORDPRESS_LOG_MAX_BYTES);
     if (!inflated.ok) return inflated;
     bytes = inflated.bytes;
@@ -116,7 +106,7 @@ async function readLog(request: ApiRequest, maxDepth: number): Promise<VisitItem
  * an agent known by its signature (ChatGPT agent sends Chrome's header) must not put a browser's
  * string there.
  */
-export async function observedUserAgents(visits: VisitStore, catalog: Catalog, projectId: string, types: readonly AgentType[]): Promise<string[]> {
+async function observedUserAgents(visits: VisitStore, catalog: Catalog, projectId: string, types: readonly AgentType[]): Promise<string[]> {
   const strings = new Set<string>();
   for (const type of types) {
     const latest = await visits.timeline({ projectId, limit: USER_AGENT_LIST_VISITS_PER_TYPE, filter: { agent_type: type } });
@@ -151,10 +141,11 @@ export function createWordPressRoutes(options: { readonly ingest: VisitIngest; r
             });
           }
           const coding = headerValue(request.headers, 'content-encoding')?.trim().toLowerCase();
-          if (coding !== undefined && coding !== '' && coding !== 'identity' && coding !== 'gzip' && coding !== 'x-gzip') {
+          const gzipped = coding === 'gzip' || coding === 'x-gzip';
+          if (!gzipped && coding !== undefined && coding !== '' && coding !== 'identity') {
             return problem('unsupported-media-type', `Send the log gzip-compressed or as it is; got Content-Encoding ${JSON.stringify(coding.slice(0, 64))}.`, { headers: { 'accept-encoding': 'gzip, identity' } });
           }
-          return oneAtATime.run('log', () => ingest(request, project!.id, (req) => readLog(req, limits.maxJsonDepth)));
+          return oneAtATime.run('log', () => ingest(request, project!.id, (req) => readLog(req, gzipped, limits.maxJsonDepth)));
         },
       },
     },
@@ -186,14 +177,10 @@ export function createWordPressRoutes(options: { readonly ingest: VisitIngest; r
           if (!Array.isArray(names) || names.length === 0) {
             return problem('validation-failed', 'agent_types must be a non-empty array of agent types.', { errors: [{ pointer: '/agent_types', code: 'required', message: 'a non-empty array of agent types' }] });
           }
-          const types: AgentType[] = [];
-          const errors = names.flatMap((name, i) => {
-            const type = typeof name === 'string' ? resolveAgentType(name) : undefined;
-            if (type !== undefined) types.push(type);
-            return type === undefined ? [{ pointer: `/agent_types/${i}`, code: 'enum', message: 'not an agent type' }] : [];
-          });
+          const types = names.map((name) => (typeof name === 'string' ? resolveAgentType(name) : undefined));
+          const errors = types.flatMap((type, i) => (type === undefined ? [{ pointer: `/agent_types/${i}`, code: 'enum', message: 'not an agent type' }] : []));
           if (errors.length > 0) return problem('validation-failed', 'agent_types names an unknown agent type; see errors.', { errors });
-          const strings = await observedUserAgents(visits, catalog, project!.id, [...new Set(types)]);
+          const strings = await observedUserAgents(visits, catalog, project!.id, [...new Set(types as AgentType[])]);
           return { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: JSON.stringify(strings), projectId: project?.id };
         },
       },

@@ -106,7 +106,7 @@ describe('POST /logs/wordpress', () => {
   });
 
   it('answers bad bodies and headers with a problem naming what is wrong', async () => {
-    const { send, token, handler } = await setup();
+    const { send, handler } = await setup();
     expect(await send('not gzip at all')).toMatchObject({ status: 400, json: { detail: expect.stringContaining('not valid gzip') } });
     expect(await send(gzipSync(line('/cut', CHROME_UA)).subarray(0, 40))).toMatchObject({ status: 400 });
     expect(await send(gzipSync(Buffer.from([0xff, 0xfe, 0x0a])))).toMatchObject({ status: 400, json: { detail: 'The log is not valid UTF-8.' } });
@@ -117,7 +117,6 @@ describe('POST /logs/wordpress', () => {
     expect((await send(gzipSync(line('/x', CHROME_UA)), undefined, 'Bearer aw_wrong')).status).toBe(401);
     const noToken = await handler({ method: 'POST', path: '/logs/wordpress', headers: { 'content-type': 'text/plain' }, body: new TextEncoder().encode(line('/x', CHROME_UA)) });
     expect(noToken.status).toBe(401);
-    expect(token).toMatch(/^aw_/);
   });
 });
 
