@@ -2,6 +2,7 @@
 // allowed by name on top (each with optional paths of its own), the default paths, and a live
 // preview of the generated file from POST /robots-txts, with errors shown at the row they name.
 import { AGENT_TYPES } from '../../catalog/types.js';
+import { parseRobotsTxt } from '../../robots/match.js';
 import { ApiError, request, type AgentPageJson, type CatalogAgentJson, type RobotsAgentEntryJson, type RobotsRulesJson, type SettingsJson, type ViolationsJson } from '../api.js';
 import { copyText, field, h, replace, uid } from '../dom.js';
 import { formatCount, plural } from '../format.js';
@@ -28,19 +29,6 @@ interface AgentRow {
 }
 
 /**
- * The robots tokens a robots.txt disallows something to: those of each group (User-agent lines
- * with their rules, groups apart at a blank line) with a Disallow of a path.
- */
-export function disallowedTokens(text: string): Set<string> {
-  const tokens = new Set<string>();
-  for (const group of text.split(/\n\s*\n/)) {
-    if (!/^Disallow:\s*\S/m.test(group)) continue;
-    for (const match of group.matchAll(/^User-agent:\s*(.+?)\s*$/gm)) tokens.add(match[1]!.toLowerCase());
-  }
-  return tokens;
-}
-
-/**
  * Builds the robots rules section for a project with its saved rules.
  * Returns the section and `start`, which draws the first preview, and a cleanup.
  */
@@ -58,14 +46,14 @@ export function robotsRulesSection(projectId: string, saved: RobotsRulesJson | n
   // Agents documented not to obey robots.txt (fetchers acting for a user, mostly): when the rules
   // disallow one of them, the owner is told that only an access policy keeps it out.
   const ignoresNote = h('p', { class: 'notice-box small', role: 'note', 'aria-label': 'Agents robots.txt may not stop', hidden: true });
-  let ignoring: readonly CatalogAgentJson[] | undefined;
   const ignoringAgents = request<AgentPageJson>('GET', '/agents', { params: { respects_robots_txt: 'false', limit: 200 } }).then(
-    (page) => (ignoring = page.agents),
-    () => (ignoring = []),
+    (page): readonly CatalogAgentJson[] => page.agents,
+    () => [],
   );
-  const showIgnoring = (text: string) => {
-    const disallowed = disallowedTokens(text);
-    const named = (ignoring ?? []).filter((agent) => agent.robots_tokens.some((token) => disallowed.has(token.toLowerCase()))).map((agent) => agent.name);
+  // Named when the file (read by the parser that counts violations) disallows any path to one of its tokens.
+  const showIgnoring = (text: string, ignoring: readonly CatalogAgentJson[]) => {
+    const robots = parseRobotsTxt(text);
+    const named = ignoring.filter((agent) => agent.robots_tokens.some((token) => robots.rulesFor(token).some((rule) => !rule.allow && rule.pattern !== ''))).map((agent) => agent.name);
     ignoresNote.hidden = named.length === 0;
     ignoresNote.textContent =
       named.length === 0
@@ -231,17 +219,17 @@ export function robotsRulesSection(projectId: string, saved: RobotsRulesJson | n
       const { body, rowAt, empty } = options();
       if (empty) {
         preview.textContent = '';
-        showIgnoring('');
+        showIgnoring('', []);
         previewInfo.textContent = 'Choose an agent type or name an agent to see the generated robots.txt.';
         showErrors(undefined, rowAt);
         return;
       }
       try {
         const text = await request<string>('POST', '/robots-txts', { params, body, text: true });
-        await ignoringAgents;
+        const ignoring = await ignoringAgents;
         if (seq !== previewSeq) return;
         preview.textContent = text;
-        showIgnoring(text);
+        showIgnoring(text, ignoring);
         const groups = (text.match(/^User-agent:/gm) ?? []).length;
         previewInfo.textContent = `${plural(groups, 'user-agent line')}, ${formatCount(new TextEncoder().encode(text).length)} bytes.`;
         showErrors(undefined, rowAt);
