@@ -1,7 +1,7 @@
 // The HTTP visit sink: batches visits to any Known Agents-compatible `POST /visits` (an agentwarden
 // server or the hosted service), with a bounded queue, retries and an Idempotency-Key per batch.
 import { isSecretHeader } from '../visits/visit.js';
-import { isPlainText } from '../json-string.js';
+import { jsonString } from '../json-string.js';
 import { readTextUpTo } from './bounded-text.js';
 import type { HeadersInput } from '../identify/headers.js';
 import { createDeliveryQueue, platformTimers, type Batch, type DeliveryResult, type DeliveryStats, type OverflowPolicy, type Timers } from './delivery-queue.js';
@@ -58,46 +58,6 @@ export interface HttpSink extends VisitSink {
   stats(): DeliveryStats;
 }
 
-const JSON_ASCII = /^[\x00-\x7f]*$/;
-
-/** UTF-8 size of a string: what the server's body limit counts. */
-function utf8Length(text: string): number {
-  if (JSON_ASCII.test(text)) return text.length;
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x80) bytes += 1;
-    else if (code < 0x800) bytes += 2;
-    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
-}
-
-// Set when a string written since the last reset was not plain printable ASCII: the visit's JSON
-// may then hold bytes of more than one byte each, and only then is its UTF-8 size counted.
-let wroteNonPlain = false;
-
-/** A JSON string literal, exactly as `JSON.stringify(value)` writes it; notes one that is not plain text. */
-function jsonText(value: string): string {
-  if (isPlainText(value)) return `"${value}"`;
-  wroteNonPlain = true;
-  return JSON.stringify(value);
-}
-
-/**
- * `text` as one flat string. A string built piece by piece is a tree of its pieces until read: a
- * queued visit held that way took about three times the heap its bytes count (1,336 against 433
- * bytes for a 400-byte visit), so the queue's byte bound would not bound memory. Reading a
- * character makes V8 flatten it; that copy is all it costs.
- */
-function flat(text: string): string {
-  text.charCodeAt(0);
-  return text;
-}
-
 function jsonNumber(value: number): string {
   return Number.isFinite(value) ? String(value) : 'null';
 }
@@ -110,10 +70,8 @@ const MAX_REMEMBERED_NAMES = 1024;
 function nameJson(name: string): string {
   let json = headerNameJson.get(name);
   if (json === undefined) {
-    const plain = isPlainText(name);
-    json = isSecretHeader(name.toLowerCase()) ? '' : `${jsonText(name)}:`;
-    // Only plain names are remembered, so that a remembered one never needs wroteNonPlain set.
-    if (plain && headerNameJson.size < MAX_REMEMBERED_NAMES) headerNameJson.set(name, json);
+    json = isSecretHeader(name.toLowerCase()) ? '' : `${jsonString(name)}:`;
+    if (headerNameJson.size < MAX_REMEMBERED_NAMES) headerNameJson.set(name, json);
   }
   return json;
 }
@@ -127,11 +85,7 @@ function headersJson(headers: HeadersInput): string {
     const key = nameJson(name);
     if (key === '') continue;
     if (json.length > 1) json += ',';
-    if (typeof value === 'string') json += `${key}${jsonText(value)}`;
-    else {
-      wroteNonPlain = true;
-      json += `${key}${JSON.stringify(value)}`;
-    }
+    json += `${key}${typeof value === 'string' ? jsonString(value) : JSON.stringify(value)}`;
   }
   return `${json}}`;
 }
@@ -145,11 +99,11 @@ const decisionJson = new WeakMap<object, string>();
  * fast as copying the headers and stringifying the copy).
  */
 export function serializeVisit(visit: SinkVisit): string {
-  let json = `{"request_path":${jsonText(visit.request_path)},"request_method":${jsonText(visit.request_method)},"request_headers":${headersJson(visit.request_headers)}`;
+  let json = `{"request_path":${jsonString(visit.request_path)},"request_method":${jsonString(visit.request_method)},"request_headers":${headersJson(visit.request_headers)}`;
   if (visit.response_status_code !== undefined) json += `,"response_status_code":${jsonNumber(visit.response_status_code)}`;
   if (visit.response_headers !== undefined) json += `,"response_headers":${headersJson(visit.response_headers)}`;
   if (visit.response_duration_in_milliseconds !== undefined) json += `,"response_duration_in_milliseconds":${jsonNumber(visit.response_duration_in_milliseconds)}`;
-  if (visit.created !== undefined) json += `,"created":${jsonText(visit.created)}`;
+  if (visit.created !== undefined) json += `,"created":${jsonString(visit.created)}`;
   if (visit.is_blocked !== undefined) json += `,"is_blocked":${visit.is_blocked === true}`;
   const decision = visit.decision;
   if (decision !== undefined) {
@@ -158,11 +112,56 @@ export function serializeVisit(visit: SinkVisit): string {
       text = JSON.stringify(decision);
       if (typeof decision === 'object' && decision !== null && Object.isFrozen(decision)) decisionJson.set(decision, text);
     }
-    if (!JSON_ASCII.test(text)) wroteNonPlain = true;
     json += `,"decision":${text}`;
   }
-  if (visit.client_ip !== undefined) json += `,"client_ip":${jsonText(visit.client_ip)}`;
+  if (visit.client_ip !== undefined) json += `,"client_ip":${jsonString(visit.client_ip)}`;
   return `${json}}`;
+}
+
+// Queued visits are kept as UTF-8 bytes in shared chunks, outside V8's heap. Held as strings, the
+// 500 or so visits a busy site queues between batches survived the young generation's collections
+// and were copied there, then promoted: in a loaded Fastify app that cost about 3 µs a request,
+// more than serialising the visit (bench/middleware.mjs). Bytes also give the batch's exact size.
+const CHUNK_BYTES = 64 * 1024;
+
+/**
+ * A writer of strings as UTF-8, each into the next free part of a shared chunk; the chunk is freed
+ * once no visit in it is held. A string that could take more than a quarter of a chunk gets an
+ * array of its own, so a large visit holds no more than its bytes.
+ */
+function createUtf8Writer(): (text: string) => Uint8Array {
+  const encoder = new TextEncoder();
+  let chunk = new Uint8Array(CHUNK_BYTES);
+  let used = 0;
+  return (text) => {
+    // At most three bytes per UTF-16 unit (a surrogate pair is four bytes for two units).
+    const most = text.length * 3;
+    if (most > CHUNK_BYTES / 4) return encoder.encode(text);
+    if (CHUNK_BYTES - used < most) {
+      chunk = new Uint8Array(CHUNK_BYTES);
+      used = 0;
+    }
+    const { written } = encoder.encodeInto(text, chunk.subarray(used));
+    const bytes = chunk.subarray(used, used + written);
+    used += written;
+    return bytes;
+  };
+}
+
+/** Visits' JSON bytes as one JSON array: the request body. */
+function jsonArray(visits: readonly Uint8Array[]): Uint8Array<ArrayBuffer> {
+  let length = visits.length + 1;
+  for (const visit of visits) length += visit.length;
+  const body = new Uint8Array(length);
+  body[0] = 0x5b; // [
+  let at = 1;
+  for (const visit of visits) {
+    body.set(visit, at);
+    at += visit.length;
+    body[at++] = 0x2c; // ,
+  }
+  body[length - 1] = 0x5d; // ] in place of the last comma
+  return body;
 }
 
 /**
@@ -220,7 +219,8 @@ export function createHttpSink(options: HttpSinkOptions): HttpSink {
   // are then sent without one rather than never.
   let keyed = true;
 
-  const deliver = async (batch: Batch<string>): Promise<DeliveryResult> => {
+  const toUtf8 = createUtf8Writer();
+  const deliver = async (batch: Batch<Uint8Array>): Promise<DeliveryResult> => {
     const headers: Record<string, string> = { authorization, 'content-type': 'application/json' };
     if (keyed) headers['idempotency-key'] = `${keyPrefix}.${batch.id}`;
     const controller = new AbortController();
@@ -228,7 +228,7 @@ export function createHttpSink(options: HttpSinkOptions): HttpSink {
     let response: Response;
     try {
       // A visits endpoint that redirects is a wrong url: the visits and token go nowhere they were not sent.
-      response = await fetchImpl(endpoint, { method: 'POST', headers, body: `[${batch.items.join(',')}]`, signal: controller.signal, redirect: 'manual' });
+      response = await fetchImpl(endpoint, { method: 'POST', headers, body: jsonArray(batch.items), signal: controller.signal, redirect: 'manual' });
     } catch (error) {
       timers.clearTimeout(timeout);
       const reason = controller.signal.aborted ? `timed out after ${requestTimeoutMs} ms` : error instanceof Error ? error.message : String(error);
@@ -265,7 +265,7 @@ export function createHttpSink(options: HttpSinkOptions): HttpSink {
     return { outcome: 'failed', error };
   };
 
-  const queue = createDeliveryQueue<string>({
+  const queue = createDeliveryQueue<Uint8Array>({
     deliver,
     maxBatchItems: integerOption(options.maxBatchVisits, 'maxBatchVisits', 500, 1),
     maxBatchBytes: integerOption(options.maxBatchBytes, 'maxBatchBytes', 512 * 1024, 256),
@@ -286,7 +286,6 @@ export function createHttpSink(options: HttpSinkOptions): HttpSink {
   return {
     push(visit) {
       let json: string;
-      wroteNonPlain = false;
       try {
         json = serializeVisit(visit);
       } catch (error) {
@@ -294,9 +293,9 @@ export function createHttpSink(options: HttpSinkOptions): HttpSink {
         queue.discard(`a visit could not be serialised: ${error instanceof Error ? error.message : String(error)}`);
         return;
       }
-      // One more byte for the comma that joins it into the batch. A visit of plain strings is
-      // ASCII (the rest of its JSON is): its size is its length, with no scan of it.
-      queue.push(flat(json), (wroteNonPlain ? utf8Length(json) : json.length) + 1);
+      const bytes = toUtf8(json);
+      // One more byte for the comma that joins it into the batch.
+      queue.push(bytes, bytes.length + 1);
     },
     flush: () => queue.flush(),
     close: () => queue.close(),

@@ -2,7 +2,7 @@
 // secrets), and against stub servers where the test is about our own retry and queue logic.
 import { request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createHttpSink, parseRetryAfter, type SinkVisit, type Timers } from '../../src/index.js';
+import { createHttpSink, parseRetryAfter, serializeVisit, type SinkVisit, type Timers } from '../../src/index.js';
 import { startTestServer, type TestServer } from '../server/helpers.js';
 import { GPTBOT_UA, startStub } from './fixtures.js';
 
@@ -299,6 +299,37 @@ describe('HTTP sink retries and queue (stub servers)', () => {
     // Full batches come close to the limit and never pass it.
     expect(Math.max(...bodies)).toBeLessThanOrEqual(4096);
     expect(Math.max(...bodies)).toBeGreaterThan(3000);
+  });
+
+  it('sends each visit exactly as serialised, whatever its size or characters', async () => {
+    const received: unknown[] = [];
+    const stub = await startStub((_req, res, body) => {
+      received.push(...(JSON.parse(body) as unknown[]));
+      res.writeHead(202, { 'content-type': 'application/json' }).end('{"accepted":1,"rejected":[]}');
+    });
+    cleanups.push(() => stub.close());
+    const sink = createHttpSink({ url: stub.url, token: 't', maxBatchVisits: 37, flushIntervalMs: 60_000 });
+    // Sizes from a few bytes to past the sink's 64 KiB byte chunks, so visits fill chunks, cross
+    // into new ones and take arrays of their own; text of one to four UTF-8 bytes a character,
+    // escapes, and a lone surrogate (written as U+FFFD in UTF-8, as JSON.stringify escapes it not).
+    const pieces = ['a', 'é', '☕', '😀', '"\\', '\u0001', '\ud800'];
+    const sizes = [0, 1, 300, 5_000, 5_500, 21_000, 70_000];
+    const sent: SinkVisit[] = [];
+    for (let i = 0; i < 400; i++) {
+      const note = pieces[i % pieces.length]!.repeat(sizes[(i * 5) % sizes.length]! / pieces[i % pieces.length]!.length);
+      const v = visit(i, { request_headers: { 'user-agent': GPTBOT_UA, 'x-note': note } });
+      sent.push(v);
+      sink.push(v);
+    }
+    await sink.flush();
+    expect(sink.stats()).toMatchObject({ delivered: 400, dropped: 0 });
+    // flush() sends every queued batch at once, so batches may arrive in any order; within one, in order.
+    const path = (v: unknown) => Number((v as { request_path: string }).request_path.slice('/page/'.length));
+    received.sort((a, b) => path(a) - path(b));
+    const expected = sent.map((v) => JSON.parse(new TextDecoder().decode(new TextEncoder().encode(serializeVisit(v)))) as unknown);
+    // Compared as text, so that a failure does not print 400 visits of up to 70,000 characters.
+    const differing = expected.map((v, i) => JSON.stringify(v) === JSON.stringify(received[i])).filter((same) => !same).length;
+    expect({ received: received.length, differing }).toEqual({ received: 400, differing: 0 });
   });
 
   it('counts visits the server rejected one by one', async () => {
