@@ -2,13 +2,13 @@
 // refuses spoofed bots. AGENTWARDEN_URL=http://127.0.0.1:8080 AGENTWARDEN_TOKEN=aw_... node server.mjs
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import { createEngine, createHttpSink } from 'agentwarden';
-import { createNodeVerifiers, flushOnExit } from 'agentwarden/node';
+import { createEngine } from 'agentwarden';
+import { createNodeHttpSink, createNodeVerifiers, flushOnExit } from 'agentwarden/node';
 import { agentwarden } from 'agentwarden/hono';
 
 const token = process.env.AGENTWARDEN_TOKEN;
 if (!token) throw new Error('Set AGENTWARDEN_TOKEN to your agentwarden project token');
-const sink = createHttpSink({ url: process.env.AGENTWARDEN_URL ?? 'http://127.0.0.1:8080', token });
+const sink = createNodeHttpSink({ url: process.env.AGENTWARDEN_URL ?? 'http://127.0.0.1:8080', token });
 flushOnExit(sink); // sends the last batch on SIGTERM, SIGINT and a normal exit
 
 // Web Bot Auth signatures and the operators' published IP ranges ('reverse-dns' asks your resolver

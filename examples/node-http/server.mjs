@@ -2,13 +2,13 @@
 // refuses spoofed bots: the Express middleware is a Connect-style (req, res, next) function.
 // AGENTWARDEN_URL=http://127.0.0.1:8080 AGENTWARDEN_TOKEN=aw_... node server.mjs
 import { createServer } from 'node:http';
-import { createEngine, createHttpSink } from 'agentwarden';
-import { createNodeVerifiers, flushOnExit } from 'agentwarden/node';
+import { createEngine } from 'agentwarden';
+import { createNodeHttpSink, createNodeVerifiers, flushOnExit } from 'agentwarden/node';
 import { agentwarden } from 'agentwarden/express';
 
 const token = process.env.AGENTWARDEN_TOKEN;
 if (!token) throw new Error('Set AGENTWARDEN_TOKEN to your agentwarden project token');
-const sink = createHttpSink({ url: process.env.AGENTWARDEN_URL ?? 'http://127.0.0.1:8080', token });
+const sink = createNodeHttpSink({ url: process.env.AGENTWARDEN_URL ?? 'http://127.0.0.1:8080', token });
 flushOnExit(sink); // sends the last batch on SIGTERM, SIGINT and a normal exit
 
 // Web Bot Auth signatures and the operators' published IP ranges ('reverse-dns' asks your resolver

@@ -48,10 +48,10 @@ class NodeCheckRequest implements CheckRequest {
  * @throws {TypeError | RangeError} for a bad option (the message names it).
  * @example
  * import express from 'express';
- * import { createHttpSink } from 'agentwarden';
+ * import { createNodeHttpSink } from 'agentwarden/node';
  * import { agentwarden } from 'agentwarden/express';
  * const app = express();
- * app.use(agentwarden({ sink: createHttpSink({ url: 'http://127.0.0.1:8080', token: process.env.AGENTWARDEN_TOKEN! }), policy: { denyVerificationFailed: true } }));
+ * app.use(agentwarden({ sink: createNodeHttpSink({ url: 'http://127.0.0.1:8080', token: process.env.AGENTWARDEN_TOKEN! }), policy: { denyVerificationFailed: true } }));
  * app.get('/', (req, res) => res.send(req.agentwarden?.result));
  */
 export function agentwarden(options: AgentwardenOptions | Agentwarden = {}): NodeMiddleware {

@@ -48,10 +48,10 @@ function answer(reply: FastifyReply, check: RequestCheck): FastifyReply | undefi
  * (or the client went away); the sink is closed (flushed) when the instance closes.
  * @example
  * import Fastify from 'fastify';
- * import { createHttpSink } from 'agentwarden';
+ * import { createNodeHttpSink } from 'agentwarden/node';
  * import { agentwarden } from 'agentwarden/fastify';
  * const app = Fastify();
- * await app.register(agentwarden, { sink: createHttpSink({ url: 'http://127.0.0.1:8080', token: process.env.AGENTWARDEN_TOKEN! }) });
+ * await app.register(agentwarden, { sink: createNodeHttpSink({ url: 'http://127.0.0.1:8080', token: process.env.AGENTWARDEN_TOKEN! }) });
  * app.get('/', async (request) => request.agentwarden?.result);
  */
 export const agentwarden: FastifyPluginCallback<AgentwardenPluginOptions> = Object.assign(

@@ -16,7 +16,7 @@ const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
  * that removes the listeners.
  * @throws {TypeError} when `target` has no close method.
  * @example
- * const sink = createHttpSink({ url, token });
+ * const sink = createNodeHttpSink({ url, token });
  * flushOnExit(sink);
  */
 export function flushOnExit(target: Closable): () => void {

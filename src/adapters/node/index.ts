@@ -31,4 +31,5 @@ export { createNodeAlerts } from './node-alerts.js';
 export type { NodeAlertsOptions } from './node-alerts.js';
 export type { WebhookRoutesOptions } from './webhook-routes.js';
 export { flushOnExit } from './flush-on-exit.js';
+export { createNodeHttpSink, nodeHttpFetch } from './node-http-sink.js';
 export type { Closable } from './flush-on-exit.js';
