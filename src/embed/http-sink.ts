@@ -141,7 +141,9 @@ function createUtf8Writer(): (text: string) => Uint8Array {
       chunk = new Uint8Array(CHUNK_BYTES);
       used = 0;
     }
-    const { written } = encoder.encodeInto(text, chunk.subarray(used));
+    const { read, written } = encoder.encodeInto(text, chunk.subarray(used));
+    // Cannot happen by the bound above; a visit cut short would be invalid JSON, so never keep one.
+    if (read !== text.length) return encoder.encode(text);
     const bytes = chunk.subarray(used, used + written);
     used += written;
     return bytes;
