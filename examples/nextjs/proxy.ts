@@ -3,8 +3,8 @@
 // and serves the matching /robots.txt; each visit leaves with its request's waitUntil.
 // AGENTWARDEN_URL=http://127.0.0.1:8080 AGENTWARDEN_TOKEN=aw_... next start
 import { NextResponse, type NextRequest } from 'next/server';
-import { agentwardenResult, createEngine, createHttpSink, withAgentwarden } from 'agentwarden';
-import { createNodeVerifiers } from 'agentwarden/node';
+import { agentwardenResult, createEngine, withAgentwarden } from 'agentwarden';
+import { createNodeHttpSink, createNodeVerifiers } from 'agentwarden/node';
 
 const token = process.env.AGENTWARDEN_TOKEN;
 if (!token) throw new Error('Set AGENTWARDEN_TOKEN to your agentwarden project token');
@@ -17,9 +17,10 @@ function site(request: NextRequest) {
 }
 
 export const proxy = withAgentwarden(site, {
-  // The proxy runs on Node.js (Next.js 16), so the Node verifiers and the bundled IP lists work.
+  // The proxy runs on Node.js (Next.js 16), so the Node verifiers, the bundled IP lists and the
+  // Node sink work (each visit is a POST of its own here: node:http costs a third less CPU than fetch).
   engine: createEngine({ verifiers: createNodeVerifiers({ methods: ['web-bot-auth', 'ip-ranges'] }) }),
-  sink: createHttpSink({ url: process.env.AGENTWARDEN_URL ?? 'http://127.0.0.1:8080', token }),
+  sink: createNodeHttpSink({ url: process.env.AGENTWARDEN_URL ?? 'http://127.0.0.1:8080', token }),
   // Next.js gives no client address: on Vercel add clientIp: createClientIpRule({ headers: ['x-real-ip'] }),
   // behind your own proxy name the header it sets (see "Where the client address comes from").
   policy: { denyVerificationFailed: true, denyAgentTypes: ['AI Data Scraper'], robotsTxt: true },
