@@ -2,7 +2,9 @@
 // text answer) with and without agentwarden's middleware (identification, IP-range verification of
 // the address a trusted X-Forwarded-For gives, the visit to an HTTP sink), each a child process
 // pinned to CPU 1, loaded by autocannon on CPU 0 in turns; requests per second and the ratio, and
-// the ratio of the same middleware with no sink, which shows how much of the cost is the sink's.
+// the ratio of the same middleware with no sink, which shows how much of the cost is the sink's,
+// and of a middleware that does nothing, which shows the framework's own cost of having one (Hono
+// leaves its single-handler fast path for its async compose).
 // The sink posts its batches to a receiver in this process that reads and discards them: the
 // agentwarden server's own cost is measured by the sink part below and by bench/visits.mjs. This
 // process's CPU per request (autocannon's, and the receiver's on the side with the middleware) is
@@ -50,6 +52,8 @@ const options = {
   policy: { denyVerificationFailed: true },
 };
 const withMiddleware = process.env.WITH_MIDDLEWARE === '1';
+// WITH_MIDDLEWARE=noop: a middleware that does nothing, the framework's own cost of having one.
+const noopMiddleware = process.env.WITH_MIDDLEWARE === 'noop';
 const port = (address) => console.log('agentwarden listening on http://127.0.0.1:' + address);
 // Exit normally on SIGTERM, so that --cpu-prof (BENCH_MIDDLEWARE_PROFILE) writes its profile.
 process.once('SIGTERM', () => process.exit(0));
@@ -61,6 +65,7 @@ import express from 'express';
 import { agentwarden } from '${dist('express.js')}';
 const app = express();
 if (withMiddleware) app.use(agentwarden(options));
+if (noopMiddleware) app.use((req, res, next) => next());
 app.get('/page', (req, res) => res.type('text').send('hello'));
 const server = app.listen(0, '127.0.0.1', () => port(server.address().port));
 `,
@@ -76,6 +81,7 @@ import Fastify from 'fastify';
 import { agentwarden } from '${dist('fastify.js')}';
 const app = Fastify();
 if (withMiddleware) await app.register(agentwarden, options);
+if (noopMiddleware) app.addHook('onRequest', (request, reply, done) => done());
 app.get('/page', async () => 'hello');
 await app.listen({ port: 0, host: '127.0.0.1' });
 port(app.server.address().port);
@@ -86,6 +92,10 @@ import { Hono } from 'hono';
 import { agentwarden } from '${dist('hono.js')}';
 const app = new Hono();
 if (withMiddleware) app.use(agentwarden(options));
+// Any middleware takes Hono off its single-handler fast path onto its async compose.
+if (noopMiddleware) app.use(async (c, next) => {
+  await next();
+});
 app.get('/page', (c) => c.text('hello'));
 serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => port(info.port));
 `,
@@ -193,20 +203,25 @@ async function overhead(dir) {
       const bare = await startApp(source, { WITH_MIDDLEWARE: '0', SINK_URL: receiver.url }, join(dir, `${name}-bare.log`), `${name}-bare`);
       const ours = await startApp(source, { WITH_MIDDLEWARE: '1', SINK_URL: receiver.url }, join(dir, `${name}-ours.log`), `${name}-ours`);
       const unsunk = await startApp(source, { WITH_MIDDLEWARE: '1', WITH_SINK: '0' }, join(dir, `${name}-nosink.log`), `${name}-nosink`);
+      const noop = await startApp(source, { WITH_MIDDLEWARE: 'noop', WITH_SINK: '0' }, join(dir, `${name}-noop.log`), `${name}-noop`);
       await pinToCpu(bare.child.pid, 1);
       await pinToCpu(ours.child.pid, 1);
       await pinToCpu(unsunk.child.pid, 1);
+      await pinToCpu(noop.child.pid, 1);
       try {
         await load(bare, 1);
         await load(ours, 1);
         await load(unsunk, 1);
+        await load(noop, 1);
         const bareRuns = [];
         const oursRuns = [];
         const unsunkRuns = [];
+        const noopRuns = [];
         for (let r = 0; r < ROUNDS; r++) {
           bareRuns.push(await load(bare, SECONDS));
           oursRuns.push(await load(ours, SECONDS));
           unsunkRuns.push(await load(unsunk, SECONDS));
+          noopRuns.push(await load(noop, SECONDS));
         }
         const b = median(bareRuns.map((run) => run.rate));
         const o = median(oursRuns.map((run) => run.rate));
@@ -226,10 +241,16 @@ async function overhead(dir) {
         console.log(
           `  ${''.padEnd(8)} without the sink ${String(Math.round(u)).padStart(6)} req/s: ratio ${(u / b).toFixed(2)}, CPU per request ${uCpu.toFixed(1)} µs (the HTTP sink's part ${(oCpu - uCpu).toFixed(1)} µs)`,
         );
+        // The framework's own cost of any middleware, beside which ours can be judged.
+        const n = median(noopRuns.map((run) => run.rate));
+        console.log(
+          `  ${''.padEnd(8)} a no-op middleware ${String(Math.round(n)).padStart(6)} req/s: ratio ${(n / b).toFixed(2)}; ours against it ${(o / n).toFixed(2)}, without the sink ${(u / n).toFixed(2)}`,
+        );
       } finally {
         await stop(bare.child);
         await stop(ours.child);
         await stop(unsunk.child);
+        await stop(noop.child);
       }
     }
     console.log(`  the sink delivered ${receiver.batches()} batches to the receiver`);
