@@ -200,15 +200,19 @@ async function overhead(dir) {
   const ratios = {};
   try {
     for (const [name, source] of Object.entries(APPS).filter(([name]) => FRAMEWORKS === undefined || FRAMEWORKS.includes(name))) {
-      const bare = await startApp(source, { WITH_MIDDLEWARE: '0', SINK_URL: receiver.url }, join(dir, `${name}-bare.log`), `${name}-bare`);
-      const ours = await startApp(source, { WITH_MIDDLEWARE: '1', SINK_URL: receiver.url }, join(dir, `${name}-ours.log`), `${name}-ours`);
-      const unsunk = await startApp(source, { WITH_MIDDLEWARE: '1', WITH_SINK: '0' }, join(dir, `${name}-nosink.log`), `${name}-nosink`);
-      const noop = await startApp(source, { WITH_MIDDLEWARE: 'noop', WITH_SINK: '0' }, join(dir, `${name}-noop.log`), `${name}-noop`);
-      await pinToCpu(bare.child.pid, 1);
-      await pinToCpu(ours.child.pid, 1);
-      await pinToCpu(unsunk.child.pid, 1);
-      await pinToCpu(noop.child.pid, 1);
+      // Every app started is stopped, also when a later one fails to start.
+      const started = [];
+      const launch = async (env, label) => {
+        const app = await startApp(source, env, join(dir, `${name}-${label}.log`), `${name}-${label}`);
+        started.push(app);
+        await pinToCpu(app.child.pid, 1);
+        return app;
+      };
       try {
+        const bare = await launch({ WITH_MIDDLEWARE: '0', SINK_URL: receiver.url }, 'bare');
+        const ours = await launch({ WITH_MIDDLEWARE: '1', SINK_URL: receiver.url }, 'ours');
+        const unsunk = await launch({ WITH_MIDDLEWARE: '1', WITH_SINK: '0' }, 'nosink');
+        const noop = await launch({ WITH_MIDDLEWARE: 'noop', WITH_SINK: '0' }, 'noop');
         await load(bare, 1);
         await load(ours, 1);
         await load(unsunk, 1);
@@ -247,10 +251,7 @@ async function overhead(dir) {
           `  ${''.padEnd(8)} a no-op middleware ${String(Math.round(n)).padStart(6)} req/s: ratio ${(n / b).toFixed(2)}; ours against it ${(o / n).toFixed(2)}, without the sink ${(u / n).toFixed(2)}`,
         );
       } finally {
-        await stop(bare.child);
-        await stop(ours.child);
-        await stop(unsunk.child);
-        await stop(noop.child);
+        for (const app of started) await stop(app.child);
       }
     }
     console.log(`  the sink delivered ${receiver.batches()} batches to the receiver`);
