@@ -32,6 +32,8 @@ export function robotsTokenProblem(token: string): string | undefined {
   if (/\d[._]\d|\/\s*v?\d|[ _-]v?\d+(?:\.\d+)*$/i.test(token)) return 'a version';
   if (/[A-Za-z0-9-]\.[A-Za-z]{2,}\b/.test(token)) return 'a hostname';
   if (/[./]/.test(token)) return 'a "." or "/"';
+  // A pattern's separator kept by mistake ("Nitro-", "monitis -"): no crawler's name ends in one.
+  if (/^[_!'-]|[_!'-]$|(?:^| )[_!'-]+(?: |$)/.test(token)) return 'a leading or trailing "-", "_", "!" or "\'"';
   if (!/^[A-Za-z0-9_!'-]+(?: [A-Za-z0-9_!'-]+)*$/.test(token)) return 'a character other than letters, digits, "_", "-", "!", "\'" and inner spaces';
   return undefined;
 }

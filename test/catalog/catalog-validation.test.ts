@@ -205,6 +205,14 @@ describe('a broken catalog fails at load, naming the problem', () => {
     expect(() => createCatalog({ version: 1, agents: [agent({ id: 'a', robots_tokens: ['Dataprovider.com'] })] })).toThrow('(a hostname)');
   });
 
+  it('rejects a robots token that keeps a pattern\'s separator at its start or end, and keeps inner punctuation', () => {
+    // CrawlerDetect's `Nitro-` and `monitis -` once became the robots tokens "Nitro-" and "monitis -".
+    for (const token of ['Nitro-', 'monitis -', '-Bot', 'Perlu _', "Bot'", 'Yahoo!']) {
+      expect(() => createCatalog({ version: 1, agents: [agent({ id: 'a', robots_tokens: [token] })] }), token).toThrow('(a leading or trailing "-", "_", "!" or "\'")');
+    }
+    for (const token of ['Y!J-BRW', 'Screaming Frog SEO Spider', 'AdsBot-Google-Mobile', "Let's Encrypt"]) expect(robotsTokenProblem(token), token).toBeUndefined();
+  });
+
   it('rejects a malformed match token or layer', () => {
     expect(() => createCatalog({ version: 1, agents: [agent({ id: 'a', match: { tokens: ['/x'] } })] })).toThrow(/match token must be printable ASCII/);
     expect(() => createCatalog({ version: 1, agents: [agent({ id: 'a', match: { tokens: ['a'], layer: 'engine' as never } })] })).toThrow(/match\.layer: expected "library" or "platform"/);
