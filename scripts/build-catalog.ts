@@ -49,6 +49,13 @@ export interface Overrides {
   readonly third_party_hosts: readonly string[];
   /** ai.robots.txt names preferred as an agent's primary name when several merge. */
   readonly primary_names: readonly string[];
+  /**
+   * The name of the agent a source entry ends up in, where two operators' crawlers send one product
+   * token and would take one name (Exalead's Exabot and Exa's ExaBot): the other keeps the token's.
+   */
+  readonly group_names: Readonly<Record<string, string>>;
+  /** Distinctive first words that an operator gives several of its crawlers ("netEstate Imprint Crawler", "netEstate NE Crawler"): sharing one joins no entries. */
+  readonly operator_words: readonly string[];
   /** Reverse-DNS suffix families: a suffix found in a source expands to the operator's documented set. */
   readonly reverse_dns_families: Readonly<Record<string, readonly string[]>>;
   /** Match tokens/patterns of a source entry, replacing the derived ones. */
@@ -804,8 +811,13 @@ export function buildCatalogDocument(): BuildResult {
   // Entries sharing a token's leading word name the same product when it names one
   // (`leadNamesProduct`: "SentryUptimeBot" and "SentryUptimeBot v2"); entries whose names slug
   // alike are one agent ("gnam gnam spider").
+  const operatorWords = new Set(overrides.operator_words.map((w) => w.toLowerCase()));
   derived.forEach((d, i) => {
-    const keys = [...d.tokens, ...d.tokens.filter(leadNamesProduct).map(leadingWord).filter((w) => acceptableToken(w, forbidden)), ...(d.robotsName ? [d.robotsName] : [])].map((k) => k.toLowerCase());
+    const leads = d.tokens
+      .filter(leadNamesProduct)
+      .map(leadingWord)
+      .filter((w) => acceptableToken(w, forbidden) && !operatorWords.has(w.toLowerCase()));
+    const keys = [...d.tokens, ...leads, ...(d.robotsName ? [d.robotsName] : [])].map((k) => k.toLowerCase());
     keys.push(`slug:${slug(d.robotsName ?? d.tokens[0] ?? d.entry.key)}`);
     for (const k of keys) {
       const first = owner.get(k);
@@ -926,7 +938,8 @@ function agentOfGroup(group: readonly Derived[], overrides: Overrides): Agent {
   const byUse = [...tokens].sort((a, b) => fromBarePattern(a) - fromBarePattern(b) || fromHost(a) - fromHost(b) || carriers(b) - carriers(a));
   const robotsNames = uniqueCaseless(names.map((e) => robotsTokenOf(e.key)).filter((t): t is string => t !== undefined));
   const productName = [...byUse, group[0]!.entry.key].map(robotsTokenOf).find((t) => t !== undefined) ?? slug(group[0]!.entry.key);
-  const name = robotsNames[0] ?? productName;
+  const curatedName = entries.map((e) => overrides.group_names[e.ref]).find((n) => n !== undefined);
+  const name = curatedName ?? robotsNames[0] ?? productName;
   // An agent known only by a host, an address or the first piece of a dotted name keeps that name
   // but has no robots token, unless overrides curate one (data/README.md "Robots tokens and names").
   const robotsTokens = robotsNames.length > 0 ? robotsNames : byUse.map(sentRobotsToken).filter((t): t is string => t !== undefined).slice(0, 1);

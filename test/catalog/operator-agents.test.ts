@@ -282,9 +282,41 @@ describe('operators named from a name prefix', () => {
   });
 
   it("keeps Alexa's Alexabot out of Exabot, which two sources' unanchored pattern exabot had merged", () => {
-    expect(named('Mozilla/5.0 (compatible; Exabot/3.0; +http://www.exabot.com/go/robot)')).toBe('exabot | AI Data Provider | ExaBot');
-    expect(operatorOf('exabot')).toBe('Exalead (Dassault Systèmes)');
-    expect(catalog.matchUserAgent('Mozilla/5.0 (compatible; Alexabot/1.0; +http://www.alexa.com/help/certifyscan; certifyscan@alexa.com)')?.id).not.toBe('exabot');
+    const id = catalog.matchUserAgent('Mozilla/5.0 (compatible; Alexabot/1.0; +http://www.alexa.com/help/certifyscan; certifyscan@alexa.com)')?.id;
+    expect(['exabot', 'exalead-exabot']).not.toContain(id);
+  });
+
+  // Two operators' crawlers that send one name: each header names its operator by the address it
+  // carries, so the type a policy acts on is the sender's. A robots.txt group for the shared name
+  // addresses both, so the one named by its address has no robots token of its own.
+  it('tells apart crawlers of different operators that send the same name, by the address in the header', () => {
+    expect(named('Mozilla/5.0 (compatible; Exabot/3.0; +http://www.exabot.com/go/robot)')).toBe('exalead-exabot | Search Engine Crawler | (no robots token)');
+    expect(named('Mozilla/5.0 (compatible; Exabot-Images/3.0; +http://www.exabot.com/go/robot)')).toBe('exalead-exabot | Search Engine Crawler | (no robots token)');
+    expect(named('ExaBot/1.0')).toBe('exabot | AI Data Provider | ExaBot');
+    expect([operatorOf('exalead-exabot'), operatorOf('exabot')]).toEqual(['Exalead (Dassault Systèmes)', 'Exa']);
+    expect(named('robot;Owler;sthiyagarajan@owler-inc.com')).toBe('owler-inc | Intelligence Gatherer | (no robots token)');
+    expect(named('Owler (ows.eu/owler)')).toBe('owler | Search Engine Crawler | Owler');
+    expect(named('Mozilla/5.0 (compatible; UptimeBot/1.0; +https://www.getuptime.co)')).toBe('getuptime | Developer Helper | (no robots token)');
+    expect(named('Mozilla/5.0 (compatible; Uptimebot/1.0; +http://www.uptime.com/uptimebot)')).toBe('uptimebot | Developer Helper | UptimeBot');
+    expect(named('Mozilla/5.0 (compatible; Semanticbot/1.0; +http://sempi.tech/bot.html)')).toBe('sempi | SEO Crawler | (no robots token)');
+    expect(named('semanticbot (info@semanticaudience.com)')).toBe('semanticbot | SEO Crawler | semanticbot');
+    expect([operatorOf('owler-inc'), operatorOf('owler'), operatorOf('semanticbot'), operatorOf('sempi')]).toEqual(['Owler Inc.', 'ows.eu', 'Semantic Audience', 'sempi.tech']);
+  });
+
+  it("keeps one operator's differently named crawlers apart, and Meta's link-sharing Facebot apart from its AI training FacebookBot", () => {
+    // Both start with the company's name; netEstate NE Crawler is no AI data scraper.
+    expect(named('netEstate NE Crawler (+http://www.website-datenbank.de/)')).toBe('netestate-ne-crawler | SEO Crawler | netEstate NE Crawler');
+    expect(named('netEstate Imprint Crawler')).toBe('netestate-imprint-crawler | AI Data Scraper | netEstate Imprint Crawler');
+    expect(named('Facebot/1.0')).toBe('facebot | Fetcher | Facebot');
+    expect(named('Mozilla/5.0 (compatible; FacebookBot/1.0; +https://developers.facebook.com/docs/sharing/webmasters/facebookbot/)')).toBe('facebookbot | AI Data Scraper | FacebookBot');
+    expect([operatorOf('facebot'), operatorOf('facebookbot'), operatorOf('netestate-ne-crawler')]).toEqual(['Meta', 'Meta', 'netEstate']);
+  });
+
+  it("names a federated server's software, not the one server a source example came from, and types certificate checks and payment webhooks as what they are", () => {
+    expect([operatorOf('friendica'), operatorOf('lemmy')]).toEqual(['Friendica (federated servers)', 'Lemmy (federated servers)']);
+    expect(named('Mozilla/5.0 (compatible; Google-Trust-Services/2.0; http://pki.goog/)')).toBe('google-trust-services | Developer Helper | Google Trust Services');
+    expect(operatorOf('google-trust-services')).toBe('Google');
+    expect(named('PayPal/AUHR-214.0-54943270 PayPal IPN ( https://www.paypal.com/ipn )')).toMatch(/^paypal \| Developer Helper \|/);
   });
 
   it('keeps products that sources merge by an unanchored pattern apart, and takes operators from the bot, not a host', () => {
