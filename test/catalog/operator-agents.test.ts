@@ -313,7 +313,7 @@ describe('operators named from a name prefix', () => {
   });
 
   it("names a federated server's software, not the one server a source example came from, and types certificate checks and payment webhooks as what they are", () => {
-    expect([operatorOf('friendica'), operatorOf('lemmy')]).toEqual(['Friendica (federated servers)', 'Lemmy (federated servers)']);
+    expect([operatorOf('friendica'), operatorOf('lemmy'), operatorOf('pleroma')]).toEqual(['Friendica (federated servers)', 'Lemmy (federated servers)', 'Pleroma (federated servers)']);
     expect(named('Mozilla/5.0 (compatible; Google-Trust-Services/2.0; http://pki.goog/)')).toBe('google-trust-services | Developer Helper | Google Trust Services');
     expect(operatorOf('google-trust-services')).toBe('Google');
     expect(named('PayPal/AUHR-214.0-54943270 PayPal IPN ( https://www.paypal.com/ipn )')).toMatch(/^paypal \| Developer Helper \|/);
