@@ -1,4 +1,5 @@
 // Request size limits (DESIGN.md §7): validated once at creation; a request past any of them is a 413.
+import { MAX_VISIT_HEADERS, MAX_VISIT_HEADER_CHARS } from '../visits/visit.js';
 
 /** Size limits of the API; every one is configurable. */
 export interface ApiLimits {
@@ -18,8 +19,8 @@ export interface ApiLimits {
 export const DEFAULT_LIMITS: ApiLimits = Object.freeze({
   maxBodyBytes: 1024 * 1024,
   maxItems: 1000,
-  maxHeadersPerItem: 200,
-  maxHeaderCharsPerItem: 64 * 1024,
+  maxHeadersPerItem: MAX_VISIT_HEADERS,
+  maxHeaderCharsPerItem: MAX_VISIT_HEADER_CHARS,
   maxJsonDepth: 64,
 });
 

@@ -10,7 +10,7 @@ import { createAccessPolicy, type AccessPolicy, type AccessPolicyOptions, type P
 import { platformTimers, type Timers } from './delivery-queue.js';
 import { checkOptions } from './options.js';
 import { createRobotsSource, type RobotsSource, type ServedRobotsTxt } from './robots-source.js';
-import { assertVisitSink, createFanoutSink, type SinkVisit, type VisitSink } from './visit-sink.js';
+import { assertVisitSink, createFanoutSink, guardSink, type SinkVisit, type VisitSink } from './visit-sink.js';
 
 /** Options of `createAgentwarden` (and of every framework middleware). */
 export interface AgentwardenOptions {
@@ -55,7 +55,7 @@ export interface CheckRequest {
   readonly path: string;
   /** Header lookups by lower-case name (repeated values joined with ", "). */
   readonly headers: ReadonlyMap<string, string>;
-  /** The headers as sent with the visit (any case; secrets are stripped by the sinks). */
+  /** The headers as sent with the visit (any case; secrets are stripped before a visit is stored, leaves the program or reaches a custom sink). */
   readonly headerRecord: HeadersInput;
   /**
    * The visitor's address as the framework or platform gives it (Express's `req.ip`, which honours
@@ -178,7 +178,7 @@ export function createAgentwarden(options: AgentwardenOptions = {}): Agentwarden
   if (Array.isArray(options.sink)) sink = options.sink.length === 0 ? NO_VISIT_SINK : createFanoutSink(options.sink);
   else if (options.sink !== undefined) {
     assertVisitSink(options.sink, 'sink');
-    sink = options.sink;
+    sink = guardSink(options.sink);
   }
   if (options.clientIp !== undefined && typeof options.clientIp !== 'function') throw new TypeError('clientIp must be a client-IP rule (createClientIpRule({ headers: [...] }))');
   // The engine's own rule, when its creator gave one: a site that configured its proxy there means it here too.
@@ -251,11 +251,8 @@ export function createAgentwarden(options: AgentwardenOptions = {}): Agentwarden
         visit['is_blocked'] = check.blocked;
       }
       if (check.clientIp !== undefined) visit['client_ip'] = check.clientIp;
-      try {
-        sink.push(visit as unknown as SinkVisit, check.identification);
-      } catch {
-        // A custom sink that throws must not fail the response that has been sent.
-      }
+      // The sink is guarded (guardSink): a custom one that throws or rejects fails no response.
+      sink.push(visit as unknown as SinkVisit, check.identification);
     },
     flush: () => sink.flush(),
     close: () => sink.close(),

@@ -1,12 +1,13 @@
 // The HTTP visit sink: batches visits to any Known Agents-compatible `POST /visits` (an agentwarden
 // server or the hosted service), with a bounded queue, retries and an Idempotency-Key per batch.
-import { isSecretHeader } from '../visits/visit.js';
+import { isSecretHeader, MAX_PATH_LENGTH, MAX_VISIT_HEADERS, MAX_VISIT_HEADER_CHARS } from '../visits/visit.js';
 import { jsonString } from '../json-string.js';
 import { readTextUpTo } from './bounded-text.js';
 import type { HeadersInput } from '../identify/headers.js';
 import { createDeliveryQueue, platformTimers, type Batch, type DeliveryResult, type DeliveryStats, type OverflowPolicy, type Timers } from './delivery-queue.js';
 import { checkOptions, integerOption } from './options.js';
-import type { SinkVisit, VisitSink } from './visit-sink.js';
+import { boundedVisit } from './visit-bounds.js';
+import { trustedSink, type SinkVisit, type VisitSink } from './visit-sink.js';
 
 /** Options of `createHttpSink`. */
 export interface HttpSinkOptions {
@@ -76,17 +77,31 @@ function nameJson(name: string): string {
   return json;
 }
 
+// Set by headersJson when the headers it wrote are past the bounds POST /visits takes: counted as
+// they are written, so a visit within them (nearly every one) costs no second look.
+let pastBounds = false;
+
 /** Headers as a JSON object, without secrets (authorization, cookie, *-token, ...): they never leave this program. */
 function headersJson(headers: HeadersInput): string {
   let json = '{';
+  let count = 0;
+  let chars = 0;
   for (const name in headers) {
     const value = headers[name];
     if (value === undefined) continue;
     const key = nameJson(name);
     if (key === '') continue;
     if (json.length > 1) json += ',';
-    json += `${key}${typeof value === 'string' ? jsonString(value) : JSON.stringify(value)}`;
+    count++;
+    if (typeof value === 'string') {
+      chars += name.length + value.length;
+      json += `${key}${jsonString(value)}`;
+    } else {
+      chars += name.length + value.join('').length;
+      json += `${key}${JSON.stringify(value)}`;
+    }
   }
+  if (count > MAX_VISIT_HEADERS || chars > MAX_VISIT_HEADER_CHARS) pastBounds = true;
   return `${json}}`;
 }
 
@@ -94,11 +109,18 @@ function headersJson(headers: HeadersInput): string {
 const decisionJson = new WeakMap<object, string>();
 
 /**
- * The visit as JSON, without secret headers: what JSON.stringify would write of its known fields,
- * assembled by hand, since this runs once per request on the site's own thread (about twice as
- * fast as copying the headers and stringifying the copy).
+ * The visit as JSON, without secret headers and within the sizes POST /visits takes
+ * (`boundedVisit`: a visit past them would be refused whole): what JSON.stringify would write of
+ * its known fields, assembled by hand, since this runs once per request on the site's own thread
+ * (about twice as fast as copying the headers and stringifying the copy).
  */
 export function serializeVisit(visit: SinkVisit): string {
+  pastBounds = false;
+  const json = visitJson(visit);
+  return pastBounds || visit.request_path.length > MAX_PATH_LENGTH ? visitJson(boundedVisit(visit)) : json;
+}
+
+function visitJson(visit: SinkVisit): string {
   let json = `{"request_path":${jsonString(visit.request_path)},"request_method":${jsonString(visit.request_method)},"request_headers":${headersJson(visit.request_headers)}`;
   if (visit.response_status_code !== undefined) json += `,"response_status_code":${jsonNumber(visit.response_status_code)}`;
   if (visit.response_headers !== undefined) json += `,"response_headers":${headersJson(visit.response_headers)}`;
@@ -284,7 +306,8 @@ export function createHttpSink(options: HttpSinkOptions): HttpSink {
     ...(options.onError === undefined ? {} : { onError: options.onError }),
   });
 
-  return {
+  // It strips secret headers itself and never throws: the middleware hands it visits as they are.
+  return trustedSink({
     push(visit) {
       let json: string;
       try {
@@ -301,7 +324,7 @@ export function createHttpSink(options: HttpSinkOptions): HttpSink {
     flush: () => queue.flush(),
     close: () => queue.close(),
     stats: () => queue.stats(),
-  };
+  });
 }
 
 /** The most of an answer's body read: a 2xx answer counts rejected visits in it, and nothing else of it is needed. */

@@ -7,7 +7,8 @@ import { parseVisit, type Visit } from '../visits/visit.js';
 import { VisitStoreUnavailableError, type EnrichedVisit, type VisitStore } from '../visits/visit-store.js';
 import { createDeliveryQueue, platformTimers, type Batch, type DeliveryResult, type DeliveryStats, type OverflowPolicy, type Timers } from './delivery-queue.js';
 import { checkOptions, integerOption } from './options.js';
-import type { VisitSink } from './visit-sink.js';
+import { boundedVisit } from './visit-bounds.js';
+import { trustedSink, type VisitSink } from './visit-sink.js';
 
 /** Options of `createStoreSink`. */
 export interface StoreSinkOptions {
@@ -110,9 +111,10 @@ export function createStoreSink(options: StoreSinkOptions): StoreSink {
     ...(options.onError === undefined ? {} : { onError: options.onError }),
   });
 
-  return {
+  // It strips secret headers itself (parseVisit) and never throws: the middleware hands it visits as they are.
+  return trustedSink({
     push(input, verdict) {
-      const parsed = parseVisit(input);
+      const parsed = parseVisit(boundedVisit(input));
       if (!parsed.ok) {
         rejected++;
         queue.discard(`a visit is invalid: ${parsed.errors.map((e) => `${e.pointer} ${e.message}`).join('; ')}`);
@@ -127,5 +129,5 @@ export function createStoreSink(options: StoreSinkOptions): StoreSink {
       // Invalid visits were refused before the queue: they count as rejected, not dropped.
       return { ...stats, rejected: stats.rejected + rejected, dropped: stats.dropped - rejected };
     },
-  };
+  });
 }

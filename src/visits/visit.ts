@@ -134,6 +134,10 @@ function isString(value: unknown): boolean {
 const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f]/;
 /** The longest request path kept: node:http's whole request head is 16 KiB by default. */
 export const MAX_PATH_LENGTH = 16 * 1024;
+/** The most header fields one header object of a visit holds by default (DESIGN.md §7; `limits.maxHeadersPerItem`). */
+export const MAX_VISIT_HEADERS = 200;
+/** The most characters of one header object's names and values together by default (DESIGN.md §7; `limits.maxHeaderCharsPerItem`). */
+export const MAX_VISIT_HEADER_CHARS = 64 * 1024;
 
 const COLON = 58;
 

@@ -291,7 +291,7 @@ describe('express with a trusted proxy header', () => {
 });
 
 describe('hono specifics', () => {
-  it('records the response headers Node sent, a repeated one as a list', async () => {
+  it('records the response headers Node sent, without the cookies it set (a custom sink never gets secrets)', async () => {
     const sink = collectingSink();
     const app = new Hono();
     app.use(honoAgentwarden({ engine: embedEngine(), sink }));
@@ -308,9 +308,11 @@ describe('hono specifics', () => {
       const response = await get(`http://127.0.0.1:${(server.address() as AddressInfo).port}/cookies`, BROWSER_UA);
       expect(await response.text()).toBe('ok');
       await sink.until(1);
-      expect(sink.visits[0]!.response_headers).toMatchObject({ 'set-cookie': ['a=1; Path=/', 'b=2; Path=/'], 'x-padded': 'kept inside', 'content-type': 'text/plain; charset=UTF-8' });
-      // Only what the application sent, as Express and Fastify record it: not node:http's own Date, Connection and Keep-Alive.
-      expect(Object.keys(sink.visits[0]!.response_headers!).sort()).toEqual(['content-length', 'content-type', 'set-cookie', 'x-padded']);
+      expect(response.headers.getSetCookie()).toEqual(['a=1; Path=/', 'b=2; Path=/']);
+      expect(sink.visits[0]!.response_headers).toMatchObject({ 'x-padded': 'kept inside', 'content-type': 'text/plain; charset=UTF-8' });
+      // Only what the application sent, as Express and Fastify record it: not node:http's own Date,
+      // Connection and Keep-Alive, and not its cookies.
+      expect(Object.keys(sink.visits[0]!.response_headers!).sort()).toEqual(['content-length', 'content-type', 'x-padded']);
     } finally {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));

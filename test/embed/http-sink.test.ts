@@ -60,6 +60,31 @@ const SINKS = [
 
 describe.each(SINKS)('%s', (_transport, createSink) => {
   describe('HTTP sink → a real agentwarden server', () => {
+    // A client can pad its request past what POST /visits takes in one visit (200 header fields,
+    // 64 Ki characters of them, a 16 Ki path): refused whole, the visit of a bot that did so was
+    // lost, the bot hidden from the site's records. Trimmed, it is stored and named.
+    it('stores the visit of a request padded past the server\'s per-visit limits, trimmed to them and still named', async () => {
+      const { srv, token, projectId } = await server();
+      const sink = createSink({ url: srv.url, token });
+      const padding = Object.fromEntries(Array.from({ length: 250 }, (_, i) => [`x-pad-${i}`, 'p']));
+      sink.push(visit(1, { request_headers: { ...padding, 'user-agent': GPTBOT_UA } }));
+      sink.push(visit(2, { request_headers: { 'user-agent': GPTBOT_UA, 'x-long': 'v'.repeat(70_000), accept: 'text/html' } }));
+      sink.push(visit(3, { request_path: `/${'a'.repeat(20_000)}` }));
+      await sink.flush();
+      expect(sink.stats()).toMatchObject({ delivered: 3, dropped: 0, rejected: 0 });
+      const stored = await srv.store.timeline({ projectId, limit: 10 });
+      expect(stored).toHaveLength(3);
+      for (const v of stored) expect(v.agent_id).toBe('gptbot');
+      const padded = stored.find((v) => 'x-pad-0' in v.request_headers)!;
+      expect(Object.keys(padded.request_headers)).toHaveLength(200);
+      expect(padded.request_headers['user-agent']).toBe(GPTBOT_UA);
+      const long = stored.find((v) => 'x-long' in v.request_headers)!;
+      expect(long.request_headers['user-agent']).toBe(GPTBOT_UA);
+      expect(Object.entries(long.request_headers).reduce((n, [name, value]) => n + name.length + String(value).length, 0)).toBeLessThanOrEqual(64 * 1024);
+      const path = stored.find((v) => v.request_path.startsWith('/aaa'))!.request_path;
+      expect(path).toHaveLength(16 * 1024);
+    });
+
     it('delivers every visit in batches of at most maxBatchVisits, with no secret header leaving the process', async () => {
       const { srv, token, projectId } = await server();
       const sink = createSink({ url: srv.url, token, maxBatchVisits: 100 });

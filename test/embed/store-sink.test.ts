@@ -97,6 +97,19 @@ describe('store sink', () => {
     expect(() => createFanoutSink([{}] as never)).toThrow(/sinks\[0\]/);
   });
 
+  it('stores a visit past the per-visit limits (a padded request, a 20 KiB path) trimmed to them, rather than refusing it', async () => {
+    const memory = createMemoryVisitStore();
+    const sink = createStoreSink({ store: memory, projectId: 'p', engine: embedEngine() });
+    const padding = Object.fromEntries(Array.from({ length: 250 }, (_, i) => [`x-pad-${i}`, 'p']));
+    sink.push({ request_path: `/${'a'.repeat(20_000)}`, request_method: 'GET', request_headers: { ...padding, 'user-agent': GPTBOT_UA } });
+    await sink.flush();
+    expect(sink.stats()).toMatchObject({ delivered: 1, rejected: 0 });
+    const [stored] = await memory.timeline({ projectId: 'p', limit: 1 });
+    expect(stored!.request_path).toHaveLength(16 * 1024);
+    expect(stored!.agent_id).toBe('gptbot');
+    expect(Object.keys(stored!.request_headers)).toHaveLength(200);
+  });
+
   it('refuses bad options at creation', () => {
     expect(() => createStoreSink({ store: {} as VisitStore, projectId: 'p' })).toThrow(/store/);
     expect(() => createStoreSink({ store: createMemoryVisitStore(), projectId: '' })).toThrow(/projectId/);
