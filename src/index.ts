@@ -164,6 +164,8 @@ export { createAgentwarden } from './embed/agentwarden.js';
 export type { Agentwarden, AgentwardenOptions, AgentwardenResult, CheckRequest, RecordedResponse, RequestCheck } from './embed/agentwarden.js';
 export { agentwardenResult, checkFetchRequest, createFetchMiddleware, detectPlatform, isAgentwarden, policyResponse, recordFetchResponse, recordsVisits, withAgentwarden } from './embed/fetch-middleware.js';
 export { fetchHeaderMap, lowerCaseHeaderMap } from './embed/header-maps.js';
+export { originFormPath, recordNodeResponse, sentHeaders } from './embed/node-response.js';
+export type { NodeRequestLike, NodeResponseLike } from './embed/node-response.js';
 export type { FetchMiddleware, FetchNext, FetchPlatform } from './embed/fetch-middleware.js';
 
 // Alerts: per-project webhooks for new agents, spoofed-visit rises and robots.txt violations.

@@ -1,7 +1,19 @@
 // agentwarden/express: the middleware for Express 5, Connect and plain node:http servers, over the
 // core's createAgentwarden (identify + verify once, the policy, the visit after the response).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createAgentwarden, isAgentwarden, lowerCaseHeaderMap, recordsVisits, type Agentwarden, type AgentwardenOptions, type AgentwardenResult, type CheckRequest, type RequestCheck } from '../../index.js';
+import {
+  createAgentwarden,
+  isAgentwarden,
+  lowerCaseHeaderMap,
+  originFormPath,
+  recordNodeResponse,
+  recordsVisits,
+  type Agentwarden,
+  type AgentwardenOptions,
+  type AgentwardenResult,
+  type CheckRequest,
+  type RequestCheck,
+} from '../../index.js';
 
 declare global {
   // Express's own request type gains the result (typed on `req.agentwarden`).
@@ -25,7 +37,7 @@ class NodeCheckRequest implements CheckRequest {
   constructor(private readonly req: IncomingMessage) {
     this.method = req.method ?? 'GET';
     // Express rewrites req.url below a mount point; originalUrl is the path the client asked for.
-    this.path = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '/';
+    this.path = originFormPath((req as { originalUrl?: string }).originalUrl ?? req.url ?? '/');
     this.headers = lowerCaseHeaderMap(req.headers);
     this.headerRecord = req.headers;
   }
@@ -60,9 +72,7 @@ export function agentwarden(options: AgentwardenOptions | Agentwarden = {}): Nod
   const watch = recordsVisits(core);
   const respond = (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void, check: RequestCheck) => {
     (req as IncomingMessage & { agentwarden?: AgentwardenResult }).agentwarden = check;
-    // 'close' follows 'finish' on every response (and comes alone when the client went away): one
-    // listener, and 'on' rather than 'once' since a response closes once (record ignores repeats).
-    if (watch) res.on('close', () => core.record(check, { status: res.statusCode, headers: res.getHeaders() }));
+    if (watch) recordNodeResponse(core, check, req, res);
     const answer = check.response;
     if (answer === undefined) return next();
     res.statusCode = answer.status;

@@ -1,7 +1,20 @@
 // agentwarden/fastify: a Fastify 5 plugin over the core's createAgentwarden (identify + verify
 // once, the policy, the visit after the response), applied to every route of the instance.
 import type { FastifyInstance, FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
-import { createAgentwarden, isAgentwarden, lowerCaseHeaderMap, recordsVisits, type Agentwarden, type AgentwardenOptions, type AgentwardenResult, type CheckRequest, type RequestCheck } from '../../index.js';
+import {
+  createAgentwarden,
+  isAgentwarden,
+  lowerCaseHeaderMap,
+  originFormPath,
+  recordNodeResponse,
+  recordsVisits,
+  sentHeaders,
+  type Agentwarden,
+  type AgentwardenOptions,
+  type AgentwardenResult,
+  type CheckRequest,
+  type RequestCheck,
+} from '../../index.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -21,7 +34,8 @@ class FastifyCheckRequest implements CheckRequest {
   readonly headerRecord: FastifyRequest['headers'];
   constructor(private readonly request: FastifyRequest) {
     this.method = request.method;
-    this.path = request.url;
+    // The target the client sent: a rewriteUrl hook's result is what Fastify routes, not what was asked.
+    this.path = originFormPath(request.originalUrl);
     this.headers = lowerCaseHeaderMap(request.headers);
     this.headerRecord = request.headers;
   }
@@ -33,10 +47,20 @@ class FastifyCheckRequest implements CheckRequest {
   }
 }
 
-function answer(reply: FastifyReply, check: RequestCheck): FastifyReply | undefined {
+function answer(request: FastifyRequest, reply: FastifyReply, check: RequestCheck): FastifyReply | undefined {
   const response = check.response;
   if (response === undefined) return undefined;
-  return reply.code(response.status).headers(response.headers).send(response.body);
+  reply.code(response.status).headers(response.headers);
+  // A HEAD answer without its body: sent as '', Fastify would declare Content-Length: 0, which is
+  // not the GET length (RFC 9110 §8.6); sent without a payload, it declares none.
+  return request.method === 'HEAD' && response.body === '' ? reply.send() : reply.send(response.body);
+}
+
+/** The headers a reply sent: Fastify's own (it writes them to Node as an object), else those of a hijacked reply's head. */
+function replyHeaders(reply: FastifyReply) {
+  const headers = reply.getHeaders();
+  for (const _name in headers) return headers;
+  return sentHeaders(reply.raw);
 }
 
 /**
@@ -72,8 +96,8 @@ export const agentwarden: FastifyPluginCallback<AgentwardenPluginOptions> = Obje
       // would have Fastify time every response and add and remove 'finish' and 'error' listeners
       // to run it: a few µs a request on top of this one listener.
       // Without a sink nothing is recorded: no listener.
-      if (watch) reply.raw.on('close', () => core.record(check, { status: reply.statusCode, headers: reply.getHeaders() }));
-      if (answer(reply, check) === undefined) next();
+      if (watch) recordNodeResponse(core, check, request.raw, reply.raw, () => replyHeaders(reply));
+      if (answer(request, reply, check) === undefined) next();
     };
     fastify.addHook('onRequest', (request, reply, next) => {
       const checked = core.check(new FastifyCheckRequest(request));

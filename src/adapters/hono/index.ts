@@ -7,12 +7,16 @@ import {
   detectPlatform,
   isAgentwarden,
   lowerCaseHeaderMap,
+  originFormPath,
   policyResponse,
   recordFetchResponse,
+  recordNodeResponse,
   recordsVisits,
   type Agentwarden,
   type AgentwardenOptions,
   type AgentwardenResult,
+  type NodeRequestLike,
+  type NodeResponseLike,
   type RequestCheck,
 } from '../../index.js';
 
@@ -35,73 +39,8 @@ function executionContext(c: { readonly executionCtx: unknown }): unknown {
 
 /** What @hono/node-server puts in `c.env`: Node's own request and response. */
 interface NodeBindings {
-  readonly incoming: { readonly method?: string; readonly url?: string; readonly headers: Record<string, string | string[] | undefined>; readonly socket?: { readonly remoteAddress?: string } };
-  readonly outgoing: {
-    readonly statusCode: number;
-    getHeaders(): Record<string, string | number | string[] | undefined>;
-    on(event: 'close', listener: () => void): unknown;
-    /** The response head as written (Node's, long-standing though underscored). */
-    readonly _header?: unknown;
-  };
-}
-
-/**
- * The response headers the application sent. @hono/node-server passes them to writeHead as an
- * object, which Node writes without keeping them for getHeaders(); then they are read back from
- * the head written, without the fields Node added itself.
- */
-function sentHeaders(outgoing: NodeBindings['outgoing']): Record<string, string | number | string[] | undefined> {
-  const kept = outgoing.getHeaders();
-  const head = outgoing._header;
-  if (typeof head !== 'string' || hasKeys(kept)) return kept;
-  return parseHead(head);
-}
-
-function hasKeys(record: object): boolean {
-  for (const _name in record) return true;
-  return false;
-}
-
-/** Whether a character code is whitespace String#trim removes that a header value may hold (tab, space, obs-text's no-break space). */
-const isBlank = (code: number) => code === 32 || code === 9 || code === 160;
-
-/**
- * The fields node:http writes into a head itself, under these exact names, when the application
- * set none of them. @hono/node-server hands the application's headers over lower-cased (as a
- * Fetch Headers keeps them), so these spellings are Node's own. They are left out, as
- * getHeaders() leaves them out for Express and Fastify: a visit records the headers the site sent.
- */
-const NODE_OWN_FIELDS = new Set(['Date', 'Connection', 'Keep-Alive', 'Transfer-Encoding']);
-
-/**
- * The "name: value" lines of a response head after its status line (names lower-cased, values
- * trimmed, repeated names as arrays, node:http's own fields left out), read in place: this runs
- * once per response.
- */
-function parseHead(head: string): Record<string, string | string[]> {
-  const headers: Record<string, string | string[]> = {};
-  let start = head.indexOf('\r\n') + 2;
-  if (start === 1) return headers;
-  for (;;) {
-    let end = head.indexOf('\r\n', start);
-    if (end === -1) end = head.length;
-    const colon = head.indexOf(':', start);
-    if (colon > start && colon < end) {
-      let from = colon + 1;
-      let to = end;
-      while (from < to && isBlank(head.charCodeAt(from))) from++;
-      while (to > from && isBlank(head.charCodeAt(to - 1))) to--;
-      const raw = head.slice(start, colon);
-      if (!NODE_OWN_FIELDS.has(raw)) {
-        const name = raw.toLowerCase();
-        const value = head.slice(from, to);
-        const previous = headers[name];
-        headers[name] = previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
-      }
-    }
-    if (end === head.length) return headers;
-    start = end + 2;
-  }
+  readonly incoming: NodeRequestLike & { readonly method?: string; readonly url?: string; readonly headers: Record<string, string | string[] | undefined>; readonly socket?: { readonly remoteAddress?: string; readonly destroyed?: boolean } | null };
+  readonly outgoing: NodeResponseLike;
 }
 
 function nodeBindings(env: unknown): NodeBindings | undefined {
@@ -148,12 +87,12 @@ export function agentwarden(options: AgentwardenOptions | Agentwarden = {}): Age
   // status and headers written), not through c.req.raw.headers and c.res.headers, which
   // @hono/node-server builds only when asked, at a cost larger than the whole check.
   const onNode = async (c: Parameters<typeof middleware>[0], next: Parameters<typeof middleware>[1], { incoming, outgoing }: NodeBindings) => {
-    const checked = core.check({ method: incoming.method ?? c.req.method, path: incoming.url ?? '/', headers: lowerCaseHeaderMap(incoming.headers), headerRecord: incoming.headers, clientIp: incoming.socket?.remoteAddress });
+    const checked = core.check({ method: incoming.method ?? c.req.method, path: originFormPath(incoming.url ?? '/'), headers: lowerCaseHeaderMap(incoming.headers), headerRecord: incoming.headers, clientIp: incoming.socket?.remoteAddress });
     const check: RequestCheck = checked instanceof Promise ? await checked : checked;
     c.set('agentwarden', check);
-    // 'on', not 'once': a response closes once, and record ignores a repeat. Without a sink
-    // nothing is recorded: no listener.
-    if (watch) outgoing.on('close', () => core.record(check, { status: outgoing.statusCode, headers: sentHeaders(outgoing) }));
+    // Without a sink nothing is recorded: no listener. @hono/node-server writes the application's
+    // headers to Node as an object, which recordNodeResponse reads back from the head written.
+    if (watch) recordNodeResponse(core, check, incoming, outgoing);
     if (check.response !== undefined) return policyResponse(check.response);
     await next();
     return undefined;
