@@ -312,6 +312,30 @@ describe('operators named from a name prefix', () => {
     expect([operatorOf('facebot'), operatorOf('facebookbot'), operatorOf('netestate-ne-crawler')]).toEqual(['Meta', 'Meta', 'netEstate']);
   });
 
+  // An audit of every agent's type against its own source entries: crawler-user-agents tags many
+  // services seo, scanner or monitoring that are none of these, and the tag decided the type, so a
+  // policy denying SEO crawlers or scanners turned away payment callbacks and cookie-consent checks
+  // while one allowing archivers let site rippers in. Policies act on types: they must say what the agent is.
+  it.each([
+    ['jumio', 'Developer Helper'], // Jumio's verification callback to the merchant
+    ['snipcart', 'Developer Helper'], // a shop's cart checking its own product pages
+    ['appsiteassociation', 'Developer Helper'], // Apple's Universal Links check, as Google's twin is
+    ['cookiebot', 'Developer Helper'], // a cookie-consent scan of the customer's own site, as OneTrust's
+    ['certchief', 'Developer Helper'], // certificate monitoring, as Let's Encrypt's check
+    ['pocketparser', 'Fetcher'], // Pocket's read-later fetch, as Instapaper's
+    ['imgproxy', 'Fetcher'],
+    ['citoid', 'Fetcher'], // Wikipedia's citation fetch of the one URL an editor cites
+    ['schema-markup-validator', 'Developer Helper'],
+    ['xenu-link-sleuth', 'Developer Helper'], // a link checker, as W3C-checklink
+    ['fastdast', 'Security Scanner'], // Black Duck's DAST, as blackduck-fd
+    ['qualys', 'Security Scanner'],
+    ['cyotekwebcopy', 'Scraper'], // a site ripper, as WebCopier: no Archiver
+    ['zoominfo-dataenrichment', 'Intelligence Gatherer'], // contact data, no search engine
+    ['netresearch', 'Uncategorized'], // CrawlerDetect's name only: "search" inside "research" said nothing
+  ])('types %s as %s', (id, type) => {
+    expect(document.agents.find((a) => a.id === id)?.type).toBe(type);
+  });
+
   it("names a federated server's software, not the one server a source example came from, and types certificate checks and payment webhooks as what they are", () => {
     expect([operatorOf('friendica'), operatorOf('lemmy'), operatorOf('pleroma')]).toEqual(['Friendica (federated servers)', 'Lemmy (federated servers)', 'Pleroma (federated servers)']);
     expect(named('Mozilla/5.0 (compatible; Google-Trust-Services/2.0; http://pki.goog/)')).toBe('google-trust-services | Developer Helper | Google Trust Services');
