@@ -144,29 +144,28 @@ describe.each(Object.keys(apps))('%s', (name) => {
   });
   afterAll(() => app.close());
 
-  it('records the visit of a client that left while verification waited, without a status (none was sent)', async () => {
+  /** Sends one request, leaves after 100 ms with nothing read, and returns the one visit recorded for it (after waiting for any second one). */
+  async function leaveEarly(path: string, ua: string): Promise<SinkVisit> {
     const before = sink.visits.length;
-    // Googlebot's check takes 300 ms; the client gives up after 100.
-    const read = await rawExchange(app.port, request('/page', GOOGLEBOT_UA), 100);
-    expect(read).toBe('');
+    expect(await rawExchange(app.port, request(path, ua), 100)).toBe('');
     await until(sink, before + 1);
     await sleep(400);
     expect(sink.visits.slice(before)).toHaveLength(1);
-    const visit = sink.visits[before]!;
+    return sink.visits[before]!;
+  }
+
+  it('records the visit of a client that left while verification waited, without a status (none was sent)', async () => {
+    // Googlebot's check takes 300 ms; the client gives up after 100.
+    const visit = await leaveEarly('/page', GOOGLEBOT_UA);
     expect(visit).toMatchObject({ request_path: '/page', request_headers: expect.objectContaining({ 'user-agent': GOOGLEBOT_UA }) });
     expect(visit.response_status_code).toBeUndefined();
   });
 
   it('records no status for a response never sent (the client left before the page answered)', async () => {
-    const before = sink.visits.length;
-    const read = await rawExchange(app.port, request('/slow', BROWSER_UA), 100);
-    expect(read).toBe('');
-    await until(sink, before + 1);
-    await sleep(400);
-    expect(sink.visits.slice(before)).toHaveLength(1);
-    expect(sink.visits[before]).toMatchObject({ request_path: '/slow' });
-    expect(sink.visits[before]!.response_status_code).toBeUndefined();
-    expect(sink.visits[before]!.response_duration_in_milliseconds).toBeGreaterThanOrEqual(50);
+    const visit = await leaveEarly('/slow', BROWSER_UA);
+    expect(visit).toMatchObject({ request_path: '/slow' });
+    expect(visit.response_status_code).toBeUndefined();
+    expect(visit.response_duration_in_milliseconds).toBeGreaterThanOrEqual(50);
   });
 
   it('records every pipelined request when the connection closes before their answers', async () => {
