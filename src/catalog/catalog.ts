@@ -75,5 +75,6 @@ export function createCatalog(document: unknown, options: CatalogOptions = {}): 
  */
 export function resolveAgentType(name: string): AgentType | undefined {
   if ((AGENT_TYPES as readonly string[]).includes(name)) return name as AgentType;
-  return AGENT_TYPE_ALIASES[name];
+  // Own keys only: "constructor" or "toString" would otherwise resolve to Object.prototype's members.
+  return Object.hasOwn(AGENT_TYPE_ALIASES, name) ? AGENT_TYPE_ALIASES[name] : undefined;
 }

@@ -131,6 +131,10 @@ describe('GET /visits', () => {
     ['limit=1001', 'limit'],
     ['limit=abc', 'limit'],
     ['agent_type=Robots', 'agent_type'],
+    // Names of Object.prototype's members: once a 500 (or an empty filter), as plain-object lookups found them.
+    ['agent_type=toString', 'agent_type'],
+    ['agent_type=constructor', 'agent_type'],
+    ['agent_type=__proto__', 'agent_type'],
     ['result=maybe', 'result'],
     ['referral=bing', 'referral'],
     ['path=private', 'path'],
@@ -316,6 +320,8 @@ describe('project settings and robots violations', () => {
       [{ client_ip: { trusted_proxies: 'all' } }, '/client_ip/trusted_proxies'],
       [{ client_ip: [] }, '/client_ip'],
       [[], ''],
+      // A name of Object.prototype's members once saved an empty list of types.
+      [{ robots: { agent_types: ['constructor'] } }, '/robots/agent_types/0'],
     ] as const) {
       const bad = await env.call('PUT', '/project-settings', env.tokenA, body);
       expect(bad.status, JSON.stringify(body)).toBe(400);
