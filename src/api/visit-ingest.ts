@@ -26,6 +26,27 @@ export interface VisitIngestOptions {
 
 const DAY_MS = 86_400_000;
 
+/**
+ * The most field errors one answer lists in all; past them each rejected item lists its first
+ * only. Every rejected index is still listed, and an answer stays smaller than its request: a
+ * 91 KB gzipped log of visits with hundreds of bad header values once answered 487 MB.
+ */
+const MAX_LISTED_ERRORS = 1_000;
+
+interface Rejection {
+  readonly index: number;
+  readonly errors: readonly FieldError[];
+}
+
+function withinErrorBudget(rejected: readonly Rejection[]): Rejection[] {
+  let left = MAX_LISTED_ERRORS;
+  return rejected.map((rejection) => {
+    const errors = rejection.errors.length <= left ? rejection.errors : rejection.errors.slice(0, Math.max(1, left));
+    left = Math.max(0, left - errors.length);
+    return errors === rejection.errors ? rejection : { index: rejection.index, errors };
+  });
+}
+
 const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
 // Stripe's name for it: tells a client (and its logs) that this answer is the first request's.
 const REPLAYED_HEADERS = { ...JSON_HEADERS, 'idempotent-replayed': 'true' } as const;
@@ -61,7 +82,17 @@ function unavailable(error: VisitStoreUnavailableError, keyed: boolean): ApiResp
  * the items refused before they could be read as visits (a line that is not JSON), by index.
  */
 export type VisitItems =
-  | { readonly ok: true; readonly single: boolean; readonly items: readonly unknown[]; readonly refused?: ReadonlyMap<number, FieldError[]> }
+  | {
+      readonly ok: true;
+      readonly single: boolean;
+      readonly items: readonly unknown[];
+      readonly refused?: ReadonlyMap<number, FieldError[]>;
+      /**
+       * Whether an item past the size limits is rejected by its index rather than the whole request
+       * refused (413): for a client that cannot split its batch and retry (the WordPress plugin's log).
+       */
+      readonly rejectOversized?: boolean;
+    }
   | { readonly ok: false; readonly response: ApiResponse };
 
 /** Reads a request's visits from its body; POST /visits reads one JSON object or an array. */
@@ -99,7 +130,7 @@ export function createVisitIngest(options: VisitIngestOptions): VisitIngest {
     if (!items.ok) return items.response;
     const tooLarge: FieldError[] = [];
     const valid: Visit[] = [];
-    const rejected: { index: number; errors: FieldError[] }[] = [];
+    const rejected: Rejection[] = [];
     // A visit the store's next retention pass would delete is refused, not accepted and lost.
     const retentionDays = visits.retentionDays ?? 0;
     const oldest = retentionDays > 0 ? clock.now() - retentionDays * DAY_MS : undefined;
@@ -112,8 +143,14 @@ export function createVisitIngest(options: VisitIngestOptions): VisitIngest {
       const at = items.single ? undefined : index;
       if (typeof item === 'object' && item !== null) {
         const base = at === undefined ? '' : pointerTo('', at);
-        checkHeaderLimits((item as Record<string, unknown>)['request_headers'], base, 'request_headers', limits, tooLarge);
-        checkHeaderLimits((item as Record<string, unknown>)['response_headers'], base, 'response_headers', limits, tooLarge);
+        const oversized: FieldError[] = [];
+        checkHeaderLimits((item as Record<string, unknown>)['request_headers'], base, 'request_headers', limits, oversized);
+        checkHeaderLimits((item as Record<string, unknown>)['response_headers'], base, 'response_headers', limits, oversized);
+        if (oversized.length > 0 && items.rejectOversized === true) {
+          rejected.push({ index, errors: oversized });
+          return;
+        }
+        tooLarge.push(...oversized);
       }
       const parsed = parseVisit(item, at);
       if (!parsed.ok) rejected.push({ index, errors: parsed.errors });
@@ -124,10 +161,11 @@ export function createVisitIngest(options: VisitIngestOptions): VisitIngest {
     });
     if (tooLarge.length > 0) return problem('payload-too-large', 'A visit is past the size limits.', { errors: tooLarge });
     // DESIGN.md §7: 400 when none is valid; an empty array is nothing to reject.
-    if (valid.length === 0 && rejected.length > 0) {
-      return problem('validation-failed', 'No visit in the request is valid; see errors.', { errors: rejected.flatMap((r) => r.errors), extra: { accepted: 0, rejected } });
+    const reported = withinErrorBudget(rejected);
+    if (valid.length === 0 && reported.length > 0) {
+      return problem('validation-failed', 'No visit in the request is valid; see errors.', { errors: reported.flatMap((r) => r.errors).slice(0, MAX_LISTED_ERRORS), extra: { accepted: 0, rejected: reported } });
     }
-    const answer = JSON.stringify({ accepted: valid.length, rejected });
+    const answer = JSON.stringify({ accepted: valid.length, rejected: reported });
 
     if (key === undefined) {
       if (valid.length > 0) {

@@ -30,6 +30,8 @@ const USER_AGENT_LIST_VISITS_PER_TYPE = 1000;
 const LOG_MEDIA_TYPES = new Set(['text/plain', 'application/x-ndjson', 'application/jsonl', 'application/jsonlines']);
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+// For a line after the first: a byte order mark there is no mark but a character, as in the whole log.
+const strictUtf8KeepingBom = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 type Decompressed = { readonly ok: true; readonly bytes: Uint8Array } | { readonly ok: false; readonly response: ApiResponse };
 
@@ -48,25 +50,49 @@ async function gunzipUpTo(body: Uint8Array, maxBytes: number): Promise<Decompres
   try {
     bytes = await readBytesUpTo(new Blob([body as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream('gzip')), maxBytes);
   } catch {
-    return { ok: false, response: problem('bad-request', 'The body is not valid gzip data, or it was cut short (Content-Encoding: gzip).') };
+    const message = 'The body is not valid gzip data, or it was cut short (Content-Encoding: gzip).';
+    return { ok: false, response: problem('validation-failed', message, { errors: [{ pointer: '', code: 'invalid-gzip', message }] }) };
   }
   return bytes === undefined ? { ok: false, response: tooLarge() } : { ok: true, bytes };
 }
 
 /**
- * NDJSON text as visit items: one JSON object per non-empty line (a `\r` before the line break is
- * dropped). A line that is not JSON, or nests past `maxDepth`, is refused by its index (non-empty
- * lines counted from 0) while the other lines are read.
+ * The lines of a log (a `\r` before the line break dropped), each decoded as strict UTF-8 on its
+ * own: a line that is not is undefined, so it alone is refused (a line break never occurs inside
+ * a UTF-8 sequence). Nearly every log decodes whole, at once.
  */
-function ndjsonVisits(text: string, maxDepth: number): VisitItems {
+function logLines(bytes: Uint8Array): (string | undefined)[] {
+  const split = (text: string) => text.split('\n').map((line) => (line.endsWith('\r') ? line.slice(0, -1) : line));
+  try {
+    return split(strictUtf8.decode(bytes));
+  } catch {
+    const lines: (string | undefined)[] = [];
+    for (let start = 0; start <= bytes.length; ) {
+      let end = bytes.indexOf(0x0a, start);
+      if (end === -1) end = bytes.length;
+      try {
+        lines.push(...split((start === 0 ? strictUtf8 : strictUtf8KeepingBom).decode(bytes.subarray(start, end))));
+      } catch {
+        lines.push(undefined);
+      }
+      start = end + 1;
+    }
+    return lines;
+  }
+}
+
+/**
+ * NDJSON lines as visit items: one JSON object per non-empty line. A line that is not UTF-8 or
+ * not JSON, nests past `maxDepth`, or is past the per-visit size limits is refused by its index
+ * (non-empty lines counted from 0) while the other lines are read: the plugin empties its log
+ * before it posts it and never reads the answer, so one line past a limit (a visitor's oversized
+ * request) must not cost the log's other visits.
+ */
+function ndjsonVisits(lines: readonly (string | undefined)[], maxDepth: number): VisitItems {
   const items: unknown[] = [];
   const refused = new Map<number, FieldError[]>();
-  for (let start = 0; start < text.length; ) {
-    let end = text.indexOf('\n', start);
-    if (end === -1) end = text.length;
-    const line = text.slice(start, end > start && text.charCodeAt(end - 1) === 0x0d ? end - 1 : end);
-    start = end + 1;
-    if (line.trim() === '') continue;
+  for (const line of lines) {
+    if (line !== undefined && line.trim() === '') continue;
     const index = items.length;
     if (index === WORDPRESS_LOG_MAX_VISITS) {
       return {
@@ -74,30 +100,53 @@ function ndjsonVisits(text: string, maxDepth: number): VisitItems {
         response: problem('payload-too-large', `The log has more than ${WORDPRESS_LOG_MAX_VISITS} visits; send it in parts.`, { errors: [{ pointer: '', code: 'max-items', message: `at most ${WORDPRESS_LOG_MAX_VISITS} lines` }] }),
       };
     }
+    if (line === undefined) {
+      items.push(undefined);
+      refused.set(index, [{ pointer: `/${index}`, code: 'invalid-utf8', message: 'The line is not valid UTF-8.' }]);
+      continue;
+    }
     const parsed = parseJsonText(line, maxDepth, 'The line');
     items.push(parsed.ok ? parsed.value : undefined);
     if (!parsed.ok) refused.set(index, [{ pointer: `/${index}`, code: parsed.reason, message: parsed.message }]);
   }
-  return { ok: true, single: false, items, refused };
+  return { ok: true, single: false, items, refused, rejectOversized: true };
 }
 
 /** Reads a WordPress log request's visits: gzipped or not, strict UTF-8, one visit per line. */
 async function readLog(request: ApiRequest, gzipped: boolean, maxDepth: number): Promise<VisitItems> {
   const body = request.body;
-  if (body === undefined || body.byteLength === 0) return { ok: false, response: problem('validation-failed', 'The request body is empty; expected visits as NDJSON, one per line.') };
+  if (body === undefined || body.byteLength === 0) {
+    const message = 'The request body is empty; expected visits as NDJSON, one per line.';
+    return { ok: false, response: problem('validation-failed', message, { errors: [{ pointer: '', code: 'empty', message }] }) };
+  }
   let bytes = body;
   if (gzipped) {
     const inflated = await gunzipUpTo(body, WORDPRESS_LOG_MAX_BYTES);
     if (!inflated.ok) return inflated;
     bytes = inflated.bytes;
   } else if (body.byteLength > WORDPRESS_LOG_MAX_BYTES) return { ok: false, response: tooLarge() };
-  let text: string;
-  try {
-    text = strictUtf8.decode(bytes);
-  } catch {
-    return { ok: false, response: problem('bad-request', 'The log is not valid UTF-8.') };
-  }
-  return ndjsonVisits(text, maxDepth);
+  return ndjsonVisits(logLines(bytes), maxDepth);
+}
+
+/** The most logs decompressed and stored at once, over all projects. */
+const LOGS_AT_ONCE = 2;
+
+/** Runs tasks with at most `max` under way at once; the others wait their turn, in order. */
+function concurrencyLimit(max: number): <T>(task: () => Promise<T>) => Promise<T> {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async (task) => {
+    if (running < max) running++;
+    else await new Promise<void>((resolve) => waiting.push(resolve));
+    try {
+      return await task();
+    } finally {
+      // A finished task hands its place to the next in line, so no newcomer can take it between.
+      const next = waiting.shift();
+      if (next !== undefined) next();
+      else running--;
+    }
+  };
 }
 
 /**
@@ -121,13 +170,16 @@ async function observedUserAgents(visits: VisitStore, catalog: Catalog, projectI
 }
 
 /**
- * The routes: token auth as for POST /visits. Logs are decompressed and stored one at a time per
- * server, so the memory they take at once is one log's (WORDPRESS_LOG_MAX_BYTES and its visits);
- * the others wait their turn, held only as their compressed bodies (the transport's body cap).
+ * The routes: token auth as for POST /visits. A project's logs are decompressed and stored one at
+ * a time, and at most LOGS_AT_ONCE over all projects, so the memory they take at once is that many
+ * logs' (WORDPRESS_LOG_MAX_BYTES and its visits each); the others wait their turn, held only as
+ * their compressed bodies (the transport's body cap). One project's queue of slow logs delays
+ * only its own: another project's log takes the other place.
  */
 export function createWordPressRoutes(options: { readonly ingest: VisitIngest; readonly limits: ApiLimits; readonly visits: VisitStore; readonly catalog: Catalog }): RouteTable {
   const { ingest, limits, visits, catalog } = options;
-  const oneAtATime = createKeyedQueue();
+  const oneAtATimePerProject = createKeyedQueue();
+  const logsAtOnce = concurrencyLimit(LOGS_AT_ONCE);
   return {
     '/logs/wordpress': {
       POST: {
@@ -145,7 +197,7 @@ export function createWordPressRoutes(options: { readonly ingest: VisitIngest; r
           if (!gzipped && coding !== undefined && coding !== '' && coding !== 'identity') {
             return problem('unsupported-media-type', `Send the log gzip-compressed or as it is; got Content-Encoding ${JSON.stringify(coding.slice(0, 64))}.`, { headers: { 'accept-encoding': 'gzip, identity' } });
           }
-          return oneAtATime.run('log', () => ingest(request, project!.id, (req) => readLog(req, gzipped, limits.maxJsonDepth)));
+          return oneAtATimePerProject.run(project!.id, () => logsAtOnce(() => ingest(request, project!.id, (req) => readLog(req, gzipped, limits.maxJsonDepth))));
         },
       },
     },

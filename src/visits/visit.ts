@@ -138,6 +138,15 @@ export const MAX_PATH_LENGTH = 16 * 1024;
 export const MAX_VISIT_HEADERS = 200;
 /** The most characters of one header object's names and values together by default (DESIGN.md §7; `limits.maxHeaderCharsPerItem`). */
 export const MAX_VISIT_HEADER_CHARS = 64 * 1024;
+/** The longest MCP text field kept (a method, tool or client name, a version, an error message). */
+export const MAX_VISIT_TEXT_FIELD = 4 * 1024;
+/** The most characters of an ACP or UCP response body kept, written as JSON. */
+export const MAX_VISIT_OBJECT_FIELD = 64 * 1024;
+/**
+ * The most field errors reported for one header object: a visit with hundreds of bad header
+ * values is refused all the same, and listing each made a 91 KB gzipped log answer 487 MB.
+ */
+const MAX_HEADER_ERRORS = 10;
 
 const COLON = 58;
 
@@ -164,6 +173,8 @@ function textProblem(value: string, what: string): { code: string; message: stri
  * secrets. `base` and `field` name it for error pointers, built only when there is an error.
  */
 function parseHeaders(value: unknown, base: string, field: string, errors: FieldError[]): VisitHeaders | undefined {
+  // PHP writes an empty header list as [] (the WordPress plugin, when none of its headers is set).
+  if (Array.isArray(value) && value.length === 0) return {};
   if (!isPlainObject(value)) {
     errors.push({ pointer: pointerTo(base, field), code: 'type', message: 'must be an object of header names to string or string[] values' });
     return undefined;
@@ -173,7 +184,12 @@ function parseHeaders(value: unknown, base: string, field: string, errors: Field
   // unique), so there is no earlier value to join and no lookup to make.
   let mixedCase = false;
   const names = Object.keys(value);
+  const errorsBefore = errors.length;
   for (let i = 0; i < names.length; i++) {
+    if (errors.length - errorsBefore === MAX_HEADER_ERRORS) {
+      errors.push({ pointer: pointerTo(base, field), code: 'more-errors', message: `${field} has more invalid fields than the first ${MAX_HEADER_ERRORS} listed` });
+      break;
+    }
     const name = names[i]!;
     const item = value[name];
     if (!isFieldName(name)) {
@@ -286,8 +302,11 @@ export function parseVisit(input: unknown, index?: number): VisitParseResult {
   for (const [field, type] of OPTIONAL_FIELDS) {
     const value = input[field];
     if (value === undefined || value === null) continue;
-    if (hasJsonType(value, type)) visit[field] = value;
-    else errors.push({ pointer: pointerTo(base, field), code: 'type', message: `must be ${type === 'integer' ? 'an integer' : type === 'object' ? 'an object' : `a ${type}`}` });
+    if (!hasJsonType(value, type)) errors.push({ pointer: pointerTo(base, field), code: 'type', message: `must be ${type === 'integer' ? 'an integer' : type === 'object' ? 'an object' : `a ${type}`}` });
+    else if (type === 'string' && longerThan(value as string, MAX_VISIT_TEXT_FIELD)) errors.push({ pointer: pointerTo(base, field), code: 'max-length', message: `at most ${MAX_VISIT_TEXT_FIELD} characters` });
+    // A stored field must be one the read paths can serve: a 15 MiB body once made the timeline answer 500.
+    else if (type === 'object' && JSON.stringify(value).length > MAX_VISIT_OBJECT_FIELD) errors.push({ pointer: pointerTo(base, field), code: 'max-length', message: `at most ${MAX_VISIT_OBJECT_FIELD} characters as JSON` });
+    else visit[field] = value;
   }
   return errors.length > 0 ? { ok: false, errors } : { ok: true, visit: visit as unknown as Visit };
 }

@@ -194,6 +194,16 @@ describe('parseVisit', () => {
     }
   });
 
+  it('lists the first ten bad fields of a header object, then says there are more: a visit refused all the same costs a bounded answer', () => {
+    const bad = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`h${i}`, i]));
+    const result = parseVisit({ request_path: '/', request_method: 'GET', request_headers: bad }, 4);
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.errors).toHaveLength(11);
+    expect(result.errors[0]).toMatchObject({ pointer: '/4/request_headers/h0', code: 'type' });
+    expect(result.errors[10]).toMatchObject({ pointer: '/4/request_headers', code: 'more-errors' });
+  });
+
   it('knows which headers are secrets', () => {
     for (const name of ['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key', 'api-key', 'apikey', 'x-csrf-token', 'private-token', 'client-secret']) {
       expect(isSecretHeader(name), name).toBe(true);

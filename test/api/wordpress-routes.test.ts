@@ -80,6 +80,60 @@ describe('POST /logs/wordpress', () => {
     expect((await stored()).map((v) => v.request_path).sort()).toEqual(['/a', '/d']);
   });
 
+  // The plugin empties its log before it posts it and never reads the answer: a log refused whole
+  // is lost whole. A visitor of the site could make that happen every 30 s with one oversized
+  // request (a 64 KiB header), or a client with one line of bad bytes.
+  it('refuses a line past the per-visit size limits, or not UTF-8, by its index and stores the others', async () => {
+    const { send, stored } = await setup();
+    const good = Array.from({ length: 1000 }, (_, i) => line(`/ok/${i}`, CHROME_UA));
+    const longHeaders = Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`X-Long-${i}`, 'v'.repeat(8000)]));
+    const manyHeaders = Object.fromEntries(Array.from({ length: 201 }, (_, i) => [`X-H-${i}`, 'v']));
+    const oversized = JSON.stringify({ request_path: '/long', request_method: 'GET', request_headers: { 'User-Agent': CHROME_UA, ...longHeaders } });
+    const crowded = JSON.stringify({ request_path: '/many', request_method: 'GET', request_headers: manyHeaders });
+    const log = Buffer.concat([Buffer.from([...good.slice(0, 500), oversized, crowded].join('\n') + '\n'), Buffer.from([0x7b, 0xe9, 0x7d, 0x0a]), Buffer.from(good.slice(500).join('\n'))]);
+    const answer = await send(gzipSync(log));
+    expect(answer.status).toBe(202);
+    expect(answer.json['accepted']).toBe(1000);
+    expect(answer.json['rejected']).toEqual([
+      { index: 500, errors: [expect.objectContaining({ pointer: '/500/request_headers', code: 'max-header-size' })] },
+      { index: 501, errors: [expect.objectContaining({ pointer: '/501/request_headers', code: 'max-headers' })] },
+      { index: 502, errors: [expect.objectContaining({ pointer: '/502', code: 'invalid-utf8' })] },
+    ]);
+    expect(await stored()).toHaveLength(100);
+  });
+
+  it("answers a log of visits with hundreds of bad fields each in a body smaller than the log (each error listed once, the first ones)", async () => {
+    const { send, stored } = await setup();
+    const bad = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`h${i}`, 0]));
+    const one = JSON.stringify({ request_path: '/x', request_method: 'GET', request_headers: bad, response_headers: bad });
+    const log = `${one}\n`.repeat(1000);
+    const answer = await send(gzipSync(log));
+    expect(answer.status).toBe(400);
+    const size = JSON.stringify(answer.json).length;
+    // It once answered 487 MB for 16 MiB of such lines.
+    expect(size).toBeLessThan(log.length);
+    expect(answer.json['rejected']).toHaveLength(1000);
+    expect(answer.json['rejected'][0].errors.length).toBeLessThanOrEqual(22);
+    expect(answer.json['rejected'][0].errors).toContainEqual(expect.objectContaining({ pointer: '/0/request_headers', code: 'more-errors' }));
+    expect(answer.json['rejected'][999].errors).toHaveLength(1);
+    expect(answer.json['errors'].length).toBeLessThanOrEqual(1000);
+    expect(await stored()).toEqual([]);
+  });
+
+  it("takes PHP's empty header list ([]) as no headers, and refuses MCP fields past their bounds by index", async () => {
+    const { send, stored } = await setup();
+    const php = JSON.stringify({ request_path: '/php', request_method: 'GET', request_headers: { 'User-Agent': CHROME_UA }, response_headers: [] });
+    const mcp = line('/mcp', CHROME_UA, { mcp_request_method: 'x'.repeat(5000) });
+    const acp = line('/acp', CHROME_UA, { acp_response_body: { note: 'y'.repeat(70_000) } });
+    const answer = await send(gzipSync([php, mcp, acp, line('/fine', CHROME_UA, { mcp_request_method: 'tools/call' })].join('\n')));
+    expect(answer.status).toBe(202);
+    expect(answer.json['rejected']).toEqual([
+      { index: 1, errors: [expect.objectContaining({ pointer: '/1/mcp_request_method', code: 'max-length' })] },
+      { index: 2, errors: [expect.objectContaining({ pointer: '/2/acp_response_body', code: 'max-length' })] },
+    ]);
+    expect((await stored()).map((v) => v.request_path).sort()).toEqual(['/fine', '/php']);
+  });
+
   it('takes a log sent uncompressed, or as application/x-ndjson', async () => {
     const { send } = await setup();
     expect((await send(line('/plain', CHROME_UA), { 'content-type': 'text/plain' })).json).toEqual({ accepted: 1, rejected: [] });
@@ -109,7 +163,9 @@ describe('POST /logs/wordpress', () => {
     const { send, handler } = await setup();
     expect(await send('not gzip at all')).toMatchObject({ status: 400, json: { detail: expect.stringContaining('not valid gzip') } });
     expect(await send(gzipSync(line('/cut', CHROME_UA)).subarray(0, 40))).toMatchObject({ status: 400 });
-    expect(await send(gzipSync(Buffer.from([0xff, 0xfe, 0x0a])))).toMatchObject({ status: 400, json: { detail: 'The log is not valid UTF-8.' } });
+    expect(await send(gzipSync(Buffer.from([0xff, 0xfe, 0x0a])))).toMatchObject({ status: 400, json: { rejected: [{ index: 0, errors: [{ code: 'invalid-utf8' }] }] } });
+    expect(await send('not gzip at all')).toMatchObject({ json: { errors: [{ pointer: '', code: 'invalid-gzip' }] } });
+    expect(await send('', { 'content-type': 'text/plain' })).toMatchObject({ json: { errors: [{ pointer: '', code: 'empty' }] } });
     expect(await send(gzipSync(line('/x', CHROME_UA)), { 'content-type': 'application/xml', 'content-encoding': 'gzip' })).toMatchObject({ status: 415 });
     expect(await send(line('/x', CHROME_UA), { 'content-type': 'text/plain', 'content-encoding': 'br' })).toMatchObject({ status: 415, headers: { 'accept-encoding': 'gzip, identity' } });
     expect(await send('', { 'content-type': 'text/plain' })).toMatchObject({ status: 400 });
@@ -146,9 +202,11 @@ describe('POST /logs/wordpress, hostile bodies', () => {
 });
 
 describe('POST /logs/wordpress, several at once', () => {
-  it('decompresses and stores one log at a time, so one log is all the memory uploads take at once', async () => {
+  it("decompresses and stores one log of a project at a time, and two over all projects: one project's queue does not hold up another's log", async () => {
     const projects = createMemoryProjectStore();
     const { token } = await projects.createProject('blog');
+    const other = await projects.createProject('other blog');
+    const third = await projects.createProject('third blog');
     const memory = createMemoryVisitStore();
     // A store whose appends wait until released: the second log must not be read while the first is being stored.
     const appends: string[] = [];
@@ -162,16 +220,18 @@ describe('POST /logs/wordpress, several at once', () => {
       },
     });
     const handler = createApiHandler({ engine: createEngine(), projects, visits, rateLimit: false });
-    const post = (path: string) => handler({ method: 'POST', path: '/logs/wordpress', headers: { authorization: `Bearer ${token}`, 'content-type': 'text/plain', 'content-encoding': 'gzip' }, body: gzipSync(line(path, CHROME_UA)) });
+    const post = (path: string, as = token) => handler({ method: 'POST', path: '/logs/wordpress', headers: { authorization: `Bearer ${as}`, 'content-type': 'text/plain', 'content-encoding': 'gzip' }, body: gzipSync(line(path, CHROME_UA)) });
     const first = post('/first');
     const second = post('/second');
+    const another = post('/another', other.token);
+    const yetAnother = post('/yet-another', third.token);
     await new Promise((resolve) => setTimeout(resolve, 50));
-    // Whichever was authenticated first is being stored; the other waits unread.
-    expect(appends).toHaveLength(1);
+    // The project's first log is being stored and its second waits unread; the other project's
+    // log took the second place, and the third project's waits for a place.
+    expect([...appends].sort()).toEqual(['/another', '/first']);
     release();
-    expect((await first).status).toBe(202);
-    expect((await second).status).toBe(202);
-    expect([...appends].sort()).toEqual(['/first', '/second']);
+    for (const answer of await Promise.all([first, second, another, yetAnother])) expect(answer.status).toBe(202);
+    expect([...appends].sort()).toEqual(['/another', '/first', '/second', '/yet-another']);
   });
 });
 
