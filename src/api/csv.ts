@@ -31,10 +31,15 @@ export function csvCell(cell: CsvCell): string {
   return NEEDS_QUOTES.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
+/** One CSV row with its CRLF (RFC 4180 §2.1). */
+export function csvLine(row: readonly CsvCell[]): string {
+  return `${row.map(csvCell).join(',')}\r\n`;
+}
+
 /** A CSV document: a header row and data rows, CRLF after every row (RFC 4180 §2.1-2.3). */
 export function toCsv(header: readonly string[], rows: Iterable<readonly CsvCell[]>): string {
-  let text = `${header.map(csvCell).join(',')}\r\n`;
-  for (const row of rows) text += `${row.map(csvCell).join(',')}\r\n`;
+  let text = csvLine(header);
+  for (const row of rows) text += csvLine(row);
   return text;
 }
 

@@ -155,7 +155,7 @@ export function createOpenApiDocument(options: {
         get: {
           summary: 'A page of the timeline, newest first; follow `next` with `after` for older visits.',
           parameters: [
-            queryParameter('limit', 'Visits per page: 1 to 1,000 (default 50); for CSV up to 100,000 (default 10,000).', { type: 'integer', minimum: 1 }),
+            queryParameter('limit', 'Visits per page: 1 to 1,000 (default 50); for CSV up to 100,000 (default 10,000). A page also ends once it holds 32 Mi characters of visits (large headers), with `next` (or the CSV\'s X-Next-Cursor header) going on from there.', { type: 'integer', minimum: 1 }),
             queryParameter('after', 'The `next` cursor of the previous page.'),
             ...FILTER_PARAMETERS,
             FORMAT_PARAMETER,

@@ -5,7 +5,7 @@ import type { Engine } from '../engine.js';
 import { parseVisit, type Visit } from '../visits/visit.js';
 import { bucketStart, validateStatsQuery } from '../visits/stats.js';
 import { VisitQueryError, type EnrichedVisit, type PathCount, type StatsDimension, type StatsInterval, type StoredVisit, type VisitFilter, type VisitStore } from '../visits/visit-store.js';
-import { csvResponse, toCsv, type CsvCell } from './csv.js';
+import { csvLine, csvResponse, toCsv, type CsvCell } from './csv.js';
 import { jsonBodyProblem, parseJsonBody } from './json-body.js';
 import { pointerTo } from '../field-error.js';
 import { problem } from './problem.js';
@@ -47,6 +47,12 @@ const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-
 // A CSV export may hold more than one JSON page; the store is still read a page at a time.
 const MAX_CSV_VISITS = 100_000;
 const TIMELINE_PAGE = 1000;
+/**
+ * The most characters of visits one GET /visits answer holds (JSON or CSV): a page stops early
+ * there and its cursor goes on from it. Visits within the limits can still be large (64 Ki of
+ * headers each), and 10,000 such rows once made the CSV export answer 500 (past V8's longest string).
+ */
+const MAX_PAGE_CHARS = 32 * 1024 * 1024;
 // Streams free their slots only when clients leave; a few seconds is a fair guess for a retry.
 const STREAM_RETRY_AFTER_SECONDS = 5;
 // Rows read per scan (a chosen type, or an agent named outside them) when looking for violations: the most visited (agent, path) pairs.
@@ -134,23 +140,36 @@ export function createVisitRoutes(options: VisitRoutesOptions): RouteTable {
         const limit = csv ? integerParam(query, 'limit', { min: 1, max: MAX_CSV_VISITS, fallback: 10_000 }) : integerParam(query, 'limit', { min: 1, max: 1000, fallback: 50 });
         const filter = visitFilterParams(query);
         let before = query.get('after') || undefined;
-        const page: StoredVisit[] = [];
+        // Each visit is written as it is read, and the page ends early past MAX_PAGE_CHARS.
+        const written: string[] = [];
+        let chars = 0;
+        let last: string | undefined;
+        let full = false;
         // `after` is the previous page's `next`: this page continues the newest-first list past it.
-        while (page.length < limit) {
-          const want = Math.min(TIMELINE_PAGE, limit - page.length);
+        while (written.length < limit && !full) {
+          const want = Math.min(TIMELINE_PAGE, limit - written.length);
           let got: readonly StoredVisit[];
           try {
             got = await visits.timeline({ projectId, limit: want, before, filter });
           } catch (error) {
             throw renameCursorError(error, 'after');
           }
-          page.push(...got);
+          for (const visit of got) {
+            const text = csv ? csvLine(visitCsvRow(visit, catalog)) : serialize(visit);
+            if (written.length > 0 && chars + text.length > MAX_PAGE_CHARS) {
+              full = true;
+              break;
+            }
+            written.push(text);
+            chars += text.length;
+            last = visit.id;
+          }
           if (got.length < want) break;
           before = got[got.length - 1]!.id;
         }
-        const next = page.length === limit ? page[page.length - 1]!.id : null;
-        if (csv) return csvResponse(`visits-${projectId}.csv`, toCsv(VISIT_CSV_HEADER, page.map((visit) => visitCsvRow(visit, catalog))), next === null ? {} : { 'x-next-cursor': next });
-        return { status: 200, headers: JSON_HEADERS, body: `{"visits":[${page.map(serialize).join(',')}],"next":${JSON.stringify(next)}}` };
+        const next = full || written.length === limit ? last! : null;
+        if (csv) return csvResponse(`visits-${projectId}.csv`, csvLine(VISIT_CSV_HEADER) + written.join(''), next === null ? {} : { 'x-next-cursor': next });
+        return { status: 200, headers: JSON_HEADERS, body: `{"visits":[${written.join(',')}],"next":${JSON.stringify(next)}}` };
       }),
     },
     '/visits/{id}': {

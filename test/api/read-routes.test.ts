@@ -349,6 +349,44 @@ describe('project settings and robots violations', () => {
   });
 });
 
+describe('GET /visits of large visits', () => {
+  // Visits within the per-visit limits can carry 64 Ki of headers each: 10,000 such rows once
+  // made the CSV export answer 500 (a string past V8's longest). A page now ends at 32 Mi
+  // characters, and its cursor goes on from there.
+  it('ends a page early past 32 Mi characters, JSON or CSV, and the cursor leads to every other visit', async () => {
+    const projects = createMemoryProjectStore();
+    const { token } = await projects.createProject('big');
+    const handle = createApiHandler({ engine, projects, visits: createMemoryVisitStore(), rateLimit: false, limits: { maxBodyBytes: 64 * 1024 * 1024 }, clock: { now: () => NOW } });
+    const call = caller(handle);
+    const ua = `${GPTBOT_UA} ${'x'.repeat(60_000)}`;
+    for (let batch = 0; batch < 6; batch++) {
+      const visits = Array.from({ length: 100 }, (_, i) => ({ request_path: `/p/${batch * 100 + i}`, request_method: 'GET', request_headers: { 'user-agent': ua }, created: new Date(NOW - (batch * 100 + i) * 1000).toISOString() }));
+      expect((await call('POST', '/visits', token, visits)).status).toBe(202);
+    }
+    const seen = new Set<string>();
+    let after = '';
+    let pages = 0;
+    for (;;) {
+      const res = await call('GET', `/visits?limit=1000${after === '' ? '' : `&after=${after}`}`, token);
+      expect(res.status).toBe(200);
+      expect(res.text.length).toBeLessThan(33 * 1024 * 1024);
+      for (const visit of res.json.visits) seen.add(visit.request_path);
+      pages++;
+      if (res.json.next === null) break;
+      after = res.json.next;
+    }
+    expect(pages).toBe(2);
+    expect(seen.size).toBe(600);
+    const csv = await call('GET', '/visits?format=csv', token);
+    expect(csv.status).toBe(200);
+    expect(csv.headers['x-next-cursor']).toBeDefined();
+    const rest = await call('GET', `/visits?format=csv&after=${csv.headers['x-next-cursor']}`, token);
+    expect(rest.headers['x-next-cursor']).toBeUndefined();
+    const rows = (text: string) => text.split('\r\n').filter((row) => row.startsWith('/p/') || row.includes(',/p/')).length;
+    expect(rows(csv.text) + rows(rest.text)).toBe(600);
+  });
+});
+
 describe('CSV export', () => {
   it('quotes per RFC 4180 and defuses formulas', () => {
     expect(csvCell('plain')).toBe('plain');
