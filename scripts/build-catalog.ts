@@ -465,9 +465,9 @@ function withoutInnerTld(word: string): string {
 
 /**
  * The robots.txt token a product name or match token gives (data/README.md "Robots tokens"): no
- * anchor or context, no version, a host's registrable name, a top-level domain dropped from a
- * name built on one ("Kukei.eu-Bot" → "Kukei-Bot"), a Perl module's "::" turned into "-" ("HTTP::Lite" →
- * "HTTP-Lite"), anything after a remaining dot cut.
+ * anchor or context, no version, a host's registrable name, a product token built on its
+ * operator's domain as sent ("bnf.fr_bot", "Kukei.eu-Bot"), a Perl module's "::" turned into "-"
+ * ("HTTP::Lite" → "HTTP-Lite"), anything after a remaining dot cut.
  * Undefined when nothing usable is left.
  * @example
  * robotsTokenOf('iaskspider/2.0'); // 'iaskspider'
@@ -484,7 +484,8 @@ export function robotsTokenOf(token: string): string | undefined {
   const words = text.split(' ');
   const first = words[0]!;
   if (isHost(first)) words[0] = hostName(first);
-  else words[0] = withoutInnerTld(first).split('.', 1)[0]!;
+  // A product token built on its operator's domain ("bnf.fr_bot") is kept as the crawler sends it.
+  else if (robotsTokenProblem(first) !== undefined) words[0] = withoutInnerTld(first).split('.', 1)[0]!;
   const result = withoutVersion(words.join(' ')).replace(/[\s_-]+$/, '').trim();
   return result !== '' && robotsTokenProblem(result) === undefined ? result : undefined;
 }
@@ -494,8 +495,8 @@ export function robotsTokenOf(token: string): string | undefined {
  * URL, e-mail address or dotted name ("monitor" of www.monitor.us, "search" of search.thunderstone,
  * "nytimes" of scraping@nytimes.com): robots.txt cannot address a crawler by a word it never sends,
  * and a parser that matches User-agent values inside crawlers' names (Python's urllib.robotparser)
- * would apply such a word to others. A top-level domain inside a name ("Kukei.eu-Bot") and a Perl
- * module's "::" are the product's own spelling, kept as robotsTokenOf writes them.
+ * would apply such a word to others. A name built on a domain ("Kukei.eu-Bot") and a Perl module's
+ * "::" are the product's own spelling, kept as robotsTokenOf writes them.
  * @example
  * sentRobotsToken('Sitebulb/'); // 'Sitebulb'
  * sentRobotsToken('www.monitor.us'); // undefined

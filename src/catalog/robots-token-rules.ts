@@ -6,14 +6,14 @@
  * Documented tokens that break a rule below, each with the reason it is kept. Reviewed by hand:
  * an entry needs the operator's own documentation naming the token for robots.txt.
  */
-export const ROBOTS_TOKEN_EXCEPTIONS: Readonly<Record<string, string>> = {
-  'archive.org_bot':
-    'The Internet Archive crawler sends this product token (+http://archive.org/details/archive.org_bot) and site owners address it so in robots.txt; a parser that stops at "." still reads "archive".',
-  'Mail.RU_Bot':
-    'Mail.ru\'s robots send this product token and point to their robots.txt help (https://help.mail.ru/webmaster/indexing/robots), where it is the token to use.',
-};
+export const ROBOTS_TOKEN_EXCEPTIONS: Readonly<Record<string, string>> = {};
 
 const EXCEPTIONS = new Set(Object.keys(ROBOTS_TOKEN_EXCEPTIONS));
+
+// A product token built on its operator's domain, a name after it (`bnf.fr_bot`, `bl.uk_lddc_bot`,
+// `Kukei.eu-Bot`): the crawler sends it and matches robots.txt groups against it, so it is written
+// as sent. Cut to `bnf_bot`, it named no crawler under any parser. A bare host is still refused.
+const DOMAIN_NAMED = /^[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*\.[A-Za-z]{2,}[_-][A-Za-z][A-Za-z0-9_-]*$/;
 
 /**
  * Why a value cannot be a robots token, or undefined when it can. Letters, digits, "_", "-", "!",
@@ -24,7 +24,7 @@ const EXCEPTIONS = new Set(Object.keys(ROBOTS_TOKEN_EXCEPTIONS));
  * robotsTokenProblem('www.pinterest.com'); // 'a hostname'
  */
 export function robotsTokenProblem(token: string): string | undefined {
-  if (EXCEPTIONS.has(token)) return undefined;
+  if (EXCEPTIONS.has(token) || DOMAIN_NAMED.test(token)) return undefined;
   if (token === '' || token.trim() !== token || / {2}/.test(token)) return 'blank, padded or with repeated spaces';
   if (/^www\.|^[a-z][a-z0-9+.-]*:\/\//i.test(token)) return 'a URL';
   if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029#:]/.test(token)) return 'a control character, "#" or ":"';

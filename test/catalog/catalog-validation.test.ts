@@ -125,7 +125,8 @@ describe('the committed catalog', () => {
     const bad = catalog.agents.flatMap((a) => a.robots_tokens.filter((t) => robotsTokenProblem(t) !== undefined).map((t) => `${a.id}: ${t}`));
     expect(bad).toEqual([]);
     // Names follow the same rule (they are what the dashboard shows next to the token).
-    expect(catalog.agents.filter((a) => /^www\.|[A-Za-z0-9-]\.(com|org|net|io|ru|de)\b|\\|\^/.test(a.name)).map((a) => `${a.id}: ${a.name}`)).toEqual([]);
+    // A product token built on its operator's domain (bnf.fr_bot) is a name too; a bare host is not.
+    expect(catalog.agents.filter((a) => /^www\.|[A-Za-z0-9-]\.(com|org|net|io|ru|de)\b|\\|\^/.test(a.name) && robotsTokenProblem(a.name) !== undefined).map((a) => `${a.id}: ${a.name}`)).toEqual([]);
   });
 
   it('derives robots tokens from product names: no anchor, version or host; a Perl module by its distribution name', () => {
@@ -141,8 +142,9 @@ describe('the committed catalog', () => {
     expect(sentRobotsToken('Sitebulb/')).toBe('Sitebulb');
     expect(sentRobotsToken('Drupal (+http://drupal.org/)')).toBe('Drupal');
     expect(sentRobotsToken('HTTP::Lite')).toBe('HTTP-Lite');
-    expect(sentRobotsToken('Kukei.eu-Bot')).toBe('Kukei-Bot');
-    expect(sentRobotsToken('archive.org_bot')).toBe('archive.org_bot'); // a reviewed exception, as its operator documents it
+    // Built on its operator's domain, as the crawler sends it: cut to Kukei-Bot it named no crawler.
+    expect(sentRobotsToken('Kukei.eu-Bot')).toBe('Kukei.eu-Bot');
+    expect(sentRobotsToken('archive.org_bot')).toBe('archive.org_bot');
     for (const piece of ['www.monitor.us', 'search.thunderstone', 'scraping@nytimes.com', 'Zombie.js', 'top100.rambler.ru crawler', 'http://www.neomo.de/']) {
       expect(sentRobotsToken(piece), piece).toBeUndefined();
     }
@@ -203,6 +205,14 @@ describe('a broken catalog fails at load, naming the problem', () => {
     expect(() => createCatalog({ version: 1, agents: [agent({ id: 'a', robots_tokens: ['^Silk\\/'] })] })).toThrow('(regular-expression syntax)');
     expect(() => createCatalog({ version: 1, agents: [agent({ id: 'a', robots_tokens: ['larbin_2.6.2'] })] })).toThrow('(a version)');
     expect(() => createCatalog({ version: 1, agents: [agent({ id: 'a', robots_tokens: ['Dataprovider.com'] })] })).toThrow('(a hostname)');
+  });
+
+  it("accepts a product token built on its operator's domain as the crawler sends it, and still refuses a bare host", () => {
+    for (const token of ['bnf.fr_bot', 'bl.uk_lddc_bot', 'Kukei.eu-Bot', 'archive.org_bot', 'Mail.RU_Bot']) expect(robotsTokenProblem(token), token).toBeUndefined();
+    for (const token of ['Dataprovider.com', 'www.pinterest.com', 'search.marginalia.nu', 'www.example.com-bot', 'bnf.fr_']) expect(robotsTokenProblem(token), token).toBeDefined();
+    // The catalog's archivers are addressed by what they send: BnF's crawler sends bnf.fr_bot, not bnf_bot.
+    expect(catalog.getAgent('bnf-bot')?.robots_tokens).toEqual(['bnf.fr_bot']);
+    expect(catalog.getAgent('bl-lddc-bot')?.robots_tokens).toEqual(['bl.uk_lddc_bot']);
   });
 
   it('rejects a robots token that keeps a pattern\'s separator at its start or end, and keeps inner punctuation', () => {
