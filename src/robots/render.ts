@@ -7,7 +7,7 @@ import { compileRobotsAgentRules, type AgentRobotsRule } from './agent-rules.js'
 import { strongEtag } from './etag.js';
 import { RobotsOptionsError } from './errors.js';
 import { validateRobotsOptions, type RobotsTxtOptions, type ValidatedRobotsOptions } from './options.js';
-import { compileRobotsGroups } from './tokens.js';
+import { compileRobotsGroups, groupsInsideToken, type RobotsGroup } from './tokens.js';
 
 /** RFC 9309 §2.5: crawlers must parse at least 500 KiB; Google ignores the rest, so never emit more. */
 export const MAX_ROBOTS_TXT_BYTES = 512_000;
@@ -59,13 +59,14 @@ export function createRobotsRenderer(catalog: Catalog, options: RobotsRendererOp
   const cacheSize = options.cacheSize ?? 64;
   if (!Number.isInteger(cacheSize) || cacheSize < 0) throw new RangeError(`cacheSize must be a non-negative integer, got ${String(cacheSize)}`);
   const groups = compileRobotsGroups(catalog);
+  const inside = groupsInsideToken(groups);
   // Each group's head with and without comments, built once: rendering is then string joins.
   const heads = new Map(
     [...groups].map(([type, list]) => [
       type,
       list.map((group) => {
         const names = group.userAgents.map((ua) => `User-agent: ${ua}\n`).join('');
-        return { agentId: group.agentId, plain: names, commented: `# ${type}\n# ${group.url}\n${names}` };
+        return { group, agentId: group.agentId, plain: names, commented: `# ${type}\n# ${group.url}\n${names}` };
       }),
     ]),
   );
@@ -81,16 +82,25 @@ export function createRobotsRenderer(catalog: Catalog, options: RobotsRendererOp
       if (text === undefined) linesOf.set(rule, (text = [...rule.allow.map((path) => `Allow: ${path}\n`), ...rule.disallow.map((path) => `Disallow: ${path}\n`)].join('')));
       return text;
     };
-    const blocks: string[] = [];
+    // Parsers that take the first group whose User-agent value is found inside a crawler's name
+    // (Python's urllib.robotparser, Scrapy's Protego) would give Googlebot-Image the Googlebot
+    // group written before its own, and so ignore an exception made for it. A group goes before
+    // every group whose value its token contains; the rest keep their order (by type, then token).
+    const blocks: { readonly group: RobotsGroup; readonly text: string }[] = [];
     for (const type of AGENT_TYPES) {
       if (!agentRules.types.has(type)) continue;
       for (const head of heads.get(type) ?? []) {
         const rule = agentRules.ruleFor(head.agentId);
-        if (rule !== undefined) blocks.push((validated.comments ? head.commented : head.plain) + lines(rule));
+        if (rule === undefined) continue;
+        const block = { group: head.group, text: (validated.comments ? head.commented : head.plain) + lines(rule) };
+        const within = inside.get(head.group);
+        const before = within === undefined ? -1 : blocks.findIndex((placed) => within.has(placed.group));
+        if (before === -1) blocks.push(block);
+        else blocks.splice(before, 0, block);
       }
     }
     // One blank line between groups, as the seed emits (blank lines never end a group: RFC 9309 §2.2).
-    let text = blocks.join('\n');
+    let text = blocks.map((block) => block.text).join('\n');
     if (validated.markers !== null) text = `# ${validated.markers.begin}\n${text}# ${validated.markers.end}\n`;
     const bytes = encoder.encode(text);
     if (bytes.length > MAX_ROBOTS_TXT_BYTES) {

@@ -90,3 +90,37 @@ export function compileRobotsGroups(catalog: Catalog): ReadonlyMap<AgentType, re
   }
   return groups;
 }
+
+/**
+ * For each group, the other groups one of whose `User-agent` values is found inside its token
+ * (case-insensitively): under a parser that applies the first group whose value is inside a
+ * crawler's name, those would catch this group's crawler if written before its own group. Found by
+ * looking up every piece of each token, so the cost is the tokens' lengths, not the groups squared.
+ */
+export function groupsInsideToken(groups: ReadonlyMap<AgentType, readonly RobotsGroup[]>): ReadonlyMap<RobotsGroup, ReadonlySet<RobotsGroup>> {
+  const all = [...groups.values()].flat();
+  const byValue = new Map<string, RobotsGroup[]>();
+  for (const group of all) {
+    for (const value of group.userAgents) {
+      const key = value.toLowerCase();
+      const list = byValue.get(key);
+      if (list === undefined) byValue.set(key, [group]);
+      else list.push(group);
+    }
+  }
+  const inside = new Map<RobotsGroup, Set<RobotsGroup>>();
+  for (const group of all) {
+    const token = group.token.toLowerCase();
+    for (let start = 0; start < token.length; start++) {
+      for (let end = start + 1; end <= token.length; end++) {
+        for (const other of byValue.get(token.slice(start, end)) ?? []) {
+          if (other === group) continue;
+          let set = inside.get(group);
+          if (set === undefined) inside.set(group, (set = new Set()));
+          set.add(other);
+        }
+      }
+    }
+  }
+  return inside;
+}
