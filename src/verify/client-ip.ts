@@ -3,6 +3,10 @@
 import { isHttpToken } from '../http-token.js';
 import { formatIpAddress, normalizeIpAddress, parseIpAddress, type IpAddress } from './ip-ranges/ip-address.js';
 import { compilePrefixSet, parseCidr, type CidrPrefix } from './ip-ranges/prefix-set.js';
+
+/** The widest trusted-proxy ranges taken: a private /8 (10.0.0.0/8), an IPv6 /16. */
+const MIN_PROXY_PREFIX_V4 = 8;
+const MIN_PROXY_PREFIX_V6 = 16;
 import { isNonPublicAddress } from './ip-ranges/public-address.js';
 
 /** Options of `createClientIpRule`. */
@@ -257,6 +261,11 @@ export function createClientIpRule(options: ClientIpOptions = {}): ClientIpRule 
       // A bare address is a /32 or /128.
       const result = parseCidr(cidr.includes('/') ? cidr : `${cidr}/${cidr.includes(':') ? 128 : 32}`);
       if (typeof result === 'string') throw new RangeError(`trustedProxies[${i}] is not a valid CIDR (${result}): ${JSON.stringify(cidr)}`);
+      // No site's own proxies fill a sixteenth of the address space: a range that wide (0.0.0.0/0,
+      // ::/0) would believe any client's forwarded header, so a spoofer names its own address.
+      if (result.length < (result.address.family === 4 ? MIN_PROXY_PREFIX_V4 : MIN_PROXY_PREFIX_V6)) {
+        throw new RangeError(`trustedProxies[${i}] is too wide to be a site's own proxies (at least /${MIN_PROXY_PREFIX_V4} for IPv4, /${MIN_PROXY_PREFIX_V6} for IPv6): ${JSON.stringify(cidr)}`);
+      }
       return result;
     });
     const proxies = compilePrefixSet(prefixes);

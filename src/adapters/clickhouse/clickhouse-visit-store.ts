@@ -220,12 +220,14 @@ function compareText(a: string, b: string): number {
 export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOptions): Promise<ClickHouseVisitStore> {
   if (typeof options?.url !== 'string') throw new TypeError(`url must be a string, got ${typeof options?.url}`);
   let parsedUrl: URL;
+  // The URL may carry a password: an error names it without one.
+  const shown = JSON.stringify(options.url.replace(/(\/\/[^/@:]*):[^/@]*@/, '$1:***@'));
   try {
     parsedUrl = new URL(options.url);
   } catch {
-    throw new RangeError(`url must be an http(s) URL, got ${JSON.stringify(options.url)}`);
+    throw new RangeError(`url must be an http(s) URL, got ${shown}`);
   }
-  if (parsedUrl.protocol !== 'http:' && parsedUrl.protocol !== 'https:') throw new RangeError(`url must be an http(s) URL, got ${JSON.stringify(options.url)}`);
+  if (parsedUrl.protocol !== 'http:' && parsedUrl.protocol !== 'https:') throw new RangeError(`url must be an http(s) URL, got ${shown}`);
   const databaseName = options.database ?? 'agentwarden';
   const db = quoteDatabase(databaseName);
   const clock = options.clock ?? { now: () => Date.now() };

@@ -2,9 +2,7 @@
 // (random ids kept only as SHA-256 hashes, expiring, each with its CSRF token), in the data
 // directory's SQLite file, plus a per-address limit on login attempts.
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { openSqliteDatabase } from './sqlite-driver.js';
+import { openDataDirDatabase } from './sqlite-driver.js';
 import { createRateLimiter, type AdminAuthenticator, type AdminSession, type ApiRequest, type Project } from '../../index.js';
 import { hashTokenNode } from './sqlite-store.js';
 
@@ -155,8 +153,7 @@ export function openAdminStore(options: AdminStoreOptions): AdminStore {
   const findProject = options.findProject ?? (() => undefined);
   const limiter = createRateLimiter({ ratePerSecond: 1 / refillSeconds, burst, clock });
 
-  mkdirSync(options.dataDir, { recursive: true });
-  const db = openSqliteDatabase(join(options.dataDir, 'agentwarden.db'));
+  const db = openDataDirDatabase(options.dataDir);
   db.pragma('journal_mode = WAL');
   // `admin reset-password` writes while the server runs: wait for the lock, do not fail.
   db.pragma('busy_timeout = 5000');

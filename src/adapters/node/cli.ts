@@ -57,6 +57,11 @@ function isEntryPoint(): boolean {
 
 // Run only as a program: tests import main() without side effects.
 if (isEntryPoint()) {
+  // A reader of stdout that went away (serve | head -1, a log pipe restarted) must not end the
+  // server mid-request with an unhandled EPIPE: what is written after is dropped.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
   main(process.argv.slice(2), { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env }).then(
     (code) => {
       process.exitCode = code;

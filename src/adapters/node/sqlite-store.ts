@@ -1,9 +1,8 @@
 // The node adapter's embedded store: projects, access tokens (hashes only) and visits in one SQLite
 // file under the data directory (better-sqlite3, WAL), with schema migrations versioned in code.
 import * as nodeCrypto from 'node:crypto';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { openSqliteDatabase } from './sqlite-driver.js';
+import { DATABASE_FILE, openDataDirDatabase } from './sqlite-driver.js';
 import { generateId, generateToken, type CreatedProject, type Project, type ProjectLookup, type StoredVisit, type TokenRecord, type VisitStore } from '../../index.js';
 import { openSqliteVisitStore, type SqliteVisitStore } from './sqlite-visit-store.js';
 import type { ProjectSettings, ProjectSettingsStore } from '../../index.js';
@@ -141,9 +140,8 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const synchronous = options.synchronous ?? 'normal';
   if (synchronous !== 'normal' && synchronous !== 'full') throw new RangeError(`synchronous must be "normal" or "full", got ${JSON.stringify(synchronous)}`);
   const clock = options.clock ?? { now: () => Date.now() };
-  mkdirSync(options.dataDir, { recursive: true });
-  const file = join(options.dataDir, 'agentwarden.db');
-  const db = openSqliteDatabase(file);
+  const file = join(options.dataDir, DATABASE_FILE);
+  const db = openDataDirDatabase(options.dataDir);
   db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${synchronous.toUpperCase()}`);
   // The CLI (project create, rotate) writes while the server runs: wait for the lock, do not fail.

@@ -3,9 +3,9 @@
 // cannot sign), the delivery log (the last deliveries per webhook) and the agents already seen per
 // project (for "first visit" alerts).
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { openSqliteDatabase } from './sqlite-driver.js';
+import { openDataDirDatabase } from './sqlite-driver.js';
 import { hasControlCharacter, hasLoneSurrogate } from './control-characters.js';
 import { generateId, type AlertEventType, type WebhookDelivery, type WebhookDirectory, type WebhookInfo, type WebhookTarget } from '../../index.js';
 
@@ -120,9 +120,8 @@ interface DeliveryRow {
  */
 export function openWebhookStore(options: WebhookStoreOptions): WebhookStore {
   if (typeof options?.dataDir !== 'string' || options.dataDir === '') throw new TypeError(`dataDir must be a directory path, got ${JSON.stringify(options?.dataDir)}`);
-  mkdirSync(options.dataDir, { recursive: true });
+  const db = openDataDirDatabase(options.dataDir);
   const key = secretsKey(options.dataDir);
-  const db = openSqliteDatabase(join(options.dataDir, 'agentwarden.db'));
   db.pragma('journal_mode = WAL');
   db.pragma('busy_timeout = 5000');
   db.transaction(() => {

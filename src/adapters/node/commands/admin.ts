@@ -3,6 +3,7 @@
 import { openAdminStore } from '../admin-store.js';
 import type { Command } from './command.js';
 import { parseFlags, type FlagSpec } from './flags.js';
+import { missingDatabaseProblem } from './store-flags.js';
 
 const FLAGS: Record<string, FlagSpec> = {
   'data-dir': { kind: 'string', env: 'AGENTWARDEN_DATA_DIR' },
@@ -32,7 +33,10 @@ export const adminCommand: Command = {
     const [sub, ...extra] = parsed.positionals;
     if (sub !== 'reset-password') return fail(sub === undefined ? 'name a subcommand' : `unknown subcommand ${JSON.stringify(sub)}`);
     if (extra.length > 0) return fail(`unexpected argument ${JSON.stringify(extra[0])}`);
-    const admin = openAdminStore({ dataDir: parsed.values['data-dir'] ?? './data-dir' });
+    const dataDir = parsed.values['data-dir'] ?? './data-dir';
+    const missing = missingDatabaseProblem(dataDir);
+    if (missing !== undefined) return fail(missing);
+    const admin = openAdminStore({ dataDir });
     try {
       const secret = await admin.resetSecret();
       io.stdout.write(`agentwarden admin login secret, shown only now: ${secret}\nEvery admin session was logged out.\n`);

@@ -38,10 +38,19 @@ export function parseFlags(args: readonly string[], specs: Readonly<Record<strin
     }
     const value = eq === -1 ? args[++i] : arg.slice(eq + 1);
     if (value === undefined) return `--${name} needs a value`;
+    // "--data-dir --log-requests" forgot the directory: the next option is no value (write --name=--x to mean one).
+    if (eq === -1 && value.startsWith('--')) return `--${name} needs a value, got the option ${value}`;
     values[name] = value;
   }
   for (const [name, spec] of Object.entries(specs)) {
-    if (values[name] === undefined && spec.env !== undefined && env[spec.env] !== undefined && env[spec.env] !== '') values[name] = env[spec.env];
+    const fromEnv = spec.env === undefined ? undefined : env[spec.env];
+    if (values[name] !== undefined || fromEnv === undefined || fromEnv === '') continue;
+    if (spec.kind === 'string') values[name] = fromEnv;
+    else {
+      // A switch from the environment: the usual spellings, never a silent false for "1" or "yes".
+      if (/^(?:true|1|yes|on)$/i.test(fromEnv.trim())) values[name] = 'true';
+      else if (!/^(?:false|0|no|off)$/i.test(fromEnv.trim())) return `${spec.env} must be true or false (or 1/0, yes/no, on/off), got ${JSON.stringify(fromEnv)}`;
+    }
   }
   return { values, positionals };
 }

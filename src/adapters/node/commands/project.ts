@@ -4,7 +4,7 @@
 import { openClickHouseVisitStore } from '../../clickhouse/index.js';
 import { openSqliteStore } from '../sqlite-store.js';
 import type { Command } from './command.js';
-import { readStoreChoice, STORE_FLAGS } from './store-flags.js';
+import { missingDatabaseProblem, readStoreChoice, STORE_FLAGS } from './store-flags.js';
 import { parseFlags, type FlagSpec } from './flags.js';
 import { hasControlCharacter } from '../control-characters.js';
 
@@ -55,10 +55,17 @@ export const projectCommand: Command = {
     const open = async () =>
       store.kind === 'clickhouse' ? openClickHouseVisitStore({ url: store.url, database: store.database }) : openSqliteStore({ dataDir: v['data-dir'] ?? './data-dir' });
     const print = (value: unknown) => io.stdout.write(`${JSON.stringify(value)}\n`);
+    // Only create may start a data directory (before a server's first start); the others need the server's.
+    if (store.kind === 'sqlite' && sub !== 'create' && ['list', 'rotate-token', 'revoke-token'].includes(sub ?? '')) {
+      const missing = missingDatabaseProblem(v['data-dir'] ?? './data-dir');
+      if (missing !== undefined) return fail(missing);
+    }
     switch (sub) {
       case 'create': {
         if (v['name'] === undefined || v['name'].trim() === '') return fail('create needs --name NAME');
         if (hasControlCharacter(v['name'])) return fail('--name must not contain control characters or line breaks');
+        // The dashboard's limit: a longer name could never be set there again.
+        if (v['name'].length > 200) return fail(`--name must be at most 200 characters, got ${v['name'].length}`);
         const store = await open();
         try {
           print(await store.createProject(v['name']));

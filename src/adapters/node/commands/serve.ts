@@ -2,6 +2,7 @@
 // shared ClickHouse), creates a first project on an empty one, serves the API and the dashboard on
 // node:http and shuts down gracefully.
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { openClickHouseVisitStore, type ClickHouseVisitStore } from '../../clickhouse/index.js';
 import { createApiHandler, createClientIpRule, createEngine, DEFAULT_EVENT_STREAM_LIMITS, type AdminAuthenticator, type Project } from '../../../index.js';
 import { createAdminRoutes } from '../admin-routes.js';
@@ -123,7 +124,8 @@ const USAGE = [
   '                                                     data directory\'s disk has less free (default 67108864; 0: never)',
   '  --store sqlite|clickhouse  AGENTWARDEN_STORE       where projects, tokens and visits live (default sqlite);',
   '                                                     clickhouse lets several servers share one database',
-  '  --clickhouse-url URL   AGENTWARDEN_CLICKHOUSE_URL  ClickHouse HTTP interface, e.g. http://user:pass@host:8123',
+  '  --clickhouse-url URL   AGENTWARDEN_CLICKHOUSE_URL  ClickHouse HTTP interface, e.g. http://user:pass@host:8123;',
+  '                                                     with a password, prefer the variable: ps shows arguments',
   '  --clickhouse-database NAME  AGENTWARDEN_CLICKHOUSE_DATABASE  database, created when missing (default agentwarden)',
   '  --secure-cookies       AGENTWARDEN_SECURE_COOKIES  always mark the admin session cookie Secure (behind a TLS',
   '                                                     proxy that sends no X-Forwarded-Proto)',
@@ -135,8 +137,27 @@ const USAGE = [
   'directory, so each server has its own: the secret is printed once when it is created, and',
   '"agentwarden admin reset-password --data-dir DIR" replaces it.',
   '',
-  'SIGTERM or SIGINT: stop accepting, finish in-flight requests, close the store, exit 0.',
+  'SIGTERM, SIGINT or SIGHUP: stop accepting, finish in-flight requests, close the store, exit 0.',
 ].join('\n');
+
+/**
+ * Why a --dns-servers list is unusable, if it is: each entry an IP address, with an optional port
+ * from 1 to 65535 (`1.1.1.1`, `127.0.0.1:5353`, `[::1]:53`). Port 0 made Node abort.
+ */
+function dnsServersProblem(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const entries = value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  if (entries.length === 0) return '--dns-servers must name at least one server, such as 1.1.1.1';
+  for (const entry of entries) {
+    const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(entry);
+    const hostAndPort = /^([^:]+):(\d+)$/.exec(entry);
+    const [address, port]: [string, string | undefined] =
+      bracketed !== null ? [bracketed[1]!, bracketed[2]] : isIP(entry) === 0 && hostAndPort !== null ? [hostAndPort[1]!, hostAndPort[2]] : [entry, undefined];
+    if (isIP(address) === 0) return `--dns-servers: ${JSON.stringify(entry)} is not an IP address (with an optional :port)`;
+    if (port !== undefined && (Number(port) < 1 || Number(port) > 65535)) return `--dns-servers: the port of ${JSON.stringify(entry)} must be from 1 to 65535`;
+  }
+  return undefined;
+}
 
 /** The admin sessions of this server, finding the projects a session names (`?project=`) in ClickHouse when projects live there. */
 function adminAuthenticator(admin: AdminStore, clickhouse: ClickHouseVisitStore | undefined): AdminAuthenticator {
@@ -189,6 +210,20 @@ export const serveCommand: Command = {
     if (maxUploadsPerProject !== undefined && (maxUploadsPerProject as number) > (maxConnections as number)) {
       return fail(`--max-uploads-per-project must be at most --max-connections (${maxConnections as number}), got ${maxUploadsPerProject as number}`);
     }
+    // A cap below one largest body would refuse every upload, forever (64 meant as MiB, say).
+    for (const [name, cap] of [['max-buffered-body-bytes', maxBufferedBodyBytes], ['max-buffered-body-bytes-per-project', maxBufferedBodyBytesPerProject]] as const) {
+      if (cap !== undefined && (cap as number) < (maxBodyBytes as number)) return fail(`--${name} must be at least --max-body-bytes (${maxBodyBytes as number}): a smaller cap refuses every request of that size; got ${cap as number}`);
+    }
+    const host = v['host'];
+    // An empty value (a template's --host=${HOST} with HOST unset) would listen on every interface.
+    if (host === '') return fail('--host must not be empty: it would listen on every interface; give an address (127.0.0.1, or 0.0.0.0 for all)');
+    const basePath = v['base-path'] ?? '/';
+    // What clients can reach as it is: no empty, "." or ".." segment (clients normalise them away), no characters they would percent-encode.
+    if (!/^\/(?:[A-Za-z0-9_~-][A-Za-z0-9._~-]*\/?)*$/.test(basePath)) {
+      return fail(`--base-path must be a path of segments of letters, digits, "-", "_", "~" and inner dots, such as /agentwarden; got ${JSON.stringify(basePath)}`);
+    }
+    const dnsProblem = dnsServersProblem(v['dns-servers']);
+    if (dnsProblem !== undefined) return fail(dnsProblem);
     const burst = integerFlag('rate-burst', v['rate-burst'], Math.max(1, (rate as number) * 2), 1, 2e9);
     if (typeof burst === 'string') return fail(burst);
     const logMode = v['log'] ?? 'json';
@@ -212,6 +247,8 @@ export const serveCommand: Command = {
     }
     const list = (value: string | undefined) => value?.split(',').map((item) => item.trim()).filter((item) => item !== '');
     const methods = list(v['verifiers']);
+    // Only the word "none" turns verification off: an empty list is a slip (--verifiers= with nothing after it).
+    if (methods !== undefined && methods.length === 0) return fail('--verifiers must name at least one of web-bot-auth, ip-ranges, reverse-dns, or none');
     const ipRangesDir = v['ip-ranges-dir'] === undefined || v['ip-ranges-dir'] === '' ? undefined : v['ip-ranges-dir'];
     let engine: ReturnType<typeof createEngine>;
     // The same rule picks the address for IP verification and the one stored with each visit.
@@ -248,7 +285,7 @@ export const serveCommand: Command = {
           ...((retentionDays as number) > 0 ? { retentionDays: retentionDays as number } : {}),
         });
       } catch (error) {
-        if (error instanceof TypeError || error instanceof RangeError) return fail(error.message);
+        if (error instanceof TypeError || error instanceof RangeError) return fail(error.message.replace(/^url /, '--clickhouse-url '));
         io.stderr.write(`agentwarden serve: cannot open ClickHouse at ${new URL(storeChoice.url).origin}: ${(error as Error).message}\n`);
         return 1;
       }
@@ -286,7 +323,7 @@ export const serveCommand: Command = {
           webhooks.deleteProject(id);
           await alerts.webhookRemoved(id);
         },
-        cookiePath: `${(v['base-path'] ?? '/').replace(/\/+$/, '')}/`,
+        cookiePath: `${basePath.replace(/\/+$/, '')}/`,
         secureCookies: v['secure-cookies'] === 'true',
         clientIp: clientIpRule,
       });
@@ -298,7 +335,7 @@ export const serveCommand: Command = {
         engine,
         projects: clickhouse ?? store,
         visits: clickhouse ?? store,
-        basePath: v['base-path'] ?? '/',
+        basePath,
         limits: { maxBodyBytes: maxBodyBytes as number, maxItems: maxItems as number },
         rateLimit: rate === 0 ? false : { ratePerSecond: rate as number, burst },
         hashToken: hashTokenNode,
@@ -315,7 +352,7 @@ export const serveCommand: Command = {
         routes: [
           adminRoutes,
           createWebhookRoutes({ webhooks, alerts, findProject, urlProblem: (url) => webhookUrlProblem(url, { allowLoopback: allowLoopbackWebhooks }) }),
-          ...(webDir === undefined ? [] : [createWebRoutes({ dir: webDir, basePath: v['base-path'] ?? '/' })]),
+          ...(webDir === undefined ? [] : [createWebRoutes({ dir: webDir, basePath })]),
         ],
         // Asked every 5 s as well, so an outage is logged while no balancer polls GET /readyz.
         watchReadiness: { everyMs: 5000, signal: readinessWatch.signal },
@@ -335,7 +372,7 @@ export const serveCommand: Command = {
       const logRequests = v['log-requests'] === 'true';
       const server = await startNodeServer({
         handler,
-        host: v['host'] ?? '127.0.0.1',
+        host: host ?? '127.0.0.1',
         port: port as number,
         maxBodyBytes: maxBodyBytes as number,
         maxBufferedBodyBytes: maxBufferedBodyBytes as number,
@@ -346,7 +383,7 @@ export const serveCommand: Command = {
         // Off by default: a line per request (the dashboard polls every few seconds) drowns the errors.
         accessLog: logRequests ? jsonLog?.writeLine : undefined,
       });
-      const base = (v['base-path'] ?? '/').replace(/\/+$/, '');
+      const base = basePath.replace(/\/+$/, '');
       // Before the listening line, which tools (and tests) wait for as the sign that all is printed.
       log?.({
         time: new Date().toISOString(),
@@ -376,13 +413,13 @@ export const serveCommand: Command = {
       if (webDir !== undefined) io.stdout.write(`agentwarden dashboard: ${server.url}${base}${DASHBOARD_PATH}\n`);
       io.stdout.write(`agentwarden listening on ${server.url}${base}\n`);
       const signal = await new Promise<string>((resolve) => {
+        // SIGHUP too: a closed terminal or a "reload" habit ends the server gracefully, not mid-request.
+        const signals = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
         const stop = (name: string) => {
-          process.off('SIGTERM', stop);
-          process.off('SIGINT', stop);
+          for (const other of signals) process.off(other, stop);
           resolve(name);
         };
-        process.on('SIGTERM', stop);
-        process.on('SIGINT', stop);
+        for (const name of signals) process.on(name, stop);
       });
       log?.({ time: new Date().toISOString(), level: 'info', msg: 'shutting down', signal, in_flight: server.inFlight() });
       await server.close();

@@ -1,5 +1,8 @@
 // The --store flags `serve` and `project` share: which store holds projects (and visits), and
-// where ClickHouse is when it is that one.
+// where ClickHouse is when it is that one; and the check that a data directory holds a database.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { DATABASE_FILE } from '../sqlite-driver.js';
 import type { FlagSpec } from './flags.js';
 
 /** `--store sqlite|clickhouse`, `--clickhouse-url`, `--clickhouse-database` and their env vars. */
@@ -20,4 +23,15 @@ export function readStoreChoice(values: Readonly<Record<string, string | undefin
   const url = values['clickhouse-url'];
   if (url === undefined) return '--store clickhouse needs --clickhouse-url (or AGENTWARDEN_CLICKHOUSE_URL)';
   return { kind, url, database: values['clickhouse-database'] ?? 'agentwarden' };
+}
+
+/**
+ * Why a command that changes or reads an existing server's data must not run on `dataDir`: it
+ * holds no database. A mistyped --data-dir (or another working directory) once created a fresh
+ * one and "reset" its secret, leaving the running server's untouched: a reset done for a leak
+ * revoked nothing.
+ */
+export function missingDatabaseProblem(dataDir: string): string | undefined {
+  const file = join(dataDir, DATABASE_FILE);
+  return existsSync(file) ? undefined : `no agentwarden database at ${JSON.stringify(file)}: give --data-dir (or AGENTWARDEN_DATA_DIR) the data directory the server uses`;
 }
