@@ -142,6 +142,23 @@ describe('a running serve', () => {
   });
 });
 
+describe('one server per data directory', () => {
+  it('refuses a second serve on a data directory a live server uses, and takes over the lock of one that died', async () => {
+    const dir = join(tempDir(), 'data');
+    const first = await spawnServe(['--data-dir', dir, '--log', 'off']);
+    serves.push(first);
+    const second = await run(['serve', '--port', '0', '--data-dir', dir, '--log', 'off']);
+    expect(second.code).toBe(1);
+    expect(second.err).toContain(`another agentwarden serve (pid ${first.child.pid}) uses the data directory`);
+    // A server killed outright leaves its lock; the next start takes it over.
+    first.child.kill('SIGKILL');
+    await new Promise((resolve) => first.child.once('exit', resolve));
+    const again = await spawnServe(['--data-dir', dir, '--log', 'off']);
+    serves.push(again);
+    expect((await fetch(`${again.url}/healthz`)).status).toBe(200);
+  });
+});
+
 describe('createClientIpRule', () => {
   it('refuses trusted-proxy ranges too wide to be a site\'s own proxies', () => {
     for (const cidr of ['0.0.0.0/0', '::/0', '0.0.0.0/7', '2000::/3']) expect(() => createClientIpRule({ trustedProxies: [cidr] }), cidr).toThrow(/too wide/);

@@ -1,8 +1,9 @@
 // `agentwarden serve`: the reference server. Opens the store (SQLite in the data directory, or a
 // shared ClickHouse), creates a first project on an empty one, serves the API and the dashboard on
 // node:http and shuts down gracefully.
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { join } from 'node:path';
 import { openClickHouseVisitStore, type ClickHouseVisitStore } from '../../clickhouse/index.js';
 import { createApiHandler, createClientIpRule, createEngine, DEFAULT_EVENT_STREAM_LIMITS, type AdminAuthenticator, type Project } from '../../../index.js';
 import { createAdminRoutes } from '../admin-routes.js';
@@ -159,6 +160,41 @@ function dnsServersProblem(value: string | undefined): string | undefined {
   return undefined;
 }
 
+/**
+ * Claims a data directory for this server: a second `serve` on it would share its SQLite file but
+ * not its live event streams, rate limits or stream caps (a client on one never sees the other's
+ * visits). A lock left by a server that died (its process gone) is taken over. Returns why the
+ * directory is taken, or the release.
+ */
+function lockDataDir(dataDir: string): { release(): void } | string {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const file = join(dataDir, 'serve.lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(file, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
+      return { release: () => rmSync(file, { force: true }) };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return `cannot lock the data directory ${JSON.stringify(dataDir)}: ${(error as Error).message}`;
+      const holder = Number(readFileSync(file, 'utf8').trim());
+      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && processAlive(holder)) {
+        return `another agentwarden serve (pid ${holder}) uses the data directory ${JSON.stringify(dataDir)}; one server per data directory (several servers share a ClickHouse store: --store clickhouse)`;
+      }
+      rmSync(file, { force: true });
+    }
+  }
+  return `cannot lock the data directory ${JSON.stringify(dataDir)}`;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: alive, under another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** The admin sessions of this server, finding the projects a session names (`?project=`) in ClickHouse when projects live there. */
 function adminAuthenticator(admin: AdminStore, clickhouse: ClickHouseVisitStore | undefined): AdminAuthenticator {
   if (clickhouse === undefined) return admin;
@@ -290,10 +326,17 @@ export const serveCommand: Command = {
         return 1;
       }
     }
-    const store = openSqliteStore({ dataDir: v['data-dir'] ?? './data-dir', synchronous, retentionDays, minFreeDiskBytes });
-    const admin = openAdminStore({ dataDir: v['data-dir'] ?? './data-dir', findProject: (id) => store.listProjects().find((p) => p.id === id) });
+    const dataDir = v['data-dir'] ?? './data-dir';
+    const lock = lockDataDir(dataDir);
+    if (typeof lock === 'string') {
+      await clickhouse?.close();
+      io.stderr.write(`agentwarden serve: ${lock}\n`);
+      return 1;
+    }
+    const store = openSqliteStore({ dataDir, synchronous, retentionDays, minFreeDiskBytes });
+    const admin = openAdminStore({ dataDir, findProject: (id) => store.listProjects().find((p) => p.id === id) });
     // Webhooks live beside the admin sessions, in this server's data directory.
-    const webhooks = openWebhookStore({ dataDir: v['data-dir'] ?? './data-dir' });
+    const webhooks = openWebhookStore({ dataDir });
     const visitStore = clickhouse ?? store;
     const findProject = async (id: string): Promise<Project | undefined> => (clickhouse !== undefined ? clickhouse.findProject(id) : store.listProjects().find((p) => p.id === id));
     const allowLoopbackWebhooks = v['webhooks-allow-loopback'] === 'true';
@@ -426,6 +469,7 @@ export const serveCommand: Command = {
       log?.({ time: new Date().toISOString(), level: 'info', msg: 'stopped' });
       return 0;
     } finally {
+      lock.release();
       readinessWatch.abort();
       alerts.close();
       webhooks.close();
