@@ -1,13 +1,62 @@
-// Reads the bundled crawler IP lists (data/ip-ranges/*.json) for ipRangeVerifier({ lists }).
+// Reads and checks the crawler IP lists (the bundled data/ip-ranges/*.json, or a directory kept by
+// refresh-ip-ranges) for ipRangeVerifier({ lists }); refresh-ip-ranges checks downloads the same way.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { escapeControlCharacters, parseIpRangeList, type IpRangeList } from '../../index.js';
 
 // This file runs as src/adapters/node/*.ts (tests, tsx) and bundled as dist/node.{js,cjs} or
 // dist/cli.js; the package root is the nearest ancestor holding data/ip-ranges.
 function moduleDirectory(): string {
   // CJS bundles have __dirname and no import.meta.url; ESM has the reverse.
   return typeof __dirname === 'string' ? __dirname : dirname(fileURLToPath(import.meta.url));
+}
+
+// ISO 8601 date and time as publishers write it: fraction optional (Bing and OpenAI give
+// microseconds), zone optional (Google and Apple write none, meaning UTC).
+const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})?$/;
+
+/**
+ * A list's `creationTime` in milliseconds since the epoch, or undefined when it is not an ISO 8601
+ * date and time that exists (Date.parse alone reads 2026-02-30 as 2 March).
+ * @example
+ * parseCreationTime('2026-08-21T14:45:42.000000'); // 1787323542000
+ */
+export function parseCreationTime(text: string): number | undefined {
+  const match = ISO_DATE_TIME.exec(text);
+  if (match === null) return undefined;
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  if (date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day || hour > 23 || minute > 59 || second > 59) return undefined;
+  const at = Date.parse(/(?:Z|[+-]\d\d:\d\d)$/.test(text) ? text : `${text}Z`);
+  return Number.isNaN(at) ? undefined : at;
+}
+
+// Clocks differ, and a publisher may write its local time without a zone: a day covers both. A
+// later date is an error, and would keep the list out of serve's "out of date" warning for good.
+const MOST_FUTURE_MS = 86_400_000;
+
+/**
+ * Validates a list file before `refresh-ip-ranges` saves it or `loadIpRangeLists` loads it: what
+ * `parseIpRangeList` checks, at least one prefix (an empty list fails every genuine crawler of
+ * it), and a `creationTime` that is an ISO 8601 date and time at most a day after `now` (stale
+ * lists are found by it).
+ * @throws {TypeError} as `parseIpRangeList` does.
+ * @throws {RangeError} as `parseIpRangeList` does, and for no prefixes or a missing, malformed or future `creationTime` (the message names `name`).
+ * @example
+ * parseIpRangeListFile(JSON.parse(text), 'openai-gptbot.json', Date.now());
+ */
+export function parseIpRangeListFile(document: unknown, name: string, now: number): IpRangeList {
+  const list = parseIpRangeList(document, name);
+  const where = `IP list ${escapeControlCharacters(JSON.stringify(name))}`;
+  if (list.prefixes.length === 0) throw new RangeError(`${where}: no prefixes (an empty list would reject every address)`);
+  const { creationTime } = list;
+  if (creationTime === undefined) throw new RangeError(`${where}: no "creationTime" string`);
+  const at = parseCreationTime(creationTime);
+  const shown = () => escapeControlCharacters(JSON.stringify(creationTime.length > 64 ? `${creationTime.slice(0, 64)}…` : creationTime));
+  if (at === undefined) throw new RangeError(`${where}: "creationTime" ${shown()} is not an ISO 8601 date and time such as 2026-08-21T14:45:42Z`);
+  if (at - now > MOST_FUTURE_MS) throw new RangeError(`${where}: "creationTime" ${shown()} is more than a day in the future`);
+  return list;
 }
 
 /**
@@ -28,27 +77,37 @@ export function bundledIpRangesDirectory(): string {
 
 /**
  * Reads every `*.json` list of the bundled data/ip-ranges into a map of file name to parsed JSON,
- * the form `ipRangeVerifier({ lists })` takes (it validates them). With `directory` (one kept by
+ * the form `ipRangeVerifier({ lists })` takes. With `directory` (one kept by
  * `refresh-ip-ranges --dir`), its lists replace the bundled ones of the same name, so a directory
- * holding only the lists refreshed so far still verifies every agent.
- * @throws {Error} when a directory cannot be read or a file is not valid JSON (the message names the file).
+ * holding only the lists refreshed so far still verifies every agent. Each list must pass the
+ * checks `refresh-ip-ranges` makes before saving one (`parseIpRangeListFile` at `now`), so a
+ * file written by hand cannot hold what a download may not.
+ * @throws {Error} when a directory cannot be read, or a file is not valid JSON or not a valid list (the message names the file).
  * @example
  * const engine = createEngine({ verifiers: [ipRangeVerifier({ lists: loadIpRangeLists() })] });
  */
-export function loadIpRangeLists(directory?: string): Record<string, unknown> {
-  const bundled = readListsIn(bundledIpRangesDirectory());
-  return directory === undefined ? bundled : { ...bundled, ...readListsIn(directory) };
+export function loadIpRangeLists(directory?: string, now: number = Date.now()): Record<string, unknown> {
+  // The bundled lists are this package's own: a machine whose clock lags their publication must still start.
+  const bundled = readListsIn(bundledIpRangesDirectory(), Number.POSITIVE_INFINITY);
+  return directory === undefined ? bundled : { ...bundled, ...readListsIn(directory, now) };
 }
 
-function readListsIn(directory: string): Record<string, unknown> {
+function readListsIn(directory: string, now: number): Record<string, unknown> {
   const lists: Record<string, unknown> = {};
   for (const name of readdirSync(directory).filter((file) => file.endsWith('.json')).sort()) {
     const path = join(directory, name);
+    let document: unknown;
     try {
-      lists[name] = JSON.parse(readFileSync(path, 'utf8'));
+      document = JSON.parse(readFileSync(path, 'utf8'));
     } catch (error) {
       throw new Error(`agentwarden: cannot read IP list ${path}: ${(error as Error).message}`);
     }
+    try {
+      parseIpRangeListFile(document, name, now);
+    } catch (error) {
+      throw new Error(`agentwarden: ${(error as Error).message} (in ${path})`);
+    }
+    lists[name] = document;
   }
   return lists;
 }
@@ -64,9 +123,8 @@ export function outdatedIpRangeLists(lists: Record<string, unknown>, now: number
   const outdated: { name: string; created: string | null }[] = [];
   for (const [name, document] of Object.entries(lists)) {
     const created = (document as { creationTime?: unknown } | null)?.creationTime;
-    // Publishers write it with or without a zone: without one it is UTC.
-    const at = typeof created === 'string' ? Date.parse(/(Z|[+-]\d\d:\d\d)$/.test(created) ? created : `${created}Z`) : Number.NaN;
-    if (!(now - at <= maxAgeDays * 86_400_000)) outdated.push({ name, created: typeof created === 'string' ? created : null });
+    const at = typeof created === 'string' ? parseCreationTime(created) : undefined;
+    if (at === undefined || now - at > maxAgeDays * 86_400_000) outdated.push({ name, created: typeof created === 'string' ? created : null });
   }
   return outdated;
 }

@@ -40,6 +40,8 @@ export const DATABASE_FILE = 'agentwarden.db';
  * @throws {Error} when the directory or file cannot be created or opened.
  */
 export function openDataDirDatabase(dataDir: string): BetterSqlite3.Database {
+  // A missing driver is no fault of the directory: its own message says what to install.
+  driver ??= loadDriver();
   const file = join(dataDir, DATABASE_FILE);
   try {
     if (existsSync(dataDir) && !statSync(dataDir).isDirectory()) throw new Error('it is not a directory');

@@ -76,6 +76,23 @@ const MASK32 = 0xffffffffn;
 const MAPPED_START = 0xffffn << 32n;
 const MAPPED_END = MAPPED_START | MASK32;
 
+/** The first and last address of a prefix as integers (32-bit for IPv4, 128-bit for IPv6). */
+export function prefixBounds(prefix: CidrPrefix): [bigint, bigint] {
+  const width = prefix.address.family === 4 ? 32 : 128;
+  const start = toBigInt(prefix.address);
+  return [start, start | ((1n << BigInt(width - prefix.length)) - 1n)];
+}
+
+/**
+ * Whether an IPv6 prefix reaches into ::ffff:0:0/96, whose part compilePrefixSet matches against
+ * IPv4 addresses (an IPv4 prefix, folded or not, answers false).
+ */
+export function overlapsIpv4Mapped(prefix: CidrPrefix): boolean {
+  if (prefix.address.family === 4) return false;
+  const [start, end] = prefixBounds(prefix);
+  return start <= MAPPED_END && end >= MAPPED_START;
+}
+
 /**
  * Compiles prefixes once (at creation) into merged intervals. Overlaps are allowed, as JAFAR
  * permits them; for membership the union is all that matters.
@@ -83,12 +100,7 @@ const MAPPED_END = MAPPED_START | MASK32;
 export function compilePrefixSet(prefixes: Iterable<CidrPrefix>): PrefixSet {
   const v4: Interval[] = [];
   const v6: Interval[] = [];
-  for (const prefix of prefixes) {
-    const width = prefix.address.family === 4 ? 32 : 128;
-    const start = toBigInt(prefix.address);
-    const end = start | ((1n << BigInt(width - prefix.length)) - 1n);
-    (prefix.address.family === 4 ? v4 : v6).push([start, end]);
-  }
+  for (const prefix of prefixes) (prefix.address.family === 4 ? v4 : v6).push(prefixBounds(prefix));
   // IPv4 addresses are looked up as IPv4 even when written ::ffff:a.b.c.d, so the part of an IPv6
   // prefix covering ::ffff:0:0/96 (RFC 4291 §2.5.5.2) must match them too (e.g. ::/0).
   for (const [start, end] of v6) {

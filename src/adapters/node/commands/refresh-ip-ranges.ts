@@ -5,8 +5,9 @@ import { mkdirSync } from 'node:fs';
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Validator } from 'ip-num';
-import { parseIpRangeList, readTextUpTo } from '../../../index.js';
-import { bundledIpRangesDirectory } from '../ip-ranges-loader.js';
+import { readTextUpTo } from '../../../index.js';
+import { escapeControlCharacters } from '../../../index.js';
+import { bundledIpRangesDirectory, parseIpRangeListFile } from '../ip-ranges-loader.js';
 import type { Command } from './command.js';
 
 /** The official URL of every bundled list, as recorded in data/ip-ranges/SOURCES.md. */
@@ -34,20 +35,24 @@ export const IP_RANGE_SOURCES: Readonly<Record<string, string>> = {
 // Largest published list is ~100 KB; anything far bigger is not a crawler list.
 const MAX_BYTES = 5 * 1024 * 1024;
 const FILE_NAME = /^[a-z0-9][a-z0-9._-]*\.json$/;
+// setTimeout, behind AbortSignal.timeout, takes a signed 32-bit delay and turns a larger one into 1 ms.
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 const USAGE = [
   'Usage: agentwarden refresh-ip-ranges [NAME ...] [--dir DIR] [--source-url NAME=URL ...] [--timeout-ms MS]',
   '',
   "Downloads the operators' published crawler IP lists (JAFAR JSON), validates each (JSON, a",
-  '"prefixes" array, every prefix a valid CIDR, at least one prefix) and replaces the copy in DIR',
-  'atomically. A failed download or an invalid list keeps the previous copy. Prints one line per',
-  'file and exits 1 if any file failed.',
+  '"prefixes" array, every prefix a valid CIDR no wider than an IPv4 /8 or IPv6 /16 and none in',
+  '::ffff:0:0/96, at least one prefix, a "creationTime" in ISO 8601 at most a day ahead) and',
+  'replaces the copy in DIR atomically. A failed download or an invalid list keeps the previous',
+  'copy. Prints one line per file and exits 1 if any file failed.',
   '',
   'Options:',
   '  NAME                   refresh only these files (default: every known list)',
   '  --dir DIR              where the lists live (default: the bundled data/ip-ranges)',
-  '  --source-url NAME=URL  fetch NAME from URL instead of its official address (repeatable)',
-  '  --timeout-ms MS        per-download timeout (default 15000)',
+  '  --source-url NAME=URL  fetch NAME from URL instead of its official address (repeatable);',
+  '                         user:password@ in URL is sent as HTTP Basic authentication',
+  `  --timeout-ms MS        per-download timeout, 1 to ${MAX_TIMEOUT_MS} (default 15000)`,
   '',
   `Known lists: ${Object.keys(IP_RANGE_SOURCES).join(', ')}`,
 ].join('\n');
@@ -80,12 +85,13 @@ function parseArgs(args: readonly string[]): Options | string {
         const name = spec.slice(0, eq);
         const url = spec.slice(eq + 1);
         if (eq <= 0 || !FILE_NAME.test(name)) return `--source-url expects NAME=URL with NAME like "bing-bingbot.json", got ${JSON.stringify(spec)}`;
-        if (!/^https?:\/\//.test(url) || !URL.canParse(url)) return `--source-url ${name}: not an http(s) URL: ${JSON.stringify(url)}`;
+        if (!/^https?:\/\//.test(url) || !URL.canParse(url)) return `--source-url ${name}: not an http(s) URL: ${JSON.stringify(withoutPassword(url))}`;
         urls.set(name, url);
       } else if (arg === '--timeout-ms') {
         const raw = value();
-        timeoutMs = Number(raw);
-        if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) return `--timeout-ms must be a positive integer, got ${JSON.stringify(raw)}`;
+        // Decimal digits only: Number() would also take 1e3, 0x10 and " 15 ".
+        timeoutMs = /^[1-9][0-9]{0,9}$/.test(raw) ? Number(raw) : Number.NaN;
+        if (!(timeoutMs <= MAX_TIMEOUT_MS)) return `--timeout-ms must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}, got ${JSON.stringify(raw)}`;
       } else if (arg.startsWith('-')) {
         return `unknown option ${JSON.stringify(arg)}`;
       } else {
@@ -99,16 +105,55 @@ function parseArgs(args: readonly string[]): Options | string {
   return { names: names.length > 0 ? names : [...urls.keys()], dir, urls, timeoutMs };
 }
 
+/** `text` with the password of every URL in it shown as `***` (`http://user:***@host/x`), as it may be printed. */
+function withoutPassword(text: string): string {
+  // Not through new URL(), which would also rewrite the rest. The user name ends at the first
+  // colon, the password at the last @ before the path (WHATWG URL: the authority ends at / ? #).
+  return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/[^/?#@:\s]*:)[^/?#\s]*@/gi, '$1***@');
+}
+
+/**
+ * Why a fetch failed, with its causes: undici's own message is "fetch failed" whatever happened,
+ * the reason (ECONNREFUSED, ENOTFOUND, a TLS error, "redirect count exceeded") is in `cause`.
+ */
+function describeFailure(error: unknown): string {
+  const parts: string[] = [];
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
+    // Connecting to a name with several addresses fails with an AggregateError whose message is empty.
+    let text = (current.message || (current instanceof AggregateError ? current.errors.map((e: unknown) => (e instanceof Error ? e.message : String(e))).join(', ') : '')).trim();
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && !text.includes(code)) text = text === '' ? code : `${text} (${code})`;
+    if (text !== '' && !parts.includes(text)) parts.push(text);
+  }
+  return parts.length > 0 ? parts.join(': ') : String(error);
+}
+
 /** Downloads and validates one list; returns its text and a summary, or throws with the reason. */
 async function download(name: string, url: string, timeoutMs: number): Promise<{ text: string; summary: string }> {
+  // fetch() refuses a URL holding credentials; they go in an Authorization header instead (which
+  // fetch drops on a redirect to another origin).
+  const target = new URL(url);
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (target.username !== '' || target.password !== '') {
+    const decode = (part: string) => {
+      try {
+        return decodeURIComponent(part);
+      } catch {
+        return part; // a lone % is the user's own character
+      }
+    };
+    const credentials = `${decode(target.username)}:${decode(target.password)}`;
+    headers['authorization'] = `Basic ${Buffer.from(credentials).toString('base64')}`;
+    target.username = '';
+    target.password = '';
+  }
   // Fixed operator URLs move (Google, Perplexity): redirects are followed here, unlike for
   // Signature-Agent directories, because the URL comes from our own table or the command line.
   let response: Response;
   try {
-    response = await fetch(url, { redirect: 'follow', signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'application/json' } });
+    response = await fetch(target, { redirect: 'follow', signal: AbortSignal.timeout(timeoutMs), headers });
   } catch (error) {
-    const cause = error as Error;
-    throw new Error(cause.name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : `download failed: ${cause.message}`);
+    throw new Error((error as Error).name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : `download failed: ${describeFailure(error)}`);
   }
   if (!response.ok) throw new Error(`HTTP ${response.status}`);
   const length = Number(response.headers.get('content-length') ?? '0');
@@ -119,8 +164,7 @@ async function download(name: string, url: string, timeoutMs: number): Promise<{
   try {
     text = await readTextUpTo(response, MAX_BYTES);
   } catch (error) {
-    const cause = error as Error;
-    throw new Error(cause.name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : `download failed: ${cause.message}`);
+    throw new Error((error as Error).name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : `download failed: ${describeFailure(error)}`);
   }
   if (text === undefined) throw new Error(`too large (over ${MAX_BYTES} bytes)`);
   let document: unknown;
@@ -129,9 +173,8 @@ async function download(name: string, url: string, timeoutMs: number): Promise<{
   } catch (error) {
     throw new Error(`invalid JSON: ${(error as Error).message}`);
   }
-  const list = parseIpRangeList(document, name);
-  if (list.prefixes.length === 0) throw new Error('no prefixes (an empty list would reject every address)');
-  if (list.creationTime === undefined) throw new Error('no "creationTime" string');
+  // The checks serve makes when it loads the file, so that nothing saved here is refused there.
+  const list = parseIpRangeListFile(document, name, Date.now());
   checkWithIpNum(document as { prefixes: unknown[] });
   return { text, summary: `${list.count4} IPv4 / ${list.count6} IPv6 prefixes, creationTime ${list.creationTime}` };
 }
@@ -189,7 +232,10 @@ export const refreshIpRangesCommand: Command = {
           await writeAtomically(join(dir, name), text);
           return { ok: true, line: `ok      ${name.padEnd(width)}  ${summary}` };
         } catch (error) {
-          return { ok: false, line: `FAILED  ${name.padEnd(width)}  ${(error as Error).message}; kept the previous copy` };
+          // Messages quote what the server sent (JSON.parse shows the text it stopped at): escape
+          // it, and mask any password an error message repeats from a URL.
+          const reason = escapeControlCharacters(withoutPassword((error as Error).message));
+          return { ok: false, line: `FAILED  ${name.padEnd(width)}  ${reason}; kept the previous copy` };
         }
       }),
     );
