@@ -142,6 +142,28 @@ describe('a running serve', () => {
   });
 });
 
+describe('usage and start-up errors', () => {
+  it('prints the help on stderr with exit 2 when no command is given, on stdout with exit 0 when asked for', async () => {
+    const none = await run([]);
+    expect(none.code).toBe(2);
+    expect(none.out).toBe('');
+    expect(none.err).toContain('Commands:');
+    const asked = await run(['--help']);
+    expect(asked.code).toBe(0);
+    expect(asked.out).toContain('Commands:');
+  });
+
+  it('refuses an empty --data-dir as a usage error, and names --host and --port when it cannot listen', async () => {
+    const empty = await run(['serve', '--port', '0', '--data-dir', '']);
+    expect(empty.code).toBe(2);
+    expect(empty.err).toContain('--data-dir must not be empty');
+    const dir = tempDir();
+    const unknown = await run(['serve', '--port', '0', '--data-dir', join(dir, 'data'), '--host', 'no-such-host.invalid', '--log', 'off']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toContain('cannot listen on --host "no-such-host.invalid" --port 0');
+  });
+});
+
 describe('one server per data directory', () => {
   it('refuses a second serve on a data directory a live server uses, and takes over the lock of one that died', async () => {
     const dir = join(tempDir(), 'data');

@@ -29,7 +29,8 @@ function help(): string {
 export async function main(argv: readonly string[], io: CommandIo): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    io.stdout.write(`${help()}\n`);
+    // Asked for, help is the output; with no command at all it is a usage error, on stderr.
+    (name === undefined ? io.stderr : io.stdout).write(`${help()}\n`);
     return name === undefined ? 2 : 0;
   }
   const command = COMMANDS.find((c) => c.name === name);

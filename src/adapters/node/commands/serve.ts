@@ -250,6 +250,7 @@ export const serveCommand: Command = {
     for (const [name, cap] of [['max-buffered-body-bytes', maxBufferedBodyBytes], ['max-buffered-body-bytes-per-project', maxBufferedBodyBytesPerProject]] as const) {
       if (cap !== undefined && (cap as number) < (maxBodyBytes as number)) return fail(`--${name} must be at least --max-body-bytes (${maxBodyBytes as number}): a smaller cap refuses every request of that size; got ${cap as number}`);
     }
+    if (v['data-dir'] === '') return fail('--data-dir must not be empty');
     const host = v['host'];
     // An empty value (a template's --host=${HOST} with HOST unset) would listen on every interface.
     if (host === '') return fail('--host must not be empty: it would listen on every interface; give an address (127.0.0.1, or 0.0.0.0 for all)');
@@ -413,19 +414,26 @@ export const serveCommand: Command = {
         },
       });
       const logRequests = v['log-requests'] === 'true';
-      const server = await startNodeServer({
-        handler,
-        host: host ?? '127.0.0.1',
-        port: port as number,
-        maxBodyBytes: maxBodyBytes as number,
-        maxBufferedBodyBytes: maxBufferedBodyBytes as number,
-        ...(maxBufferedBodyBytesPerProject === undefined ? {} : { maxBufferedBodyBytesPerProject: maxBufferedBodyBytesPerProject as number }),
-        maxConnections: maxConnections as number,
-        ...(maxUploadsPerProject === undefined ? {} : { maxUploadsPerProject: maxUploadsPerProject as number }),
-        log,
-        // Off by default: a line per request (the dashboard polls every few seconds) drowns the errors.
-        accessLog: logRequests ? jsonLog?.writeLine : undefined,
-      });
+      let server: Awaited<ReturnType<typeof startNodeServer>>;
+      try {
+        server = await startNodeServer({
+          handler,
+          host: host ?? '127.0.0.1',
+          port: port as number,
+          maxBodyBytes: maxBodyBytes as number,
+          maxBufferedBodyBytes: maxBufferedBodyBytes as number,
+          ...(maxBufferedBodyBytesPerProject === undefined ? {} : { maxBufferedBodyBytesPerProject: maxBufferedBodyBytesPerProject as number }),
+          maxConnections: maxConnections as number,
+          ...(maxUploadsPerProject === undefined ? {} : { maxUploadsPerProject: maxUploadsPerProject as number }),
+          log,
+          // Off by default: a line per request (the dashboard polls every few seconds) drowns the errors.
+          accessLog: logRequests ? jsonLog?.writeLine : undefined,
+        });
+      } catch (error) {
+        // EADDRINUSE, ENOTFOUND for a mistyped --host: say which options to look at.
+        io.stderr.write(`agentwarden serve: cannot listen on --host ${JSON.stringify(host ?? '127.0.0.1')} --port ${port as number}: ${(error as Error).message}\n`);
+        return 1;
+      }
       const base = basePath.replace(/\/+$/, '');
       // Before the listening line, which tools (and tests) wait for as the sign that all is printed.
       log?.({
