@@ -28,7 +28,7 @@ export type {
 } from './verify/types.js';
 export { ipRangeVerifier } from './verify/ip-ranges/ip-range-verifier.js';
 export type { IpRangeVerifierOptions } from './verify/ip-ranges/ip-range-verifier.js';
-export { escapeControlCharacters, parseIpRangeList } from './verify/ip-ranges/ip-list.js';
+export { escapeControlCharacters, parseCreationTime, parseIpRangeList } from './verify/ip-ranges/ip-list.js';
 export type { IpRangeList } from './verify/ip-ranges/ip-list.js';
 export { clientAddressFromPeer, createClientIpRule } from './verify/client-ip.js';
 export { CLOUDFLARE_IP_RANGES } from './verify/proxy-ranges.js';

@@ -5,6 +5,7 @@ import { pointerTo, type FieldError } from '../field-error.js';
 import { problem } from './problem.js';
 import { parseIpLiteral } from '../verify/client-ip.js';
 import type { ApiResponse } from './types.js';
+import { headerObjectSize } from '../visits/visit.js';
 
 /** A body split into items, remembering whether the client sent one object or an array. */
 export type ItemsResult = { readonly ok: true; readonly single: boolean; readonly items: readonly unknown[] } | { readonly ok: false; readonly response: ApiResponse };
@@ -42,15 +43,7 @@ export function readItems(body: unknown, limits: ApiLimits): ItemsResult {
  */
 export function checkHeaderLimits(value: unknown, base: string, field: string, limits: ApiLimits, tooLarge: FieldError[]): void {
   if (!isPlainObject(value)) return;
-  let count = 0;
-  let chars = 0;
-  for (const name in value) {
-    count++;
-    chars += name.length;
-    const item = value[name];
-    if (typeof item === 'string') chars += item.length;
-    else if (Array.isArray(item)) for (const part of item) if (typeof part === 'string') chars += part.length;
-  }
+  const { count, chars } = headerObjectSize(value);
   if (count > limits.maxHeadersPerItem) {
     tooLarge.push({ pointer: pointerTo(base, field), code: 'max-headers', message: `${count} headers; at most ${limits.maxHeadersPerItem} are accepted per item` });
   } else if (chars > limits.maxHeaderCharsPerItem) {

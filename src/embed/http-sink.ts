@@ -1,6 +1,6 @@
 // The HTTP visit sink: batches visits to any Known Agents-compatible `POST /visits` (an agentwarden
 // server or the hosted service), with a bounded queue, retries and an Idempotency-Key per batch.
-import { isSecretHeader, MAX_PATH_LENGTH, MAX_VISIT_HEADERS, MAX_VISIT_HEADER_CHARS } from '../visits/visit.js';
+import { headerValueLength, isSecretHeader, MAX_PATH_LENGTH, MAX_VISIT_HEADERS, MAX_VISIT_HEADER_CHARS } from '../visits/visit.js';
 import { jsonString } from '../json-string.js';
 import { readTextUpTo } from './bounded-text.js';
 import type { HeadersInput } from '../identify/headers.js';
@@ -93,13 +93,8 @@ function headersJson(headers: HeadersInput): string {
     if (key === '') continue;
     if (json.length > 1) json += ',';
     count++;
-    if (typeof value === 'string') {
-      chars += name.length + value.length;
-      json += `${key}${jsonString(value)}`;
-    } else {
-      chars += name.length + value.join('').length;
-      json += `${key}${JSON.stringify(value)}`;
-    }
+    chars += name.length + headerValueLength(value);
+    json += `${key}${typeof value === 'string' ? jsonString(value) : JSON.stringify(value)}`;
   }
   if (count > MAX_VISIT_HEADERS || chars > MAX_VISIT_HEADER_CHARS) pastBounds = true;
   return `${json}}`;

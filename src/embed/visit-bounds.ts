@@ -3,29 +3,16 @@
 // refused whole: a bot could keep itself out of the records by padding its request with a few
 // hundred one-byte headers. Trimmed to the bounds, its visit is kept.
 import type { HeadersInput } from '../identify/headers.js';
-import { MAX_PATH_LENGTH, MAX_VISIT_HEADERS, MAX_VISIT_HEADER_CHARS } from '../visits/visit.js';
+import { headerObjectSize, headerValueLength, MAX_PATH_LENGTH, MAX_VISIT_HEADERS, MAX_VISIT_HEADER_CHARS } from '../visits/visit.js';
 import type { SinkVisit } from './visit-sink.js';
 
 // Kept first when fields must go: what identification and verification read, then the referer.
 const KEPT_FIRST = ['user-agent', 'signature-agent', 'signature-input', 'signature', 'host', ':authority', 'from', 'x-forwarded-for', 'forwarded', 'referer'];
 
-/** Characters of a header value as POST /visits counts them (each part of a repeated field). */
-function valueLength(value: HeadersInput[string]): number {
-  if (typeof value === 'string') return value.length;
-  let length = 0;
-  if (Array.isArray(value)) for (const part of value) if (typeof part === 'string') length += part.length;
-  return length;
-}
-
 /** Whether a header object is within the bounds (field count, and characters of names and values). */
 export function headersWithinBounds(headers: HeadersInput): boolean {
-  let count = 0;
-  let chars = 0;
-  for (const name in headers) {
-    if (++count > MAX_VISIT_HEADERS) return false;
-    chars += name.length + valueLength(headers[name]);
-  }
-  return chars <= MAX_VISIT_HEADER_CHARS;
+  const { count, chars } = headerObjectSize(headers);
+  return count <= MAX_VISIT_HEADERS && chars <= MAX_VISIT_HEADER_CHARS;
 }
 
 /** A string cut to at most `max` UTF-16 units, never between the two halves of a surrogate pair. */
@@ -62,7 +49,7 @@ export function boundedHeaders(headers: HeadersInput): Record<string, string | r
     }
     kept[name] = bounded;
     count++;
-    room -= name.length + valueLength(bounded);
+    room -= name.length + headerValueLength(bounded);
   };
   const byLowerName = new Map<string, string>();
   for (const name in headers) if (!byLowerName.has(name.toLowerCase())) byLowerName.set(name.toLowerCase(), name);

@@ -138,6 +138,25 @@ export const MAX_PATH_LENGTH = 16 * 1024;
 export const MAX_VISIT_HEADERS = 200;
 /** The most characters of one header object's names and values together by default (DESIGN.md §7; `limits.maxHeaderCharsPerItem`). */
 export const MAX_VISIT_HEADER_CHARS = 64 * 1024;
+/** Characters of one header value as POST /visits counts them: a string, or each string part of a repeated field. */
+export function headerValueLength(value: unknown): number {
+  if (typeof value === 'string') return value.length;
+  let length = 0;
+  if (Array.isArray(value)) for (const part of value) if (typeof part === 'string') length += part.length;
+  return length;
+}
+
+/** The size of a header object as the per-visit limits count it: its fields, and the characters of their names and values. */
+export function headerObjectSize(headers: Readonly<Record<string, unknown>>): { readonly count: number; readonly chars: number } {
+  let count = 0;
+  let chars = 0;
+  for (const name in headers) {
+    count++;
+    chars += name.length + headerValueLength(headers[name]);
+  }
+  return { count, chars };
+}
+
 /** The longest MCP text field kept (a method, tool or client name, a version, an error message). */
 export const MAX_VISIT_TEXT_FIELD = 4 * 1024;
 /** The most characters of an ACP or UCP response body kept, written as JSON. */

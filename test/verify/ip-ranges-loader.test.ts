@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadIpRangeLists } from '../../src/adapters/node/index.js';
-import { parseCreationTime, parseIpRangeListFile } from '../../src/adapters/node/ip-ranges-loader.js';
+import { parseCreationTime } from '../../src/index.js';
+import { parseIpRangeListFile } from '../../src/adapters/node/ip-ranges-loader.js';
 
 const NOW = Date.parse('2026-11-26T12:00:00Z');
 const PREFIXES = [{ ipv4Prefix: '192.0.2.0/24' }];

@@ -3,33 +3,13 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { escapeControlCharacters, parseIpRangeList, type IpRangeList } from '../../index.js';
+import { escapeControlCharacters, parseCreationTime, parseIpRangeList, type IpRangeList } from '../../index.js';
 
 // This file runs as src/adapters/node/*.ts (tests, tsx) and bundled as dist/node.{js,cjs} or
 // dist/cli.js; the package root is the nearest ancestor holding data/ip-ranges.
 function moduleDirectory(): string {
   // CJS bundles have __dirname and no import.meta.url; ESM has the reverse.
   return typeof __dirname === 'string' ? __dirname : dirname(fileURLToPath(import.meta.url));
-}
-
-// ISO 8601 date and time as publishers write it: fraction optional (Bing and OpenAI give
-// microseconds), zone optional (Google and Apple write none, meaning UTC).
-const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})?$/;
-
-/**
- * A list's `creationTime` in milliseconds since the epoch, or undefined when it is not an ISO 8601
- * date and time that exists (Date.parse alone reads 2026-02-30 as 2 March).
- * @example
- * parseCreationTime('2026-08-21T14:45:42.000000'); // 1787323542000
- */
-export function parseCreationTime(text: string): number | undefined {
-  const match = ISO_DATE_TIME.exec(text);
-  if (match === null) return undefined;
-  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
-  const date = new Date(Date.UTC(year, month - 1, day));
-  if (date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day || hour > 23 || minute > 59 || second > 59) return undefined;
-  const at = Date.parse(/(?:Z|[+-]\d\d:\d\d)$/.test(text) ? text : `${text}Z`);
-  return Number.isNaN(at) ? undefined : at;
 }
 
 // Clocks differ, and a publisher may write its local time without a zone: a day covers both. A

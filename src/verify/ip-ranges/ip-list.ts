@@ -1,6 +1,7 @@
 // Parsing of published crawler IP lists in the JAFAR / Google format
 // (`{ creationTime, prefixes: [{ ipv4Prefix } | { ipv6Prefix }] }`).
 import { overlapsIpv4Mapped, parseCidr, prefixBounds, type CidrPrefix, type CidrProblem } from './prefix-set.js';
+import { hasValidDayAndHour } from '../../visits/iso-time.js';
 
 /** A validated IP list: its prefixes and the publisher's creation time. */
 export interface IpRangeList {
@@ -42,6 +43,23 @@ export function escapeControlCharacters(text: string): string {
 function quote(value: unknown): string {
   const json = escapeControlCharacters(JSON.stringify(value) ?? String(value));
   return json.length > 100 ? `${json.slice(0, 100)}…` : json;
+}
+
+// ISO 8601 date and time as publishers write it: fraction optional (Bing and OpenAI give
+// microseconds), zone optional (Google and Apple write none, meaning UTC).
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})?$/;
+
+/**
+ * A list's `creationTime` in milliseconds since the epoch, or undefined when it is not an ISO 8601
+ * date and time that exists (Date.parse alone reads 2026-02-30 as 2 March).
+ * @example
+ * parseCreationTime('2026-08-21T14:45:42.000000'); // 1787323542000
+ */
+export function parseCreationTime(text: string): number | undefined {
+  // The day by its month and the hour to 00-23 checked as a visit's created time is; Date.parse checks the rest.
+  if (!ISO_DATE_TIME.test(text) || !hasValidDayAndHour(text)) return undefined;
+  const at = Date.parse(/(?:Z|[+-]\d\d:\d\d)$/.test(text) ? text : `${text}Z`);
+  return Number.isNaN(at) ? undefined : at;
 }
 
 /**
