@@ -14,7 +14,7 @@ import { jsonBodyProblem, parseJsonBody } from './json-body.js';
 import { resolveLimits, type ApiLimits } from './limits.js';
 import { createOpenApiDocument } from './openapi.js';
 import { pointerTo, type FieldError } from '../field-error.js';
-import { problem } from './problem.js';
+import { notJsonProblem, problem, unsupportedMediaType } from './problem.js';
 import type { Project, ProjectLookup, TokenRecord } from './projects.js';
 import { createRateLimiter, type RateLimiter } from './rate-limit.js';
 import { createReadinessProbe } from './readiness.js';
@@ -541,15 +541,13 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
     if (route.json) {
       const contentType = headerValue(request.headers, 'content-type');
       if (!isJsonMediaType(contentType)) {
-        return problem('unsupported-media-type', `Send the body as JSON with "Content-Type: application/json"; got ${contentType === undefined ? 'no Content-Type' : JSON.stringify(contentType)}.`, {
-          headers: { 'accept-post': 'application/json' },
-        });
+        return notJsonProblem(contentType);
       }
       // A compressed body would reach the JSON parser still compressed (RFC 9110 §15.5.16: 415
       // with Accept-Encoding for an unsupported coding).
       const coding = headerValue(request.headers, 'content-encoding')?.trim().toLowerCase();
       if (coding !== undefined && coding !== '' && coding !== 'identity') {
-        return problem('unsupported-media-type', `Send the body without a content coding; got Content-Encoding ${JSON.stringify(coding.slice(0, 64))}.`, { headers: { 'accept-encoding': 'identity' } });
+        return unsupportedMediaType('Content-Encoding', `Send the body without a content coding; got Content-Encoding ${JSON.stringify(coding.slice(0, 64))}.`, 'identity');
       }
     }
     // The body is read only now, once the request is routed, authenticated and within its rate limit.

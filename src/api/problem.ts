@@ -86,3 +86,22 @@ export function problem(
     body: JSON.stringify(body),
   };
 }
+
+/**
+ * A 415 that names the request header at fault in `errors[]`, as every other 4xx names its field,
+ * and says what would be taken: `Accept-Post` for a media type, `Accept-Encoding` for a content
+ * coding (RFC 9110 §15.5.16).
+ */
+export function unsupportedMediaType(header: 'Content-Type' | 'Content-Encoding', detail: string, accepted: string): ApiResponse {
+  const mediaType = header === 'Content-Type';
+  return problem('unsupported-media-type', detail, {
+    errors: [{ pointer: '', header, code: mediaType ? 'media-type' : 'content-coding', message: `must be ${accepted}` }],
+    headers: { [mediaType ? 'accept-post' : 'accept-encoding']: accepted },
+  });
+}
+
+/** The 415 of a JSON endpoint sent something else. */
+export function notJsonProblem(contentType: string | undefined): ApiResponse {
+  const got = contentType === undefined ? 'no Content-Type' : JSON.stringify(contentType.slice(0, 64));
+  return unsupportedMediaType('Content-Type', `Send the body as JSON with "Content-Type: application/json"; got ${got}.`, 'application/json');
+}

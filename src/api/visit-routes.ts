@@ -8,7 +8,7 @@ import { VisitQueryError, type EnrichedVisit, type PathCount, type StatsDimensio
 import { csvLine, csvResponse, toCsv, type CsvCell } from './csv.js';
 import { jsonBodyProblem, parseJsonBody } from './json-body.js';
 import { pointerTo } from '../field-error.js';
-import { problem } from './problem.js';
+import { notJsonProblem, problem } from './problem.js';
 import { DEFAULT_PROJECT_SETTINGS, type ProjectSettingsStore } from './project-settings.js';
 import { createSavedRobotsRules } from './saved-robots-rules.js';
 import { enumParam, integerParam, NONE, rangeParams, readRoute, visitFilterParams, wantsCsv } from './read-query.js';
@@ -300,9 +300,7 @@ export function createVisitRoutes(options: VisitRoutesOptions): RouteTable {
         if (request.body !== undefined && request.body.byteLength > 0) {
           const contentType = headerValue(request.headers, 'content-type');
           if (!isJsonMediaType(contentType)) {
-            return problem('unsupported-media-type', `Send the body as JSON with "Content-Type: application/json"; got ${contentType === undefined ? 'no Content-Type' : JSON.stringify(contentType)}.`, {
-              headers: { 'accept-post': 'application/json' },
-            });
+            return notJsonProblem(contentType);
           }
           const parsed = parseJsonBody(request.body, maxJsonDepth);
           if (!parsed.ok) return jsonBodyProblem(parsed);

@@ -11,7 +11,7 @@ import type { FieldError } from '../field-error.js';
 import { createKeyedQueue } from './idempotency.js';
 import { jsonBodyProblem, parseJsonBody, parseJsonText } from './json-body.js';
 import type { ApiLimits } from './limits.js';
-import { problem } from './problem.js';
+import { problem, unsupportedMediaType } from './problem.js';
 import { headerValue } from './request-headers.js';
 import type { RouteTable } from './route.js';
 import type { ApiRequest, ApiResponse } from './types.js';
@@ -188,14 +188,12 @@ export function createWordPressRoutes(options: { readonly ingest: VisitIngest; r
         run({ request, project }) {
           const type = headerValue(request.headers, 'content-type')?.split(';')[0]!.trim().toLowerCase();
           if (type !== undefined && !LOG_MEDIA_TYPES.has(type)) {
-            return problem('unsupported-media-type', `Send the log as NDJSON, one visit per line, with "Content-Type: text/plain" or "application/x-ndjson"; got ${JSON.stringify(type.slice(0, 64))}.`, {
-              headers: { 'accept-post': 'text/plain, application/x-ndjson' },
-            });
+            return unsupportedMediaType('Content-Type', `Send the log as NDJSON, one visit per line, with "Content-Type: text/plain" or "application/x-ndjson"; got ${JSON.stringify(type.slice(0, 64))}.`, 'text/plain, application/x-ndjson');
           }
           const coding = headerValue(request.headers, 'content-encoding')?.trim().toLowerCase();
           const gzipped = coding === 'gzip' || coding === 'x-gzip';
           if (!gzipped && coding !== undefined && coding !== '' && coding !== 'identity') {
-            return problem('unsupported-media-type', `Send the log gzip-compressed or as it is; got Content-Encoding ${JSON.stringify(coding.slice(0, 64))}.`, { headers: { 'accept-encoding': 'gzip, identity' } });
+            return unsupportedMediaType('Content-Encoding', `Send the log gzip-compressed or as it is; got Content-Encoding ${JSON.stringify(coding.slice(0, 64))}.`, 'gzip, identity');
           }
           return oneAtATimePerProject.run(project!.id, () => logsAtOnce(() => ingest(request, project!.id, (req) => readLog(req, gzipped, limits.maxJsonDepth))));
         },

@@ -454,7 +454,7 @@ describe('POST /test-visits', () => {
   it('reads a body only as a JSON object, as every other route does; a bare POST needs none', async () => {
     const { call, tokenA, visits, idA } = await setup();
     const asText = await call('POST', '/test-visits', tokenA, '{"request_path":"/x"}', { 'content-type': 'text/plain' });
-    expect(asText.status).toBe(415);
+    expect(asText).toMatchObject({ status: 415, json: { errors: [{ pointer: '', header: 'Content-Type', code: 'media-type' }] } });
     expect((await call('POST', '/test-visits', tokenA, '{"request_path":"/x"}', { 'content-type': 'application/json; charset=utf-16' })).status).toBe(415);
     for (const body of ['null', '[]', '1', '"/x"']) {
       const answer = await call('POST', '/test-visits', tokenA, body);

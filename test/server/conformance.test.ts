@@ -478,6 +478,9 @@ describe('errors', () => {
       const json = await res.json();
       expectProblem({ status: res.status, headers: res.headers, json }, 415);
       expectDocumented('/visits', 'post', { status: res.status, headers: res.headers, json });
+      // Like every other 4xx, it names what is at fault: here a header, not a body field.
+      expect(json.errors).toEqual([{ pointer: '', header: 'Content-Type', code: 'media-type', message: 'must be application/json' }]);
+      expect(res.headers.get('accept-post')).toBe('application/json');
     }
     for (const contentType of ['application/json; charset=utf-8', 'application/json;charset="UTF-8"', 'application/json;;', 'application/problem+json; v=1']) {
       const ok = await post(`${api.url}/agent-identifications`, tokenA, { request_headers: {} }, { 'content-type': contentType });
@@ -498,6 +501,7 @@ describe('errors', () => {
       expectProblem({ status: res.status, headers: res.headers, json }, 415);
       expect(res.headers.get('accept-encoding')).toBe('identity');
       expect(json.detail).toContain(coding);
+      expect(json.errors).toEqual([{ pointer: '', header: 'Content-Encoding', code: 'content-coding', message: 'must be identity' }]);
     }
     const identity = await post(`${api.url}/agent-identifications`, tokenA, { request_headers: {} }, { 'content-encoding': 'identity' });
     expect(identity.status).toBe(200);
