@@ -200,10 +200,25 @@ describe('serve --ip-ranges-dir refuses a list that refresh-ip-ranges would refu
     writeFileSync(join(lists, 'openai-gptbot.json'), JSON.stringify(document));
     const { code, err } = await run(['serve', '--port', '0', '--data-dir', data, '--verifiers', 'ip-ranges', '--ip-ranges-dir', lists]);
     expect(code).toBe(2);
-    expect(err).toMatch(/^agentwarden serve: /);
+    expect(err).toMatch(/^agentwarden serve: --ip-ranges-dir "[^"]+": /);
+    expect(err).not.toContain('agentwarden: ');
     expect(err).toContain('IP list "openai-gptbot.json": ');
     expect(err).toContain(reason);
     expect(err).toContain(join(lists, 'openai-gptbot.json'));
+    expect(existsSync(data)).toBe(false);
+  });
+
+  it('names the flag when the directory or a file in it cannot be read', async () => {
+    const data = join(dir, 'data');
+    const missing = await run(['serve', '--port', '0', '--data-dir', data, '--ip-ranges-dir', join(dir, 'nowhere')]);
+    expect(missing.code).toBe(2);
+    expect(missing.err).toMatch(/^agentwarden serve: --ip-ranges-dir "[^"]+nowhere": cannot read the IP list directory [^:]+nowhere: ENOENT/);
+    const lists = join(dir, 'lists');
+    mkdirSync(lists);
+    writeFileSync(join(lists, 'openai-gptbot.json'), '{');
+    const broken = await run(['serve', '--port', '0', '--data-dir', data, '--ip-ranges-dir', lists]);
+    expect(broken.code).toBe(2);
+    expect(broken.err).toMatch(/^agentwarden serve: --ip-ranges-dir "[^"]+": cannot read IP list [^ ]+openai-gptbot\.json: /);
     expect(existsSync(data)).toBe(false);
   });
 });

@@ -74,7 +74,13 @@ export function loadIpRangeLists(directory?: string, now: number = Date.now()): 
 
 function readListsIn(directory: string, now: number): Record<string, unknown> {
   const lists: Record<string, unknown> = {};
-  for (const name of readdirSync(directory).filter((file) => file.endsWith('.json')).sort()) {
+  let names: string[];
+  try {
+    names = readdirSync(directory);
+  } catch (error) {
+    throw new Error(`agentwarden: cannot read the IP list directory ${directory}: ${(error as Error).message}`);
+  }
+  for (const name of names.filter((file) => file.endsWith('.json')).sort()) {
     const path = join(directory, name);
     let document: unknown;
     try {

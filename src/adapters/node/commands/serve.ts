@@ -294,6 +294,11 @@ export const serveCommand: Command = {
     let ipRangeLists: Record<string, unknown> | undefined;
     try {
       if (methods === undefined || methods.includes('ip-ranges')) ipRangeLists = loadIpRangeLists(ipRangesDir);
+    } catch (error) {
+      const message = (error as Error).message.replace(/^agentwarden: /, '');
+      return refuse(ipRangesDir === undefined ? `the bundled IP lists: ${message}` : `--ip-ranges-dir ${JSON.stringify(ipRangesDir)}: ${message}`);
+    }
+    try {
       const proxies = list(v['trusted-proxies']);
       const trustedProxies = proxies === undefined ? undefined : proxies.length === 1 && /^\d+$/.test(proxies[0]!) ? Number(proxies[0]) : proxies;
       // "none": trust no header (no proxy in front of the sites, so their clients write them all).
