@@ -469,7 +469,9 @@ describe('errors', () => {
   });
 
   it('415 for a non-JSON or missing Content-Type', async () => {
-    for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', undefined]) {
+    // A patch format (RFC 6902, RFC 7396) is JSON with other semantics, and "application/+json" no media type.
+    const patches = ['application/json-patch+json', 'application/merge-patch+json', 'application/vnd.example-patch+json', 'application/+json'];
+    for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', undefined, ...patches]) {
       const res = await fetch(`${api.url}/visits`, {
         method: 'POST',
         headers: { authorization: `Bearer ${tokenA}`, ...(contentType === undefined ? {} : { 'content-type': contentType }) },
@@ -482,12 +484,12 @@ describe('errors', () => {
       expect(json.errors).toEqual([{ pointer: '', header: 'Content-Type', code: 'media-type', message: 'must be application/json' }]);
       expect(res.headers.get('accept-post')).toBe('application/json');
     }
-    for (const contentType of ['application/json; charset=utf-8', 'application/json;charset="UTF-8"', 'application/json;;', 'application/problem+json; v=1']) {
+    for (const contentType of ['application/json; charset=utf-8', 'application/json;charset="UTF-8"', 'application/json;;', 'application/problem+json; v=1', 'Application/Vnd.Example+JSON']) {
       const ok = await post(`${api.url}/agent-identifications`, tokenA, { request_headers: {} }, { 'content-type': contentType });
       expect(ok.status, contentType).toBe(200);
     }
     // A body in another charset would be read as UTF-8: refused, as is any charset but UTF-8.
-    for (const contentType of ['application/json; charset=iso-8859-1', 'application/json; charset=utf-16']) {
+    for (const contentType of ['application/json; charset=iso-8859-1', 'application/json; charset=utf-16', ...patches]) {
       const refused = await post(`${api.url}/agent-identifications`, tokenA, { request_headers: {} }, { 'content-type': contentType });
       expectProblem(refused, 415);
     }
