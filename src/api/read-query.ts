@@ -176,9 +176,14 @@ const DAY_MS = 86_400_000;
  * @throws {VisitQueryError} for a bad time or an empty range.
  */
 export function rangeParams(query: URLSearchParams, clock: { now(): number }): { from: number; to: number } {
-  const to = timeParam(query, 'to') ?? clock.now();
+  const sentTo = timeParam(query, 'to');
+  const to = sentTo ?? clock.now();
   const from = timeParam(query, 'from') ?? to - DAY_MS;
-  if (to <= from) throw new VisitQueryError('to', 'to must be later than from');
+  if (to <= from) {
+    // The parameter the client sent is the one at fault: without `to`, it is "now".
+    if (sentTo === undefined) throw new VisitQueryError('from', 'from is in the future; without to, the range ends now');
+    throw new VisitQueryError('to', 'to must be later than from');
+  }
   return { from, to };
 }
 

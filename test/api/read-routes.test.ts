@@ -230,6 +230,14 @@ describe('GET /stats', () => {
     expect(res.status).toBe(400);
     expect(res.json.errors[0].parameter).toBe(parameter);
   });
+
+  // Without `to` the range ends now: a `from` after it is the client's parameter at fault, not the `to` it never sent.
+  it.each(['/stats', '/stats/top-paths', '/robots-violations', '/stats/status-codes', '/stats/operators'])('%s names from for a from in the future without to', async (path) => {
+    const res = await env.call('GET', `${path}?from=${NOW + 1000}`, env.tokenA);
+    expect(res.status).toBe(400);
+    expect(res.json.errors).toEqual([{ pointer: '', parameter: 'from', code: 'invalid', message: 'from is in the future; without to, the range ends now' }]);
+    expect(res.json.detail).toContain('from is in the future');
+  });
 });
 
 describe('GET /stats/top-paths', () => {
