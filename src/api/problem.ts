@@ -88,15 +88,23 @@ export function problem(
 }
 
 /**
- * A 415 that names the request header at fault in `errors[]`, as every other 4xx names its field,
- * and says what would be taken: `Accept-Post` for a media type, `Accept-Encoding` for a content
- * coding (RFC 9110 §15.5.16).
+ * A problem about one request header, which `errors[]` names (`pointer` "" and `header`), as every
+ * other 4xx names its body field or query parameter.
+ * @example
+ * headerProblem('expectation-failed', 'Only "Expect: 100-continue" is supported.', { header: 'Expect', code: 'unsupported', message: 'must be 100-continue' });
+ */
+export function headerProblem(code: ProblemCode, detail: string, error: { header: string; code: string; message: string }, headers?: Record<string, string>): ApiResponse {
+  return problem(code, detail, { errors: [{ pointer: '', ...error }], ...(headers === undefined ? {} : { headers }) });
+}
+
+/**
+ * A 415 that names the request header at fault in `errors[]` and says what would be taken:
+ * `Accept-Post` for a media type, `Accept-Encoding` for a content coding (RFC 9110 §15.5.16).
  */
 export function unsupportedMediaType(header: 'Content-Type' | 'Content-Encoding', detail: string, accepted: string): ApiResponse {
   const mediaType = header === 'Content-Type';
-  return problem('unsupported-media-type', detail, {
-    errors: [{ pointer: '', header, code: mediaType ? 'media-type' : 'content-coding', message: `must be ${accepted}` }],
-    headers: { [mediaType ? 'accept-post' : 'accept-encoding']: accepted },
+  return headerProblem('unsupported-media-type', detail, { header, code: mediaType ? 'media-type' : 'content-coding', message: `must be ${accepted}` }, {
+    [mediaType ? 'accept-post' : 'accept-encoding']: accepted,
   });
 }
 

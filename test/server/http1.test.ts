@@ -209,26 +209,36 @@ describe('refused requests: one problem+json answer, then the connection is clos
     ['two different Content-Length values', `POST /visits HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 40\r\n\r\nhello${smuggled}`, 400, 'bad-request'],
     ['a Content-Length that is not a decimal number', `POST /visits HTTP/1.1\r\nHost: x\r\nContent-Length: +5\r\n\r\nhello${smuggled}`, 400, 'bad-request'],
     ['Transfer-Encoding in HTTP/1.0', `POST /visits HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n${smuggled}`, 400, 'bad-request'],
-    ['a transfer coding other than chunked', `POST /visits HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n${smuggled}`, 501, 'not-implemented'],
+    ['a transfer coding other than chunked', `POST /visits HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n${smuggled}`, 501, 'not-implemented', { errors: [{ pointer: '', header: 'Transfer-Encoding', code: 'transfer-coding', message: 'must be chunked' }] }],
     ['obsolete line folding (RFC 9112 §5.2)', `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Folded: a\r\n b\r\n\r\n${smuggled}`, 400, 'bad-request'],
     ['whitespace between a field name and its colon (RFC 9112 §5.1)', `GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length : 5\r\n\r\nhello${smuggled}`, 400, 'bad-request'],
     ['a NUL byte in a header value', `GET /healthz HTTP/1.1\r\nHost: x\r\nUser-Agent: a\u0000b\r\n\r\n${smuggled}`, 400, 'bad-request'],
     ['a bare LF ending a header line', `GET /healthz HTTP/1.1\r\nHost: x\nX-A: b\r\n\r\n${smuggled}`, 400, 'bad-request'],
-    ['a missing Host header in HTTP/1.1 (RFC 9112 §3.2)', `GET /healthz HTTP/1.1\r\n\r\n${smuggled}`, 400, 'bad-request'],
+    ['a missing Host header in HTTP/1.1 (RFC 9112 §3.2)', `GET /healthz HTTP/1.1\r\n\r\n${smuggled}`, 400, 'bad-request', { errors: [{ pointer: '', header: 'Host', code: 'required', message: 'is required in HTTP/1.1' }] }],
     ['a malformed chunk size', `POST /visits HTTP/1.1\r\nHost: x\r\n${auth}Transfer-Encoding: chunked\r\n\r\nzz\r\n${smuggled}`, 400, 'bad-request'],
     ['a Content-Length with a 0xA0 byte before the digits', `POST /visits HTTP/1.1\r\nHost: x\r\n${auth}Content-Length: \xa05\r\n\r\nhello${smuggled}`, 400, 'bad-request'],
     ['a Transfer-Encoding with a 0xA0 byte after chunked', `POST /visits HTTP/1.1\r\nHost: x\r\n${auth}Transfer-Encoding: chunked\xa0\r\n\r\n0\r\n\r\n${smuggled}`, 400, 'bad-request'],
     ['a Transfer-Encoding of "chunked," (an empty coding after chunked)', `POST /visits HTTP/1.1\r\nHost: x\r\n${auth}Transfer-Encoding: chunked,\r\n\r\n0\r\n\r\n${smuggled}`, 400, 'bad-request'],
     ['a CONNECT request (not a proxy): the bytes after it are never parsed as a request', `CONNECT x:443 HTTP/1.1\r\nHost: x:443\r\n\r\n${smuggled}`, 501, 'not-implemented'],
     ['an HTTP/2 connection preface', 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 505, 'http-version-not-supported'],
-    ['an expectation other than 100-continue', `POST /visits HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Length: 2\r\n\r\n{}${smuggled}`, 417, 'expectation-failed'],
+    ['an expectation other than 100-continue', `POST /visits HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Length: 2\r\n\r\n{}${smuggled}`, 417, 'expectation-failed', { errors: [{ pointer: '', header: 'Expect', code: 'expectation', message: 'must be 100-continue' }] }],
     ['a declared body over the limit, before it is sent', `POST /visits HTTP/1.1\r\nHost: x\r\n${auth}Content-Length: 2000000\r\n\r\n`, 413, 'payload-too-large'],
     ['a chunked body that grows past the limit', `POST /visits HTTP/1.1\r\nHost: x\r\n${auth}Transfer-Encoding: chunked\r\n\r\n${'fffff\r\n' + 'a'.repeat(0xfffff) + '\r\n'}2\r\nbb\r\n`, 413, 'payload-too-large'],
     ['a head over 16 KiB', `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`, 431, 'header-fields-too-large'],
     ['more than 100 header fields', `GET /healthz HTTP/1.1\r\nHost: x\r\n${'X-A: b\r\n'.repeat(100)}\r\n`, 431, 'header-fields-too-large'],
     // node:http keeps the first Authorization field: which credential counts would be the client's field order.
-    ['two Authorization fields (the project token and another)', `POST /visits HTTP/1.1\r\nHost: x\r\n${auth}authorization: Bearer aw_other\r\nContent-Length: 2\r\n\r\n{}${smuggled}`, 400, 'bad-request'],
-  ])('%s', async (_name, bytes, status, code) => {
+    ['two Authorization fields (the project token and another)', `POST /visits HTTP/1.1\r\nHost: x\r\n${auth}authorization: Bearer aw_other\r\nContent-Length: 2\r\n\r\n{}${smuggled}`, 400, 'bad-request', { errors: [{ pointer: '', header: 'Authorization', code: 'repeated', message: 'must be sent once' }] }],
+    // Content-Type is a singleton too: node:http reads the body as the first type.
+    ['two Content-Type fields', `POST /agent-identifications HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: text/plain\r\nContent-Length: 22\r\n\r\n{"request_headers":{}}${smuggled}`, 400, 'bad-request', { errors: [{ pointer: '', header: 'Content-Type', code: 'repeated', message: 'must be sent once' }] }],
+    // RFC 9110 §15.6.6; llhttp completes an HTTP/2.0 request line and fails on HTTP/3.0.
+    ['an HTTP/2.0 request line', `GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n`, 505, 'http-version-not-supported', { detail: expect.stringMatching(/^HTTP\/2\.0 is not served here/) }],
+    ['an HTTP/3.0 request line', `GET /healthz HTTP/3.0\r\nHost: x\r\n\r\n`, 505, 'http-version-not-supported', { detail: expect.stringMatching(/^HTTP\/3\.0 is not served here/) }],
+    ['an HTTP/0.9 request', 'GET /healthz\r\n\r\n', 400, 'bad-request', { detail: 'HTTP/0.9 requests are not served; send HTTP/1.1.' }],
+    // RFC 9110 §9.1: an unknown method is a 501; methods are case-sensitive.
+    ['an unknown method', `FOO /visits HTTP/1.1\r\nHost: x\r\n\r\n`, 501, 'not-implemented', { detail: expect.stringContaining('"FOO"') }],
+    ['a lower-case method', `get /healthz HTTP/1.1\r\nHost: x\r\n\r\n`, 501, 'not-implemented', { detail: expect.stringContaining('"get"') }],
+    ['bytes that are no request line', '\u0000\u0001garbage\r\n\r\n', 400, 'bad-request'],
+  ])('%s', async (_name: string, bytes: string, status: number, code: string, members?: object) => {
     const { server, logs, token } = await start();
     const { responses, closed } = await refusal(server, bytes.replace('TOKEN', token));
     expect(responses).toHaveLength(1);
@@ -236,7 +246,7 @@ describe('refused requests: one problem+json answer, then the connection is clos
     expect(answer!.status).toBe(status);
     expect(answer!.headers['content-type']).toBe('application/problem+json');
     expect(answer!.headers['connection']).toBe('close');
-    expect(JSON.parse(answer!.body)).toMatchObject({ type: `urn:agentwarden:problem:${code}`, status });
+    expect(JSON.parse(answer!.body)).toMatchObject({ type: `urn:agentwarden:problem:${code}`, status, ...members });
     expect(closed).toBe(true);
     expect(logs.at(-1)).toMatchObject({ status });
     // A handler still authenticating when llhttp refused the rest settles just after.

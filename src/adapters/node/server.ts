@@ -134,20 +134,53 @@ function bodiless(status: number): boolean {
 // Header fields the transport writes itself; the same names from the API are dropped.
 const TRANSPORT_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date']);
 
-/** How node:http's parse errors (llhttp's codes) are answered. */
-function clientErrorProblem(code: string | undefined): { code: ProblemCode; detail: string } {
+/** The 505 of a request in an HTTP version other than 1.x (RFC 9110 §15.6.6). */
+function versionNotSupported(major: number, minor: number): ApiResponse {
+  return problem('http-version-not-supported', `HTTP/${major}.${minor} is not served here; send HTTP/1.1 (HTTP/2 and HTTP/3 belong to a proxy in front).`);
+}
+
+// RFC 9110 §5.6.2 tchar: a method is a token.
+const METHOD_THEN_SPACE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) /;
+const VERSION_AT_END = / HTTP\/([0-9])\.([0-9])$/;
+
+/**
+ * The line of a packet llhttp failed in, as latin1 text without its line break: the line holding
+ * byte `at` (where it stopped), from its start.
+ */
+function lineAt(packet: Buffer | undefined, at: number | undefined): string {
+  if (packet === undefined) return '';
+  const stopped = Math.min(Math.max(at ?? 0, 0), packet.length);
+  const start = stopped === 0 ? 0 : packet.lastIndexOf(0x0a, stopped - 1) + 1;
+  const end = packet.indexOf(0x0a, start);
+  return packet.toString('latin1', start, end === -1 ? packet.length : end).replace(/\r$/, '');
+}
+
+/** How node:http's parse errors (llhttp's codes) are answered; `line` is the line of the request it failed in. */
+function clientErrorProblem(code: string | undefined, line: string): ApiResponse {
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
-      return { code: 'header-fields-too-large', detail: 'The request head is larger than the server accepts.' };
+      return problem('header-fields-too-large', 'The request head is larger than the server accepts.');
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
-      return { code: 'payload-too-large', detail: 'The chunk extensions are larger than the server accepts.' };
+      return problem('payload-too-large', 'The chunk extensions are larger than the server accepts.');
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return { code: 'request-timeout', detail: 'The request did not arrive in time.' };
+      return problem('request-timeout', 'The request did not arrive in time.');
     case 'HPE_PAUSED_H2_UPGRADE':
-      return { code: 'http-version-not-supported', detail: 'Only HTTP/1.1 and 1.0 are served; HTTP/2 belongs to a proxy in front.' };
-    default:
-      return { code: 'bad-request', detail: 'The request is not valid HTTP/1.1.' };
+      return problem('http-version-not-supported', 'Only HTTP/1.1 and 1.0 are served; HTTP/2 belongs to a proxy in front.');
+    case 'HPE_INVALID_METHOD': {
+      // RFC 9110 §9.1: a method the server does not know is a 501 (methods are case-sensitive, so
+      // "get" is one). Bytes that do not start with a method at all stay a malformed request.
+      const method = METHOD_THEN_SPACE.exec(line)?.[1];
+      if (method !== undefined) return problem('not-implemented', `The method ${JSON.stringify(method.slice(0, 32))} is not implemented here (methods are case-sensitive); use one the API lists in Allow.`);
+      break;
+    }
+    case 'HPE_INVALID_VERSION': {
+      // llhttp takes 0.9, 1.0, 1.1 and 2.0 only: HTTP/3.0 fails here. HTTP/1.2 stays a 400.
+      const version = VERSION_AT_END.exec(line);
+      if (version !== null && Number(version[1]) >= 2) return versionNotSupported(Number(version[1]), Number(version[2]));
+      break;
+    }
   }
+  return problem('bad-request', 'The request is not valid HTTP/1.1.');
 }
 
 /** A problem response as raw bytes, for a socket no ServerResponse can write to any more. */
@@ -245,22 +278,38 @@ function countFields(rawHeaders: readonly string[], name: string): number {
   return count;
 }
 
+/** A refusal naming the request header at fault in errors[], as the API's own 4xx answers do. */
+function headerRefusal(code: ProblemCode, detail: string, header: string, errorCode: string, message: string): ApiResponse {
+  return problem(code, detail, { errors: [{ pointer: '', header, code: errorCode, message }] });
+}
+
+// Singleton fields of which node:http keeps the first and drops the rest: two credentials would be
+// answered by whichever came first, two media types read as the first, a choice the client did not make.
+const SINGLE_FIELDS = [
+  ['authorization', 'Authorization'],
+  ['content-type', 'Content-Type'],
+] as const;
+
 /**
  * Refuses what llhttp lets through but this server does not serve; undefined to go on.
  * `Transfer-Encoding` is decoded by llhttp only when chunked is the final coding; any other coding
  * before it would reach the API still encoded.
  */
 function refuseHead(req: IncomingMessage, maxHeaders: number): ApiResponse | undefined {
-  if (req.httpVersionMajor !== 1) return problem('bad-request', 'HTTP/0.9 requests are not served; send HTTP/1.1.');
-  if (req.httpVersionMinor === 1 && req.headers.host === undefined) return problem('bad-request', 'An HTTP/1.1 request must have a Host header (RFC 9112 §3.2).');
+  if (req.httpVersionMajor !== 1) {
+    // llhttp completes HTTP/0.9 (a bare "GET /") and HTTP/2.0 request lines.
+    if (req.httpVersionMajor === 0) return problem('bad-request', 'HTTP/0.9 requests are not served; send HTTP/1.1.');
+    return versionNotSupported(req.httpVersionMajor, req.httpVersionMinor);
+  }
+  if (req.httpVersionMinor === 1 && req.headers.host === undefined) return headerRefusal('bad-request', 'An HTTP/1.1 request must have a Host header (RFC 9112 §3.2).', 'Host', 'required', 'is required in HTTP/1.1');
   if (req.rawHeaders.length > 2 * maxHeaders) return problem('header-fields-too-large', `At most ${maxHeaders} header fields are accepted.`);
-  // node:http keeps the first of several Authorization fields and drops the rest: two credentials
-  // would be answered by whichever came first, a choice the client did not make.
-  if (req.headers.authorization !== undefined && countFields(req.rawHeaders, 'authorization') > 1) return problem('bad-request', 'Send one Authorization header; this request has several.');
+  for (const [name, field] of SINGLE_FIELDS) {
+    if (req.headers[name] !== undefined && countFields(req.rawHeaders, name) > 1) return headerRefusal('bad-request', `Send one ${field} header; this request has several.`, field, 'repeated', 'must be sent once');
+  }
   const coding = req.headers['transfer-encoding'];
   if (coding !== undefined) {
-    if (req.httpVersionMinor === 0) return problem('bad-request', 'Transfer-Encoding is not defined for HTTP/1.0 (RFC 9112 §6.1).');
-    if (coding.trim().toLowerCase() !== 'chunked') return problem('not-implemented', `Only the chunked transfer coding is accepted; got ${JSON.stringify(coding)}.`);
+    if (req.httpVersionMinor === 0) return headerRefusal('bad-request', 'Transfer-Encoding is not defined for HTTP/1.0 (RFC 9112 §6.1).', 'Transfer-Encoding', 'http-1.0', 'is not defined for HTTP/1.0');
+    if (coding.trim().toLowerCase() !== 'chunked') return headerRefusal('not-implemented', `Only the chunked transfer coding is accepted; got ${JSON.stringify(coding)}.`, 'Transfer-Encoding', 'transfer-coding', 'must be chunked');
   }
   return undefined;
 }
@@ -551,7 +600,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     if (connections.get(req.socket)?.closing === true) return;
     const exchange = new Exchange(req, res, false);
-    send(exchange, problem('expectation-failed', `Only "Expect: 100-continue" is supported; got ${JSON.stringify(req.headers.expect)}.`), true);
+    send(exchange, headerRefusal('expectation-failed', `Only "Expect: 100-continue" is supported; got ${JSON.stringify(req.headers.expect)}.`, 'Expect', 'expectation', 'must be 100-continue'), true);
   });
   // CONNECT asks for a tunnel; this is not a proxy. Whatever follows the request is never parsed.
   server.on('connect', (req: IncomingMessage, socket: Socket) => {
@@ -589,7 +638,8 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
     }
     refuse(socket, response, request);
   };
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+  // node:http adds where llhttp stopped and the packet it was parsing.
+  server.on('clientError', (error: NodeJS.ErrnoException & { bytesParsed?: number; rawPacket?: Buffer }, socket: Socket) => {
     socket.on('error', () => undefined);
     const state = connections.get(socket);
     // llhttp stays failed: the bytes that still come raise the same error again.
@@ -599,8 +649,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
       socket.destroy();
       return;
     }
-    const refusal = clientErrorProblem(error.code);
-    refuseAfterAnswers(socket, problem(refusal.code, refusal.detail));
+    refuseAfterAnswers(socket, clientErrorProblem(error.code, lineAt(error.rawPacket, error.bytesParsed)));
   });
   // At the cap, the oldest connection without a request in progress for evictAfterMs makes room:
   // otherwise clients that connect and never finish a head (slowloris) would hold every slot
