@@ -14,7 +14,7 @@ import { jsonBodyProblem, parseJsonBody } from './json-body.js';
 import { resolveLimits, type ApiLimits } from './limits.js';
 import { createOpenApiDocument } from './openapi.js';
 import { pointerTo, type FieldError } from '../field-error.js';
-import { notJsonProblem, problem, unsupportedMediaType } from './problem.js';
+import { headerProblem, notJsonProblem, problem, unsupportedMediaType } from './problem.js';
 import type { Project, ProjectLookup, TokenRecord } from './projects.js';
 import { createRateLimiter, type RateLimiter } from './rate-limit.js';
 import { createReadinessProbe } from './readiness.js';
@@ -173,8 +173,17 @@ function withProject(response: ApiResponse, project: Project): ApiResponse {
   return response.projectId === undefined ? { ...response, projectId: project.id } : response;
 }
 
+// What errors[] says of the Authorization header for each failure; the detail says more.
+const AUTHORIZATION_ERRORS: Record<AuthFailure, string> = {
+  missing: 'is required: Bearer <token>',
+  'misspelled-header': 'is required: Bearer <token>',
+  'wrong-scheme': 'must use the Bearer scheme',
+  malformed: 'must hold a bearer token',
+  'unknown-token': 'names no valid token',
+};
+
 function unauthorized(reason: AuthFailure, header?: string): ApiResponse {
-  return problem('unauthorized', authFailureDetail({ reason, header }), { headers: { 'www-authenticate': bearerChallenge(reason) } });
+  return headerProblem('unauthorized', authFailureDetail({ reason, header }), { header: 'Authorization', code: reason, message: AUTHORIZATION_ERRORS[reason] }, { 'www-authenticate': bearerChallenge(reason) });
 }
 
 function validationProblem(errors: FieldError[], tooLarge: FieldError[]): ApiResponse | undefined {
@@ -444,15 +453,23 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
   ): Promise<{ ok: true; session: AdminSession; project: Project | undefined } | { ok: false; response: ApiResponse }> => {
     const session = admin === undefined ? undefined : await admin.authenticate(request);
     if (admin === undefined || session === undefined) {
-      const detail = needsProject
-        ? 'Send the project access token as "Authorization: Bearer <token>", or log in to the dashboard: the admin session cookie is missing, expired or invalid.'
-        : 'Log in to the dashboard (POST /admin/login): the admin session cookie is missing, expired or invalid.';
-      return { ok: false, response: problem('unauthorized', detail, { headers: { 'www-authenticate': bearerChallenge('missing') } }) };
+      const challenge = { 'www-authenticate': bearerChallenge('missing') };
+      // A route a token opens lacks its Authorization; an admin-only one, a session cookie.
+      const response = needsProject
+        ? headerProblem(
+            'unauthorized',
+            'Send the project access token as "Authorization: Bearer <token>", or log in to the dashboard: the admin session cookie is missing, expired or invalid.',
+            { header: 'Authorization', code: 'missing', message: AUTHORIZATION_ERRORS.missing },
+            challenge,
+          )
+        : problem('unauthorized', 'Log in to the dashboard (POST /admin/login): the admin session cookie is missing, expired or invalid.', { headers: challenge });
+      return { ok: false, response };
     }
     if (!SAFE_METHODS.has(request.method)) {
       const sent = headerValue(request.headers, 'x-csrf-token');
       if (sent === undefined || !constantTimeEqual(sent, session.csrfToken)) {
-        return { ok: false, response: problem('forbidden', 'State-changing admin requests must send the session\'s CSRF token in "X-CSRF-Token".') };
+        const error = sent === undefined ? { header: 'X-CSRF-Token', code: 'required', message: "is required: the session's CSRF token" } : { header: 'X-CSRF-Token', code: 'mismatch', message: "must be the session's CSRF token" };
+        return { ok: false, response: headerProblem('forbidden', 'State-changing admin requests must send the session\'s CSRF token in "X-CSRF-Token".', error) };
       }
     }
     if (!needsProject) return { ok: true, session, project: undefined };

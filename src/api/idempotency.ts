@@ -1,6 +1,6 @@
 // The Idempotency-Key request header (draft-ietf-httpapi-idempotency-key-header-07): reading and
 // checking a key, the fingerprint of a request body, and one request at a time per key here.
-import { problem } from './problem.js';
+import { headerProblem } from './problem.js';
 import type { ApiResponse } from './types.js';
 
 /** The longest key accepted: a UUID, ULID or 32 random bytes in base64 fit many times over. */
@@ -16,7 +16,7 @@ export type IdempotencyKeyResult = { readonly ok: true; readonly key: string } |
 function invalid(message: string): IdempotencyKeyResult {
   return {
     ok: false,
-    response: problem('invalid-header', `Idempotency-Key ${message}.`, { errors: [{ pointer: '', header: 'Idempotency-Key', code: 'format', message }] }),
+    response: headerProblem('invalid-header', `Idempotency-Key ${message}.`, { header: 'Idempotency-Key', code: 'format', message }),
   };
 }
 

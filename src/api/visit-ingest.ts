@@ -8,7 +8,7 @@ import { VisitStoreUnavailableError, type EnrichedVisit, type VisitStore } from 
 import { bodyFingerprint, createKeyedQueue, parseIdempotencyKey } from './idempotency.js';
 import { checkHeaderLimits, readItems } from './items.js';
 import type { ApiLimits } from './limits.js';
-import { problem } from './problem.js';
+import { headerProblem, problem } from './problem.js';
 import { headerValue } from './request-headers.js';
 import type { ApiRequest, ApiResponse } from './types.js';
 
@@ -197,11 +197,18 @@ export function createVisitIngest(options: VisitIngestOptions): VisitIngest {
           return accepted(answer);
         case 'replayed':
           if (result.record.fingerprint === batch.fingerprint) return accepted(result.record.response, true);
-          return problem('idempotency-key-reused', 'This Idempotency-Key was used for a request with another body; nothing from this request was stored. Use a new key for a new batch.');
-        case 'in-progress':
-          return problem('idempotency-key-in-use', `A request with this Idempotency-Key is being stored and its outcome is not known yet; nothing from this request was stored. Retry after ${result.retryAfterSeconds} s to get its answer.`, {
-            headers: { 'retry-after': String(result.retryAfterSeconds) },
+          return headerProblem('idempotency-key-reused', 'This Idempotency-Key was used for a request with another body; nothing from this request was stored. Use a new key for a new batch.', {
+            header: 'Idempotency-Key',
+            code: 'reused',
+            message: 'was used for a request with another body',
           });
+        case 'in-progress':
+          return headerProblem(
+            'idempotency-key-in-use',
+            `A request with this Idempotency-Key is being stored and its outcome is not known yet; nothing from this request was stored. Retry after ${result.retryAfterSeconds} s to get its answer.`,
+            { header: 'Idempotency-Key', code: 'in-use', message: 'is in use by a request still being stored' },
+            { 'retry-after': String(result.retryAfterSeconds) },
+          );
       }
     });
   };

@@ -8,7 +8,7 @@ import { VisitQueryError, type EnrichedVisit, type PathCount, type StatsDimensio
 import { csvLine, csvResponse, toCsv, type CsvCell } from './csv.js';
 import { jsonBodyProblem, parseJsonBody } from './json-body.js';
 import { pointerTo } from '../field-error.js';
-import { notJsonProblem, problem } from './problem.js';
+import { headerProblem, notJsonProblem, problem } from './problem.js';
 import { DEFAULT_PROJECT_SETTINGS, type ProjectSettingsStore } from './project-settings.js';
 import { createSavedRobotsRules } from './saved-robots-rules.js';
 import { enumParam, integerParam, NONE, rangeParams, readRoute, visitFilterParams, wantsCsv } from './read-query.js';
@@ -202,7 +202,7 @@ export function createVisitRoutes(options: VisitRoutesOptions): RouteTable {
           slot.release();
           // A header is named as a header, as Idempotency-Key is, not as a query parameter.
           if (header !== undefined && header !== '' && error instanceof VisitQueryError) {
-            return problem('invalid-header', `Last-Event-ID: ${error.message}`, { errors: [{ pointer: '', header: 'Last-Event-ID', code: 'invalid', message: error.message }] });
+            return headerProblem('invalid-header', `Last-Event-ID: ${error.message}`, { header: 'Last-Event-ID', code: 'invalid', message: error.message });
           }
           throw renameCursorError(error, 'last_event_id');
         }

@@ -68,6 +68,7 @@ describe('POST /visits with an Idempotency-Key', () => {
     const changed = await post(JSON.stringify([visit('/one')]) + ' ', 'reused');
     expect(changed.status).toBe(422);
     expect(problemOf(changed).type).toBe('urn:agentwarden:problem:idempotency-key-reused');
+    expect(problemOf(changed).errors).toEqual([{ pointer: '', header: 'Idempotency-Key', code: 'reused', message: 'was used for a request with another body' }]);
     expect((await post([visit('/two')], 'reused')).status).toBe(422);
     expect(await stored()).toEqual(['/one']);
   });
@@ -114,6 +115,7 @@ describe('POST /visits with an Idempotency-Key', () => {
     expect(response.status).toBe(409);
     expect(response.headers['retry-after']).toBe('7');
     expect(problemOf(response).type).toBe('urn:agentwarden:problem:idempotency-key-in-use');
+    expect(problemOf(response).errors).toEqual([{ pointer: '', header: 'Idempotency-Key', code: 'in-use', message: 'is in use by a request still being stored' }]);
   });
 
   it('answers 501 for a key when the store keeps no keys, rather than storing twice', async () => {

@@ -429,17 +429,26 @@ describe('errors', () => {
     }));
 
   it.each([
-    ['a missing Authorization header', {}, /Authorization: Bearer/],
-    ['a misspelled header name (Autorization)', { autorization: 'Bearer x' }, /"autorization": did you mean/],
-    ['the Basic scheme', { authorization: 'Basic dXNlcjpwYXNz' }, /Bearer scheme/],
-    ['an empty bearer token', { authorization: 'Bearer ' }, /Bearer scheme|empty/],
-    ['an unknown token', { authorization: 'Bearer aw_doesnotexist' }, /unknown or has been revoked/],
-  ])('401 with WWW-Authenticate: Bearer for %s', async (_name, headers, detail) => {
+    ['a missing Authorization header', {}, /Authorization: Bearer/, 'missing'],
+    ['a misspelled header name (Autorization)', { autorization: 'Bearer x' }, /"autorization": did you mean/, 'misspelled-header'],
+    ['the Basic scheme', { authorization: 'Basic dXNlcjpwYXNz' }, /Bearer scheme/, 'wrong-scheme'],
+    ['an empty bearer token', { authorization: 'Bearer ' }, /Bearer scheme|empty/, 'malformed'],
+    ['an unknown token', { authorization: 'Bearer aw_doesnotexist' }, /unknown or has been revoked/, 'unknown-token'],
+  ])('401 with WWW-Authenticate: Bearer for %s, naming Authorization in errors[]', async (_name, headers, detail, code) => {
     const res = await identify(headers);
     expectProblem(res, 401);
     expect(res.headers.get('www-authenticate')).toMatch(/^Bearer realm="agentwarden"/);
     expect(res.json.detail).toMatch(detail);
+    expect(res.json.errors).toEqual([{ pointer: '', header: 'Authorization', code, message: expect.any(String) }]);
     expectDocumented('/agent-identifications', 'post', res);
+  });
+
+  it('401 of a read route names Authorization too', async () => {
+    const res = await fetch(`${api.url}/visits`);
+    const json = await res.json();
+    expectProblem({ status: res.status, headers: res.headers, json }, 401);
+    expect(json.errors).toEqual([{ pointer: '', header: 'Authorization', code: 'missing', message: 'is required: Bearer <token>' }]);
+    expectDocumented('/visits', 'get', { status: res.status, headers: res.headers, json });
   });
 
   it('404 problem+json for an unknown path', async () => {

@@ -109,6 +109,10 @@ describe('admin routes', () => {
     const forged = await call('GET', '/admin/session', { headers: { cookie: 'aw_session=forged' } });
     expect(JSON.parse(forged.body as string).detail).toMatch(/log in/i);
     expect(JSON.parse(forged.body as string).detail).not.toMatch(/Bearer/);
+    // A route a project token opens as well names the Authorization header it lacks.
+    const read = await call('GET', '/visits?project=prj_x');
+    expect(read.status).toBe(401);
+    expect(read.json.errors).toEqual([{ pointer: '', header: 'Authorization', code: 'missing', message: 'is required: Bearer <token>' }]);
   });
 
   it('answer 403 to a state-changing request without the session\'s CSRF token', async () => {
@@ -119,6 +123,9 @@ describe('admin routes', () => {
       const response = await call('POST', '/admin/projects', { body: { name: 'x' }, headers });
       expect(response.status).toBe(403);
       expect(response.json.type).toBe('urn:agentwarden:problem:forbidden');
+      // It names the header at fault, as every 4xx names its field.
+      const error = headers['x-csrf-token'] === undefined ? { code: 'required', message: "is required: the session's CSRF token" } : { code: 'mismatch', message: "must be the session's CSRF token" };
+      expect(response.json.errors).toEqual([{ pointer: '', header: 'X-CSRF-Token', ...error }]);
     }
     expect(store.listProjects()).toHaveLength(0);
     // Reads need no CSRF token, and the session answers its own.
