@@ -14,18 +14,22 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * The 413 of an array in a request body past `limits.maxItems` (DESIGN.md §7), at its pointer
+ * ("" for the body itself); undefined when it is within the limit.
+ */
+export function tooManyItems(array: readonly unknown[], pointer: string, limits: ApiLimits): ApiResponse | undefined {
+  if (array.length <= limits.maxItems) return undefined;
+  return problem('payload-too-large', `${pointer === '' ? 'The array' : pointer.slice(1)} has ${array.length} items; at most ${limits.maxItems} are accepted per array.`, {
+    errors: [{ pointer, code: 'max-items', message: `at most ${limits.maxItems} items` }],
+  });
+}
+
 /** Accepts a JSON object or an array (at most `limits.maxItems` long); anything else is a 400. */
 export function readItems(body: unknown, limits: ApiLimits): ItemsResult {
   if (Array.isArray(body)) {
-    if (body.length > limits.maxItems) {
-      return {
-        ok: false,
-        response: problem('payload-too-large', `The array has ${body.length} items; at most ${limits.maxItems} are accepted per request.`, {
-          errors: [{ pointer: '', code: 'max-items', message: `at most ${limits.maxItems} items` }],
-        }),
-      };
-    }
-    return { ok: true, single: false, items: body };
+    const tooMany = tooManyItems(body, '', limits);
+    return tooMany === undefined ? { ok: true, single: false, items: body } : { ok: false, response: tooMany };
   }
   if (isPlainObject(body)) return { ok: true, single: true, items: [body] };
   return {

@@ -1,6 +1,7 @@
 // The OpenAPI 3.1 document of everything the API serves: the contract (DESIGN.md §7, versioning),
 // checked by a test against real responses.
 import { AGENT_TYPES, AGENT_TYPE_ALIASES } from '../catalog/types.js';
+import { MAX_LIST_ITEMS } from '../robots/options.js';
 import type { ApiLimits } from './limits.js';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -81,6 +82,8 @@ const FORMAT_PARAMETER = queryParameter(
   "csv for a CSV download (RFC 4180; also chosen by Accept: text/csv). A text cell a spreadsheet could read as a formula (starting with = + - @ ; TAB or CR, the fullwidth forms of = + - @, or one of them after leading whitespace) gets a leading '.",
   { type: 'string', enum: ['json', 'csv'] },
 );
+// A robots.txt path or a list of them (POST /robots-txts, saved rules): never empty, at most MAX_LIST_ITEMS.
+const robotsPaths = { oneOf: [{ type: 'string' }, { type: 'array', minItems: 1, maxItems: MAX_LIST_ITEMS, items: { type: 'string' } }] };
 const csvOr = (schema: object) => ({ 'application/json': { schema }, 'text/csv': { schema: { type: 'string' } } });
 
 /**
@@ -249,7 +252,7 @@ export function createOpenApiDocument(options: {
           requestBody: jsonBody({
             type: 'object',
             required: ['agent_types'],
-            properties: { agent_types: { type: 'array', minItems: 1, items: { type: 'string' }, description: 'Agent types (legacy aliases accepted).' } },
+            properties: { agent_types: { type: 'array', minItems: 1, maxItems: limits.maxItems, items: { type: 'string' }, description: 'Agent types (legacy aliases accepted); past maxItems a 413 (max-items).' } },
           }),
           responses: {
             '200': { description: 'The strings, sorted.', content: { 'application/json': { schema: { type: 'array', items: { type: 'string' } } } } },
@@ -546,8 +549,8 @@ export function createOpenApiDocument(options: {
               required: ['agent'],
               properties: {
                 agent: { type: 'string', minLength: 1 },
-                disallow: { oneOf: [{ type: 'string' }, { type: 'array', minItems: 1, items: { type: 'string' } }], description: 'disallow_agents only: paths disallowed for this agent (default "/"), replacing the top-level ones.' },
-                allow: { oneOf: [{ type: 'string' }, { type: 'array', minItems: 1, items: { type: 'string' } }], description: 'Paths that stay allowed for this agent.' },
+                disallow: { ...robotsPaths, description: 'disallow_agents only: paths disallowed for this agent (default "/"), replacing the top-level ones.' },
+                allow: { ...robotsPaths, description: 'Paths that stay allowed for this agent.' },
               },
             },
           ],
@@ -555,23 +558,24 @@ export function createOpenApiDocument(options: {
         RobotsTxtRequest: {
           type: 'object',
           required: ['agent_types'],
+          description: `Every list holds at most ${MAX_LIST_ITEMS} entries; a longer one is a 400 (too-many) at its pointer.`,
           properties: {
-            agent_types: { type: 'array', items: ref('AgentType'), description: 'Non-empty, unless disallow_agents or allow_agents names an agent.' },
+            agent_types: { type: 'array', maxItems: MAX_LIST_ITEMS, items: ref('AgentType'), description: 'Non-empty, unless disallow_agents or allow_agents names an agent.' },
             disallow_agents: {
               type: 'array',
-              maxItems: 100,
+              maxItems: MAX_LIST_ITEMS,
               items: ref('RobotsAgentRule'),
               description: 'Extension: agents disallowed by name on top of agent_types; without paths of their own they get disallow/allow. An unknown agent is a 400 at its index.',
             },
             allow_agents: {
               type: 'array',
-              maxItems: 100,
+              maxItems: MAX_LIST_ITEMS,
               items: ref('RobotsAgentRule'),
               description:
                 'Extension: agents allowed by name, e.g. all AI Data Scrapers but one. Without paths the agent gets its own group with "Allow: /"; with allow paths, its type\'s lines plus those Allow lines. A "*" group elsewhere no longer applies to it (RFC 9309 §2.2.1).',
             },
-            disallow: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }], description: 'Path(s) to disallow, each starting with "/" (default "/").' },
-            allow: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }], description: 'Path(s) that stay allowed.' },
+            disallow: { ...robotsPaths, description: 'Path(s) to disallow, each starting with "/" (default "/").' },
+            allow: { ...robotsPaths, description: 'Path(s) that stay allowed.' },
             comments: { type: 'boolean', description: 'Add "# <type>" and "# <agent url>" above each group.' },
             markers: {
               oneOf: [{ type: 'boolean' }, { type: 'string' }, { type: 'object', required: ['begin', 'end'], properties: { begin: { type: 'string' }, end: { type: 'string' } } }],
@@ -909,13 +913,13 @@ export function createOpenApiDocument(options: {
         ProjectRobotsInput: {
           type: 'object',
           required: ['agent_types'],
-          description: 'The POST /robots-txts options the violations report checks (rendering options such as comments are refused).',
+          description: `The POST /robots-txts options the violations report checks (rendering options such as comments are refused); every list holds at most ${MAX_LIST_ITEMS} entries.`,
           properties: {
-            agent_types: { type: 'array', items: ref('AgentType'), description: 'Non-empty, unless disallow_agents or allow_agents names an agent.' },
-            disallow: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
-            allow: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
-            disallow_agents: { type: 'array', items: ref('RobotsAgentRule') },
-            allow_agents: { type: 'array', items: ref('RobotsAgentRule') },
+            agent_types: { type: 'array', maxItems: MAX_LIST_ITEMS, items: ref('AgentType'), description: 'Non-empty, unless disallow_agents or allow_agents names an agent.' },
+            disallow: robotsPaths,
+            allow: robotsPaths,
+            disallow_agents: { type: 'array', maxItems: MAX_LIST_ITEMS, items: ref('RobotsAgentRule') },
+            allow_agents: { type: 'array', maxItems: MAX_LIST_ITEMS, items: ref('RobotsAgentRule') },
           },
         },
         Problem: {

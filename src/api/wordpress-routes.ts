@@ -9,6 +9,7 @@ import { resolveAgentType, type Catalog } from '../catalog/catalog.js';
 import type { AgentType } from '../catalog/types.js';
 import type { FieldError } from '../field-error.js';
 import { createKeyedQueue } from './idempotency.js';
+import { tooManyItems } from './items.js';
 import { jsonBodyProblem, parseJsonBody, parseJsonText } from './json-body.js';
 import type { ApiLimits } from './limits.js';
 import { problem, unsupportedMediaType } from './problem.js';
@@ -227,6 +228,8 @@ export function createWordPressRoutes(options: { readonly ingest: VisitIngest; r
           if (!Array.isArray(names) || names.length === 0) {
             return problem('validation-failed', 'agent_types must be a non-empty array of agent types.', { errors: [{ pointer: '/agent_types', code: 'required', message: 'a non-empty array of agent types' }] });
           }
+          const tooMany = tooManyItems(names, '/agent_types', limits);
+          if (tooMany !== undefined) return tooMany;
           const types = names.map((name) => (typeof name === 'string' ? resolveAgentType(name) : undefined));
           const errors = types.flatMap((type, i) => (type === undefined ? [{ pointer: `/agent_types/${i}`, code: 'enum', message: 'not an agent type' }] : []));
           if (errors.length > 0) return problem('validation-failed', 'agent_types names an unknown agent type; see errors.', { errors });

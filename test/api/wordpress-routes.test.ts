@@ -304,4 +304,20 @@ describe('POST /user-agent-strings-lists', () => {
     expect(await list(undefined)).toMatchObject({ status: 400 });
     expect(await list(['AI Data Scraper', 'Robots'])).toMatchObject({ status: 400, json: { errors: [{ pointer: '/agent_types/1' }] } });
   });
+
+  it('refuses agent_types past 1,000 items with 413 max-items, as every array of the API (DESIGN.md §7)', async () => {
+    const { list } = await withVisits();
+    expect((await list(Array(1000).fill('AI Data Scraper'))).status).toBe(200);
+    expect(await list(Array(1001).fill('AI Data Scraper'))).toEqual({
+      status: 413,
+      json: expect.objectContaining({ type: 'urn:agentwarden:problem:payload-too-large', errors: [{ pointer: '/agent_types', code: 'max-items', message: 'at most 1000 items' }] }),
+    });
+    // The limit is the API's, configured once (limits.maxItems).
+    const projects = createMemoryProjectStore();
+    const { token } = await projects.createProject('small');
+    const handler = createApiHandler({ engine: createEngine(), projects, visits: createMemoryVisitStore(), rateLimit: false, limits: { maxItems: 2 } });
+    const body = new TextEncoder().encode(JSON.stringify({ agent_types: ['AI Assistant', 'AI Agent', 'AI Search Crawler'] }));
+    const small = await handler({ method: 'POST', path: '/user-agent-strings-lists', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body });
+    expect(small.status).toBe(413);
+  });
 });

@@ -174,6 +174,23 @@ describe('POST /robots-txts', () => {
     expectProblem(missing, 400);
   });
 
+  it('refuses a list past 100 entries with a 400 at its pointer, as the document\'s maxItems says', async () => {
+    const schema = openapi['components']['schemas']['RobotsTxtRequest'];
+    const types = (n: number) => Array(n).fill('AI Data Scraper');
+    const paths = (n: number) => Array.from({ length: n }, (_, i) => `/p${i}`);
+    for (const [field, list] of [['agent_types', types], ['disallow', paths], ['allow', paths], ['disallow_agents', (n: number) => Array(n).fill('gptbot')], ['allow_agents', (n: number) => Array(n).fill('claudebot')]] as const) {
+      const within = { agent_types: ['AI Data Scraper'], [field]: list(100) };
+      expect((await post(`${api.url}/robots-txts`, tokenA, within)).status, field).toBe(200);
+      expect(checkSchema(within, schema, openapi), field).toEqual([]);
+      const past = { agent_types: ['AI Data Scraper'], [field]: list(101) };
+      const refused = await post(`${api.url}/robots-txts`, tokenA, past);
+      expectProblem(refused, 400);
+      expect(refused.json.errors, field).toEqual([expect.objectContaining({ pointer: `/${field}`, code: 'too-many' })]);
+      // disallow and allow are a path or a list: their oneOf then matches neither.
+      expect(checkSchema(past, schema, openapi), field).toEqual([expect.stringMatching(new RegExp(`^/${field}: (more items than maxItems|matches 0 of oneOf)`))]);
+    }
+  });
+
   it('takes disallow_agents and allow_agents (ids or robots tokens) beside agent_types; an unknown agent is a 400 at its index', async () => {
     const res = await post(`${api.url}/robots-txts`, tokenA, { agent_types: ['AI Data Scraper'], allow_agents: ['claudebot'], disallow_agents: [{ agent: 'Googlebot', disallow: ['/search'] }] });
     expect(res.status).toBe(200);

@@ -1,5 +1,6 @@
 // A small JSON Schema checker for the subset the OpenAPI document uses ($ref, type, properties,
-// required, additionalProperties, items, enum, const, oneOf, minimum, maximum, minLength), so
+// required, additionalProperties, items, enum, const, oneOf, minimum, maximum, minLength,
+// minItems, maxItems), so
 // the contract is checked against real responses without another dependency.
 
 type Schema = Record<string, any>;
@@ -38,6 +39,10 @@ export function checkSchema(value: unknown, schema: Schema, root: Schema, path =
     if (schema['maximum'] !== undefined && value > schema['maximum']) errors.push(`${path}: above maximum`);
   }
   if (typeof value === 'string' && schema['minLength'] !== undefined && value.length < schema['minLength']) errors.push(`${path}: shorter than minLength`);
+  if (Array.isArray(value)) {
+    if (schema['minItems'] !== undefined && value.length < schema['minItems']) errors.push(`${path}: fewer items than minItems`);
+    if (schema['maxItems'] !== undefined && value.length > schema['maxItems']) errors.push(`${path}: more items than maxItems`);
+  }
   if (Array.isArray(value) && schema['items'] !== undefined) {
     value.forEach((item, i) => errors.push(...checkSchema(item, schema['items'], root, `${path}/${i}`)));
   }
