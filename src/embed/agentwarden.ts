@@ -68,6 +68,11 @@ export interface CheckRequest {
    * without an address (a unix socket, from a local proxy). Absent: `clientIp` is used.
    */
   readonly peer?: string | undefined;
+  /**
+   * Keeps the platform running background work this check starts (Workers' `ctx.waitUntil`): the
+   * refresh of a robots.txt fetched from a server, which Workers would otherwise end with the response.
+   */
+  readonly waitUntil?: ((promise: Promise<unknown>) => void) | undefined;
 }
 
 /** A response's status and headers as `record` takes them (numbers as Node keeps content-length). */
@@ -194,7 +199,7 @@ export function createAgentwarden(options: AgentwardenOptions = {}): Agentwarden
   const finish = (request: CheckRequest, identification: VerificationOutcome, clientIp: string | undefined, started: number): Check | Promise<Check> => {
     if (robots !== undefined && (request.method === 'GET' || request.method === 'HEAD') && isRobotsPath(request.path)) {
       // /robots.txt is served to every agent, denied ones included: it is how they learn the rules.
-      const served = robots.get();
+      const served = robots.get(request.waitUntil);
       const answer = (text: ServedRobotsTxt) =>
         new Check(identification, clientIp, undefined, false, robotsResponse(text, request.method, request.headers.get('if-none-match')), { method: request.method, path: request.path, headerRecord: request.headerRecord, started });
       return served instanceof Promise ? served.then(answer) : answer(served);
@@ -277,7 +282,17 @@ function isoTime(ms: number): string {
   return `${isoPrefix}${String(Math.floor(ms) - second * 1000).padStart(3, '0')}Z`;
 }
 
-/** Whether a request path (with its query) is /robots.txt. */
+/**
+ * Whether a request path (with its query) is /robots.txt, also with its letters percent-encoded
+ * (`/robots%2Etxt`: the same resource, RFC 3986 §6.2.2.2, which frameworks route to /robots.txt).
+ */
 function isRobotsPath(path: string): boolean {
-  return path === '/robots.txt' || path.startsWith('/robots.txt?');
+  if (path === '/robots.txt' || path.startsWith('/robots.txt?')) return true;
+  if (!path.includes('%')) return false;
+  const query = path.indexOf('?');
+  const decoded = (query === -1 ? path : path.slice(0, query)).replace(/%([0-9A-Fa-f]{2})/g, (escape, hex: string) => {
+    const character = String.fromCharCode(Number.parseInt(hex, 16));
+    return /[A-Za-z0-9._~-]/.test(character) ? character : escape;
+  });
+  return decoded === '/robots.txt';
 }

@@ -77,6 +77,8 @@ export interface DeliveryQueueOptions<T> {
   /** How long `close` keeps trying before it drops what is left. */
   readonly closeTimeoutMs: number;
   readonly timers: Timers;
+  /** Milliseconds now: a batch timer long overdue is taken as lost. */
+  readonly now: () => number;
   /** In [0, 1): jitter for backoff, so many sites do not retry in step. */
   readonly random: () => number;
   readonly onError?: (error: string) => void;
@@ -104,6 +106,9 @@ interface PendingBatch<T> {
   id: number;
 }
 
+/** How late past its time a batch timer is taken as lost rather than delayed by a busy event loop. */
+const LOST_TIMER_MS = 1_000;
+
 /** The longest Retry-After honoured: a server asking for more is treated as down for an hour. */
 const MAX_RETRY_AFTER_MS = 3_600_000;
 
@@ -127,6 +132,7 @@ export function createDeliveryQueue<T>(options: DeliveryQueueOptions<T>): Delive
   const inFlight = new Set<PendingBatch<T>>();
   let nextId = 1;
   let timer: unknown;
+  let timerDue = 0;
   // Ends a retry's wait now, by batch waiting (close does not wait out a backoff).
   const retryWakes = new Set<() => void>();
   let closed = false;
@@ -209,10 +215,17 @@ export function createDeliveryQueue<T>(options: DeliveryQueueOptions<T>): Delive
       return;
     }
     if (timer === undefined) {
+      timerDue = options.now() + options.flushIntervalMs;
       timer = timers.setTimeout(() => {
         timer = undefined;
         if (inFlight.size === 0 && queued() > 0) void send(takeBatch());
       }, options.flushIntervalMs);
+    } else if (options.now() > timerDue + LOST_TIMER_MS) {
+      // The timer never fired: Workers cancel a request's timers with its response, so one armed
+      // during a request without ctx.waitUntil is gone. The batch leaves now, and the next waits anew.
+      timers.clearTimeout(timer);
+      timer = undefined;
+      void send(takeBatch());
     }
   };
 

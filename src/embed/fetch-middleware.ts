@@ -1,6 +1,6 @@
 // The plain fetch middleware (Workers `fetch`, Next.js middleware, `Deno.serve`, `Bun.serve`, Hono):
 // wraps a `(request) => Response` handler with agentwarden's check, policy and visit recording.
-import { createAgentwarden, type Agentwarden, type AgentwardenOptions, type AgentwardenResult, type RequestCheck } from './agentwarden.js';
+import { createAgentwarden, type Agentwarden, type AgentwardenOptions, type AgentwardenResult, type RecordedResponse, type RequestCheck } from './agentwarden.js';
 import type { PolicyResponse } from './access-policy.js';
 import { fetchHeaderMap } from './header-maps.js';
 
@@ -10,13 +10,26 @@ export interface FetchPlatform {
   readonly clientIp?: string | undefined;
   /** Keeps the isolate alive until the promise settles (Workers `ctx.waitUntil`, Next.js `event.waitUntil`). */
   readonly waitUntil?: ((promise: Promise<unknown>) => void) | undefined;
+  /**
+   * Settles once the response has been sent, or abandoned by the client (Deno's `info.completed`):
+   * the visit's duration then runs until the body ended, as on Node. Elsewhere it runs until the
+   * handler answered, since Workers and Bun do not say when a streamed body ends.
+   */
+  readonly completed?: Promise<unknown> | undefined;
+  /** The platform upgrades a WebSocket beside the response (Bun's `server.upgrade`), which is then none or a placeholder. */
+  readonly upgradesBesideResponse?: boolean | undefined;
 }
 
-/** Calls the application. */
-export type FetchNext = (request: Request) => Response | Promise<Response>;
+/**
+ * Calls the application. A handler may answer no Response where the platform allows it: Bun's
+ * after `server.upgrade(request)`.
+ */
+export type FetchNext<T extends Response | undefined = Response> = (request: Request) => T | Promise<T>;
 
 /** The middleware: checks, answers or calls `next`, records the visit. */
-export type FetchMiddleware = ((request: Request, next: FetchNext, platform?: FetchPlatform) => Promise<Response>) & { readonly agentwarden: Agentwarden };
+export type FetchMiddleware = (<T extends Response | undefined = Response>(request: Request, next: FetchNext<T>, platform?: FetchPlatform) => Promise<T | Response>) & {
+  readonly agentwarden: Agentwarden;
+};
 
 const results = new WeakMap<Request, AgentwardenResult>();
 
@@ -46,31 +59,66 @@ function headersOf(headers: Headers): Record<string, string> {
   return record;
 }
 
+/** How a fetch handler's turn ended: its Response, none (Bun's WebSocket upgrade), or a throw. */
+export type FetchOutcome = Response | undefined | 'threw';
+
 /**
- * Records the visit of a checked Fetch request once its response is known, and with `waitUntil`
- * (Workers, Next.js) flushes the sink within the request's lifetime. `headers` is undefined when
- * the application threw. Exported for the framework adapters built on Request objects (Hono).
+ * Records the visit of a checked Fetch request once its response is known (with `completed`, once
+ * it has been sent), and with `waitUntil` (Workers, Next.js) flushes the sink within the request's
+ * lifetime. Exported for the framework adapters built on Request objects (Hono).
  */
-export function recordFetchResponse(agentwarden: Agentwarden, check: RequestCheck, status: number, headers: Headers | undefined, platform: FetchPlatform | undefined): void {
+export function recordFetchResponse(agentwarden: Agentwarden, check: RequestCheck, request: Request, outcome: FetchOutcome, platform: FetchPlatform | undefined): void {
   if (!recordsVisits(agentwarden)) return;
-  if (headers === undefined) agentwarden.record(check, { status });
+  const response = fetchResponseRecord(request, outcome, platform);
+  const completed = platform?.completed;
+  if (completed === undefined) agentwarden.record(check, response);
+  else {
+    const record = () => agentwarden.record(check, response);
+    void completed.then(record, record);
+  }
+  if (platform?.waitUntil === undefined && onCloudflareWorkers()) warnOnceWithoutWaitUntil();
+  if (platform?.waitUntil !== undefined) platform.waitUntil(completed === undefined ? agentwarden.flush() : completed.then(agentwarden.flush, agentwarden.flush));
+}
+
+/** What a visit keeps of a fetch handler's answer. */
+function fetchResponseRecord(request: Request, outcome: FetchOutcome, platform: FetchPlatform | undefined): RecordedResponse {
+  if (outcome === 'threw') return { status: 500 };
+  const upgraded = platform?.upgradesBesideResponse === true && isWebSocketUpgrade(request);
+  // No Response: Bun upgraded the WebSocket (101), or the platform answers an error of its own.
+  if (typeof outcome?.status !== 'number') return { status: upgraded ? 101 : 0 };
+  // Hono's WebSocket helper for Bun answers an empty 200 once Bun has upgraded the connection.
+  if (upgraded && outcome.status === 200 && outcome.body === null) return { status: 101 };
+  const headers = outcome.headers;
   // Next.js middleware's NextResponse.next() and rewrite() (and Vercel's next()) hand the request
   // on: the page answers later, with a status this response does not have.
-  else if (headers.has('x-middleware-next') || headers.has('x-middleware-rewrite')) agentwarden.record(check, { status: undefined });
-  else agentwarden.record(check, { status, headers: headersOf(headers) });
-  if (platform?.waitUntil !== undefined) platform.waitUntil(agentwarden.flush());
+  if (headers.has('x-middleware-next') || headers.has('x-middleware-rewrite')) return { status: undefined };
+  // A client that left before the answer never got it (Bun aborts the request's signal; Deno's
+  // signal is read only through \`completed\`, since it aborts on every response there).
+  if (platform?.completed === undefined && request.signal?.aborted === true) return { status: 0 };
+  return { status: outcome.status, headers: headersOf(headers) };
+}
+
+function isWebSocketUpgrade(request: Request): boolean {
+  return request.headers.get('upgrade')?.toLowerCase() === 'websocket';
 }
 
 /**
  * Checks a Fetch request: the check and the request data the visit needs. Exported for the
  * framework adapters built on Request objects (Hono).
  */
-export function checkFetchRequest(agentwarden: Agentwarden, request: Request, clientIp: string | undefined): RequestCheck | Promise<RequestCheck> {
+export function checkFetchRequest(agentwarden: Agentwarden, request: Request, platform: FetchPlatform | undefined): RequestCheck | Promise<RequestCheck> {
   const url = new URL(request.url);
   const headerRecord = headersOf(request.headers);
   // Fetch requests built by a platform may lack Host; the visit keeps it (signatures cover @authority).
   if (headerRecord['host'] === undefined) headerRecord['host'] = url.host;
-  return agentwarden.check({ method: request.method, path: url.pathname + url.search, headers: fetchHeaderMap(request.headers), headerRecord, clientIp });
+  return agentwarden.check({
+    method: request.method,
+    path: url.pathname + url.search,
+    headers: fetchHeaderMap(request.headers),
+    headerRecord,
+    clientIp: platform?.clientIp,
+    waitUntil: platform?.waitUntil,
+  });
 }
 
 /**
@@ -86,24 +134,23 @@ export function checkFetchRequest(agentwarden: Agentwarden, request: Request, cl
  */
 export function createFetchMiddleware(options: AgentwardenOptions | Agentwarden = {}): FetchMiddleware {
   const agentwarden = isAgentwarden(options) ? options : createAgentwarden(options);
-  const after = (check: RequestCheck, status: number, headers: Headers | undefined, platform: FetchPlatform | undefined) => recordFetchResponse(agentwarden, check, status, headers, platform);
-  const handle = async (request: Request, next: FetchNext, platform?: FetchPlatform): Promise<Response> => {
-    const checked = checkFetchRequest(agentwarden, request, platform?.clientIp);
+  const handle = async <T extends Response | undefined>(request: Request, next: FetchNext<T>, platform?: FetchPlatform): Promise<T | Response> => {
+    const checked = checkFetchRequest(agentwarden, request, platform);
     const check = checked instanceof Promise ? await checked : checked;
     results.set(request, check);
     if (check.response !== undefined) {
       const response = policyResponse(check.response);
-      after(check, response.status, response.headers, platform);
+      recordFetchResponse(agentwarden, check, request, response, platform);
       return response;
     }
-    let response: Response;
+    let response: T;
     try {
       response = await next(request);
     } catch (error) {
-      after(check, 500, undefined, platform);
+      recordFetchResponse(agentwarden, check, request, 'threw', platform);
       throw error;
     }
-    after(check, response.status, response.headers, platform);
+    recordFetchResponse(agentwarden, check, request, response, platform);
     return response;
   };
   return Object.assign(handle, { agentwarden });
@@ -126,20 +173,27 @@ export function isAgentwarden(value: unknown): value is Agentwarden {
  * What a platform's extra handler arguments say: Workers `(request, env, ctx)`, `Deno.serve`'s
  * `(request, info)`, `Bun.serve`'s `(request, server)`, Next.js middleware `(request, event)`,
  * and Hono on Node (`env.incoming`). On Cloudflare Workers the address is the `CF-Connecting-IP`
- * header, which Cloudflare sets itself and a client cannot forge there.
+ * header, which Cloudflare's edge sets itself and a client cannot forge there; a request that
+ * did not come through the edge (self-hosted workerd, which has no `request.cf`) gets none.
  */
 export function detectPlatform(request: Request, args: readonly unknown[]): FetchPlatform {
   let clientIp: string | undefined;
   let waitUntil: ((promise: Promise<unknown>) => void) | undefined;
+  let completed: Promise<unknown> | undefined;
+  let upgradesBesideResponse = false;
   for (const arg of args) {
     if (typeof arg !== 'object' || arg === null) continue;
     const value = arg as {
       waitUntil?: unknown;
       remoteAddr?: { hostname?: unknown };
+      completed?: unknown;
       requestIP?: unknown;
+      upgrade?: unknown;
       incoming?: { socket?: { remoteAddress?: unknown } };
     };
     if (typeof value.waitUntil === 'function' && waitUntil === undefined) waitUntil = (promise) => (value.waitUntil as (p: Promise<unknown>) => void).call(value, promise);
+    if (value.completed instanceof Promise && value.remoteAddr !== undefined) completed = value.completed;
+    if (typeof value.upgrade === 'function' && typeof value.requestIP === 'function') upgradesBesideResponse = true;
     if (clientIp !== undefined) continue;
     if (typeof value.remoteAddr?.hostname === 'string') clientIp = value.remoteAddr.hostname;
     else if (typeof value.requestIP === 'function') {
@@ -150,13 +204,28 @@ export function detectPlatform(request: Request, args: readonly unknown[]): Fetc
   if (clientIp === undefined) {
     const ip = (request as { ip?: unknown }).ip;
     if (typeof ip === 'string') clientIp = ip;
-    else if (onCloudflareWorkers()) clientIp = request.headers.get('cf-connecting-ip') ?? undefined;
+    else if (onCloudflareWorkers() && typeof (request as { cf?: unknown }).cf === 'object') clientIp = request.headers.get('cf-connecting-ip') ?? undefined;
   }
-  return { clientIp, waitUntil };
+  return { clientIp, waitUntil, completed, upgradesBesideResponse };
 }
 
+let cloudflareWorkers: boolean | undefined;
+
 function onCloudflareWorkers(): boolean {
-  return (globalThis as { navigator?: { userAgent?: unknown } }).navigator?.userAgent === 'Cloudflare-Workers';
+  cloudflareWorkers ??= (globalThis as { navigator?: { userAgent?: unknown } }).navigator?.userAgent === 'Cloudflare-Workers';
+  return cloudflareWorkers;
+}
+
+let warnedWithoutWaitUntil = false;
+
+/**
+ * Workers end a request's timers and fetches with its response: without `ctx.waitUntil` a visit
+ * waits in the sink until a later request's batch fills, and the isolate may be gone by then.
+ */
+function warnOnceWithoutWaitUntil(): void {
+  if (warnedWithoutWaitUntil) return;
+  warnedWithoutWaitUntil = true;
+  console.warn("agentwarden: no ctx.waitUntil on Cloudflare Workers, so visits are sent only as batches fill and may be lost; pass the handler's ctx (fetch(request, env, ctx)) or Hono's c.executionCtx");
 }
 
 /**
@@ -171,10 +240,10 @@ function onCloudflareWorkers(): boolean {
  * Deno.serve(withAgentwarden(handler, options));
  * Bun.serve({ fetch: withAgentwarden(handler, options) });
  */
-export function withAgentwarden<R extends Request, A extends unknown[]>(
-  handler: (request: R, ...args: A) => Response | Promise<Response>,
+export function withAgentwarden<R extends Request, A extends unknown[], T extends Response | undefined = Response>(
+  handler: (request: R, ...args: A) => T | Promise<T>,
   options: AgentwardenOptions | Agentwarden = {},
-): ((request: R, ...args: A) => Promise<Response>) & { readonly agentwarden: Agentwarden } {
+): ((request: R, ...args: A) => Promise<T | Response>) & { readonly agentwarden: Agentwarden } {
   if (typeof handler !== 'function') throw new TypeError(`handler must be a fetch handler function, got ${typeof handler}`);
   const middleware = createFetchMiddleware(options);
   // The handler gets the very request it was given (a platform's own kind: Next.js's NextRequest).

@@ -230,8 +230,12 @@ export function createHttpSink(options: HttpSinkOptions): HttpSink {
   const overflow = options.overflow ?? 'drop-oldest';
   if (overflow !== 'drop-oldest' && overflow !== 'drop-newest') throw new RangeError(`overflow must be 'drop-oldest' or 'drop-newest', got ${JSON.stringify(overflow)}`);
   const requestTimeoutMs = integerOption(options.requestTimeoutMs, 'requestTimeoutMs', 10_000, 1);
-  const keyPrefix = options.keyPrefix ?? globalThis.crypto.randomUUID();
-  if (typeof keyPrefix !== 'string' || !/^[A-Za-z0-9._~:+/=-]{1,200}$/.test(keyPrefix)) throw new RangeError(`keyPrefix must be 1 to 200 URL-safe characters, got ${JSON.stringify(keyPrefix)}`);
+  if (options.keyPrefix !== undefined && (typeof options.keyPrefix !== 'string' || !/^[A-Za-z0-9._~:+/=-]{1,200}$/.test(options.keyPrefix))) {
+    throw new RangeError(`keyPrefix must be 1 to 200 URL-safe characters, got ${JSON.stringify(options.keyPrefix)}`);
+  }
+  // Drawn at the first delivery, not here: Workers refuse random values in a module's top level,
+  // where a sink is usually created.
+  let keyPrefix = options.keyPrefix;
   const authorization = `Bearer ${options.token}`;
   // Off once a server answers 501 to a keyed request (a store that keeps no keys): its batches
   // are then sent without one rather than never.
@@ -240,7 +244,7 @@ export function createHttpSink(options: HttpSinkOptions): HttpSink {
   const toUtf8 = createUtf8Writer();
   const deliver = async (batch: Batch<Uint8Array>): Promise<DeliveryResult> => {
     const headers: Record<string, string> = { authorization, 'content-type': 'application/json' };
-    if (keyed) headers['idempotency-key'] = `${keyPrefix}.${batch.id}`;
+    if (keyed) headers['idempotency-key'] = `${(keyPrefix ??= globalThis.crypto.randomUUID())}.${batch.id}`;
     const controller = new AbortController();
     const timeout = timers.setTimeout(() => controller.abort(), requestTimeoutMs);
     let response: Response;
@@ -297,6 +301,7 @@ export function createHttpSink(options: HttpSinkOptions): HttpSink {
     maxRetryDelayMs: integerOption(options.maxRetryDelayMs, 'maxRetryDelayMs', 60_000, 1),
     closeTimeoutMs: integerOption(options.closeTimeoutMs, 'closeTimeoutMs', 10_000, 0),
     timers,
+    now: () => clock.now(),
     random: options.random ?? Math.random,
     ...(options.onError === undefined ? {} : { onError: options.onError }),
   });

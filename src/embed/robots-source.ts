@@ -49,7 +49,8 @@ export interface ServedRobotsTxt {
 
 /** Gives the current robots.txt: at once when cached, else after one fetch. */
 export interface RobotsSource {
-  get(): ServedRobotsTxt | Promise<ServedRobotsTxt>;
+  /** The robots.txt to serve; `waitUntil` (Workers') keeps a refresh this starts running past the response. */
+  get(waitUntil?: (promise: Promise<unknown>) => void): ServedRobotsTxt | Promise<ServedRobotsTxt>;
 }
 
 const OPTIONS = new Set(['agentTypes', 'disallowAgents', 'allowAgents', 'disallow', 'allow', 'siteRobotsTxt', 'url', 'token', 'refreshMs', 'fetch']);
@@ -191,6 +192,9 @@ export function createRobotsSource(options: RobotsSourceOptions, engine: Engine,
   let cached: ServedRobotsTxt | undefined;
   let nextFetch = 0;
   let inFlight: Promise<ServedRobotsTxt> | undefined;
+  let inFlightSince = 0;
+  // Whether a fetch has ended, answered or not: after that no request waits for one.
+  let settledOnce = false;
 
   const fetchRemote = async (): Promise<ServedRobotsTxt> => {
     const controller = new AbortController();
@@ -223,20 +227,28 @@ export function createRobotsSource(options: RobotsSourceOptions, engine: Engine,
       nextFetch = clock.now() + RETRY_MS;
       return cached ?? local;
     } finally {
+      settledOnce = true;
       timers.clearTimeout(timeout);
     }
   };
 
   return {
-    get() {
-      if (clock.now() >= nextFetch && inFlight === undefined) {
-        inFlight = fetchRemote().finally(() => {
-          inFlight = undefined;
+    get(waitUntil) {
+      const now = clock.now();
+      // A fetch pending well past its timeout was ended under us (Workers end a request's fetches
+      // and timers with its response): it will never settle, so another may start.
+      if (inFlight !== undefined && now - inFlightSince > 2 * FETCH_TIMEOUT_MS) inFlight = undefined;
+      if (now >= nextFetch && inFlight === undefined) {
+        const refresh = fetchRemote().finally(() => {
+          if (inFlight === refresh) inFlight = undefined;
         });
+        inFlight = refresh;
+        inFlightSince = now;
+        waitUntil?.(refresh);
       }
       // A stale copy is served while the refresh runs; only the very first request waits.
       if (cached !== undefined) return cached;
-      return inFlight ?? local;
+      return settledOnce ? local : (inFlight ?? local);
     },
   };
 }

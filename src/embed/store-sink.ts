@@ -107,6 +107,7 @@ export function createStoreSink(options: StoreSinkOptions): StoreSink {
     maxRetryDelayMs: 30_000,
     closeTimeoutMs: integerOption(options.closeTimeoutMs, 'closeTimeoutMs', 10_000, 0),
     timers: options.timers ?? platformTimers,
+    now: Date.now,
     random: Math.random,
     ...(options.onError === undefined ? {} : { onError: options.onError }),
   });

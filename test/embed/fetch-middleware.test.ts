@@ -225,6 +225,18 @@ describe('access policy in the middleware', () => {
     ]);
   });
 
+  it('serves /robots.txt also for its letters percent-encoded (the same resource, which frameworks route to a route of the site\'s own), and nothing else', async () => {
+    const { run } = middleware({ denyAgentTypes: ['AI Data Scraper'], robotsTxt: true });
+    const expected = embedEngine().robotsTxt({ agent_types: ['AI Data Scraper'] });
+    for (const path of ['/robots%2Etxt', '/robots%2etxt', '/%72obots.txt?x=1', '/%72%6F%62%6F%74%73%2E%74%78%74']) {
+      expect(await (await run(get(path, BROWSER_UA), app, LOOPBACK)).text(), path).toBe(expected);
+    }
+    // A reserved character encoded is another path (RFC 3986 §2.2), and so is another case.
+    for (const path of ['/robots%2Etxt%2F', '/a%2Frobots.txt', '/ROBOTS%2ETXT', '/robots%252Etxt']) {
+      expect(await (await run(get(path, BROWSER_UA), app, LOOPBACK)).text(), path).not.toBe(expected);
+    }
+  });
+
   it('serves /robots.txt that also disallows the denied agents by name, and allows the agents it names', async () => {
     const { run } = middleware({ denyAgents: ['googlebot'], robotsTxt: true });
     expect(await (await run(get('/robots.txt', BROWSER_UA), app, LOOPBACK)).text()).toBe('User-agent: Googlebot\nDisallow: /\n');

@@ -70,17 +70,25 @@ export function agentwarden(options: AgentwardenOptions | Agentwarden = {}): Age
     const node = nodeBindings(c.env);
     if (node !== undefined) return onNode(c, next, node);
     const platform = detectPlatform(c.req.raw, [c.env, executionContext(c)]);
-    const checked = checkFetchRequest(core, c.req.raw, platform.clientIp);
+    const checked = checkFetchRequest(core, c.req.raw, platform);
     const check = checked instanceof Promise ? await checked : checked;
     c.set('agentwarden', check);
     if (check.response !== undefined) {
       const response = policyResponse(check.response);
-      recordFetchResponse(core, check, response.status, response.headers, platform);
+      recordFetchResponse(core, check, c.req.raw, response, platform);
       return response;
     }
-    await next();
-    // Hono turns an error thrown by a handler into c.res (its onError answer) before this runs.
-    recordFetchResponse(core, check, c.res.status, c.res.headers, platform);
+    try {
+      await next();
+    } catch (error) {
+      // Hono hands only Errors to onError (and an onError may throw): the rest pass through here, and Hono answers 500.
+      recordFetchResponse(core, check, c.req.raw, 'threw', platform);
+      throw error;
+    }
+    // Hono turns an Error thrown by a handler into c.res (its onError answer) before this runs. A
+    // handler that answered nothing leaves the context unfinalized, which Hono then answers with a
+    // 500; reading c.res here would make its placeholder 200.
+    recordFetchResponse(core, check, c.req.raw, c.finalized ? c.res : 'threw', platform);
     return undefined;
   };
   // On Node the request and response are read where Node keeps them (its header object, the
