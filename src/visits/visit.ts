@@ -187,6 +187,37 @@ function textProblem(value: string, what: string): { code: string; message: stri
   return undefined;
 }
 
+// A message may run over lines; no other control character belongs in one (NUL, ESC's terminal sequences).
+const MESSAGE_CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+
+/** What is wrong with an MCP text field, by the rules of paths and header values; an error message may also hold CR and LF. */
+function mcpTextProblem(value: string, field: string): { code: string; message: string } | undefined {
+  if (field !== 'mcp_response_error_message') return textProblem(value, field);
+  if (isPlainText(value)) return undefined;
+  if (MESSAGE_CONTROL.test(value)) return { code: 'control-character', message: `${field} must not contain control characters other than tab, CR and LF` };
+  if (hasLoneSurrogate(value)) return { code: 'invalid-unicode', message: `${field} must be well-formed Unicode (it holds an unpaired surrogate)` };
+  return undefined;
+}
+
+/** The JSON pointer of the first key or string in a JSON value that is not well-formed Unicode (it could not be stored as UTF-8 and read back). */
+function loneSurrogatePointer(value: unknown, pointer: string): string | undefined {
+  if (typeof value === 'string') return hasLoneSurrogate(value) ? pointer : undefined;
+  if (typeof value !== 'object' || value === null) return undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = loneSurrogatePointer(value[i], pointerTo(pointer, i));
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  for (const key of Object.keys(value)) {
+    if (hasLoneSurrogate(key)) return pointerTo(pointer, key);
+    const found = loneSurrogatePointer((value as Record<string, unknown>)[key], pointerTo(pointer, key));
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
 /**
  * Validates a header object (string or string[] values) and returns it normalised without
  * secrets. `base` and `field` name it for error pointers, built only when there is an error.
@@ -325,7 +356,13 @@ export function parseVisit(input: unknown, index?: number): VisitParseResult {
     else if (type === 'string' && longerThan(value as string, MAX_VISIT_TEXT_FIELD)) errors.push({ pointer: pointerTo(base, field), code: 'max-length', message: `at most ${MAX_VISIT_TEXT_FIELD} characters` });
     // A stored field must be one the read paths can serve: a 15 MiB body once made the timeline answer 500.
     else if (type === 'object' && JSON.stringify(value).length > MAX_VISIT_OBJECT_FIELD) errors.push({ pointer: pointerTo(base, field), code: 'max-length', message: `at most ${MAX_VISIT_OBJECT_FIELD} characters as JSON` });
-    else visit[field] = value;
+    else {
+      const problem = type === 'string' ? mcpTextProblem(value as string, field) : undefined;
+      const unpaired = type === 'object' ? loneSurrogatePointer(value, pointerTo(base, field)) : undefined;
+      if (problem !== undefined) errors.push({ pointer: pointerTo(base, field), ...problem });
+      else if (unpaired !== undefined) errors.push({ pointer: unpaired, code: 'invalid-unicode', message: 'must be well-formed Unicode (it holds an unpaired surrogate)' });
+      else visit[field] = value;
+    }
   }
   return errors.length > 0 ? { ok: false, errors } : { ok: true, visit: visit as unknown as Visit };
 }

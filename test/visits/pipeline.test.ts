@@ -106,6 +106,23 @@ describe('parseVisit', () => {
     expect(visit.request_path).toBe('/caf\u00c3\u00a9 \ud83d\ude00');
   });
 
+  it('holds MCP text to the rules of paths and header values (an error message may run over lines), and ACP and UCP bodies to well-formed Unicode', () => {
+    for (const field of ['mcp_request_method', 'mcp_request_tool_name', 'mcp_request_client_info_name', 'mcp_request_client_info_version']) {
+      expect(errorsOf({ [field]: 'tool\u0000' })).toEqual([`/2/${field} control-character`]);
+      expect(errorsOf({ [field]: 'a\u001b[31mred' })).toEqual([`/2/${field} control-character`]);
+      expect(errorsOf({ [field]: 'two\nlines' })).toEqual([`/2/${field} control-character`]);
+      expect(errorsOf({ [field]: 'half \ud800' })).toEqual([`/2/${field} invalid-unicode`]);
+      expect(parsed({ request_path: '/', request_method: 'GET', request_headers: {}, [field]: 'search_web \ud83d\ude00\tv1' })[field as 'mcp_request_method']).toBe('search_web \ud83d\ude00\tv1');
+    }
+    expect(parsed({ request_path: '/', request_method: 'GET', request_headers: {}, mcp_response_error_message: 'line 1\r\nline 2\ttab' }).mcp_response_error_message).toBe('line 1\r\nline 2\ttab');
+    expect(errorsOf({ mcp_response_error_message: 'bell\u0007' })).toEqual(['/2/mcp_response_error_message control-character']);
+    expect(errorsOf({ mcp_response_error_message: 'cut \udc00' })).toEqual(['/2/mcp_response_error_message invalid-unicode']);
+    expect(errorsOf({ acp_response_body: { order: { items: ['ok', 'half \ud800'] } } })).toEqual(['/2/acp_response_body/order/items/1 invalid-unicode']);
+    expect(errorsOf({ ucp_response_body: { 'k\udfff/x': 1 } })).toEqual(['/2/ucp_response_body/k\udfff~1x invalid-unicode']);
+    // JSON data is JSON data: escaped control characters inside a body are kept as sent.
+    expect(parsed({ request_path: '/', request_method: 'GET', request_headers: {}, acp_response_body: { note: 'a\u0000b', emoji: '\ud83d\ude00' } }).acp_response_body).toEqual({ note: 'a\u0000b', emoji: '\ud83d\ude00' });
+  });
+
   it('bounds the path and the method', () => {
     expect(errorsOf({ request_path: `/${'a'.repeat(16 * 1024)}` })).toEqual(['/2/request_path max-length']);
     expect(errorsOf({ request_path: `/${'a'.repeat(16 * 1024 - 1)}` })).toEqual([]);
