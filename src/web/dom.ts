@@ -26,23 +26,35 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props = 
   return element;
 }
 
-// Bidirectional-text controls (ALM, LRM, RLM, the embeddings and overrides, the isolates) reorder
-// what follows them: in visit data they disguise a path or a user agent ("/\u202Egnicirp" shows
-// as "/pricing", a reversed "(compatible; Googlebot/2.1 ...)" reads as Googlebot's).
-const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+// Characters that show as nothing or change how the text around them shows. Bidirectional-text
+// controls (ALM, LRM, RLM, the embeddings and overrides, the isolates) reorder what follows them:
+// in visit data they disguise a path or a user agent ("/\u202Egnicirp" shows as "/pricing", a
+// reversed "(compatible; Googlebot/2.1 ...)" reads as Googlebot's). Format characters (Cf: zero-width
+// space and joiners, word joiner, BOM, soft hyphen, tags), C0 and C1 controls (Cc), the other
+// default-ignorable code points (variation selectors, Hangul fillers, the combining grapheme joiner)
+// and the line and paragraph separators draw nothing, so "/pri\u200Bcing" reads as "/pricing". The
+// bidi controls are Cf too. Tab, line feed and carriage return stay: they are the layout of the
+// dashboard's own JSON and robots.txt previews, and show as space or a line break, not as nothing.
+// Kept as well, as the emoji they belong to: a zero-width joiner between two pictographs (a
+// pictograph may carry its presentation selector or a skin tone: 👩🏽‍💻, 🏳️‍🌈) and the
+// presentation selector after a pictograph (❤️). A joiner elsewhere, and every other selector, is
+// marked: that keeps the test to one pass with no emoji tables, and an emoji outside a ZWJ sequence
+// (a subdivision flag's tag characters, a keycap's selector) shows its marks.
+const HIDDEN = /((?<=\p{Extended_Pictographic}[\uFE0F\u{1F3FB}-\u{1F3FF}]?)\u200D(?=\p{Extended_Pictographic})|(?<=\p{Extended_Pictographic})\uFE0F)|(?![\t\n\r])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu;
 
 /**
- * Text as shown: each bidirectional-text control replaced by a visible mark ("⟨U+202E⟩"), so what
- * a visitor sent cannot be made to read as something else. Every text `h` and `append` add goes
- * through it; form values keep the text as it is.
+ * Text as shown: each character that draws nothing or reorders the text around it replaced by a
+ * visible mark ("⟨U+202E⟩", "⟨U+200B⟩"), so what a visitor sent cannot be made to read as something
+ * else. Every text `h` and `append` add goes through it; form values keep the text as it is.
  * @example
  * visibleText('/\u202Egnicirp'); // '/⟨U+202E⟩gnicirp'
+ * visibleText('/pri\u200Bcing'); // '/pri⟨U+200B⟩cing'
  */
 export function visibleText(text: string): string {
-  return text.replace(BIDI_CONTROLS, (control) => `\u27e8U+${control.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}\u27e9`);
+  return text.replace(HIDDEN, (char: string, emoji: string | undefined) => (emoji !== undefined ? char : `\u27e8U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}\u27e9`));
 }
 
-/** Appends children (text as text nodes, bidirectional controls made visible). */
+/** Appends children (text as text nodes, hidden characters made visible; see `visibleText`). */
 export function append(parent: Node, ...children: Child[]): void {
   for (const child of children) {
     if (child === null || child === undefined || child === false) continue;
