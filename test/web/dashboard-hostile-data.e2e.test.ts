@@ -13,6 +13,7 @@ const UA = 'Mozilla/5.0 (compatible; EvilBot/1.0; +javascript:window.__xss=4) <s
 const NAME = '<img src=x onerror="window.__xss=7">Shop';
 const BIDI_PATH = '/\u202egnicirp';
 const BIDI_UA = 'evil-scraper/1.0 \u202e)lmth.tob/moc.elgoog.www//:ptth+ ;1.2/tobelgooG ;elbitapmoc(';
+const GPTBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)';
 
 describe.skipIf(!available)('dashboard pages showing hostile visit data in Chromium', () => {
   let server: DashboardServer;
@@ -20,6 +21,7 @@ describe.skipIf(!available)('dashboard pages showing hostile visit data in Chrom
   let page: Page;
   let visitId: string;
   let bidiVisitId: string;
+  let gptbotVisitId: string;
   const problems: string[] = [];
   const dialogs: string[] = [];
 
@@ -38,6 +40,9 @@ describe.skipIf(!available)('dashboard pages showing hostile visit data in Chrom
     // Text-direction controls that would make a path read "/pricing" and a user agent Googlebot's.
     await api('POST', '/visits', [{ request_path: BIDI_PATH, request_method: 'GET', request_headers: { 'user-agent': BIDI_UA }, response_status_code: 200 }]);
     bidiVisitId = (await api('GET', '/visits?limit=1')).visits[0].id;
+    // A catalog agent, for comparison.
+    await api('POST', '/visits', [{ request_path: '/docs', request_method: 'GET', request_headers: { 'user-agent': GPTBOT }, response_status_code: 200 }]);
+    gptbotVisitId = (await api('GET', '/visits?limit=1')).visits[0].id;
     browser = await launchChromium();
     page = await loggedInPage(browser, server.dashboard, server.secret, problems);
     page.on('dialog', (dialog) => {
@@ -117,6 +122,16 @@ describe.skipIf(!available)('dashboard pages showing hostile visit data in Chrom
     await page.getByRole('heading', { level: 1, name: 'Projects' }).waitFor();
     await expect.poll(() => page.locator('main').textContent()).toContain(NAME);
     await ranNothing();
+  });
+
+  it('links no documentation for an agent the catalog does not list', async () => {
+    await openView(page, server.dashboard, `#/p/${server.projectId}/visits/${bidiVisitId}`, /Visit GET/);
+    const operator = page.locator('dt:text-is("Operator") + dd');
+    expect(await operator.textContent()).toBe('Unknown');
+    expect(await page.getByRole('link', { name: 'documentation' }).count()).toBe(0);
+    // A catalog agent's page is linked.
+    await openView(page, server.dashboard, `#/p/${server.projectId}/visits/${gptbotVisitId}`, /Visit GET/);
+    expect(await page.getByRole('link', { name: 'documentation' }).getAttribute('href')).toMatch(/^https:\/\//);
   });
 
   it('had no script error, console error or CSP violation', () => {

@@ -129,7 +129,8 @@ export const renderVisit: Page = async ({ main, project, route }) => {
       ...(visit.received !== visit.time ? item('Received', formatDateTime(visit.received)) : []),
       ...item('Agent', agentLink, ' ', resultBadge(visit.result)),
       ...(visit.agent_type === null ? [] : item('Type', h('a', { href: href(['p', p.id, 'types', visit.agent_type]) }, visit.agent_type))),
-      ...(agent === undefined ? [] : item('Operator', agent.operator, ' · ', h('a', { href: agent.url, rel: 'noopener noreferrer', target: '_blank' }, 'documentation'))),
+      // An unlisted agent has no url (''): a link to it would open the dashboard itself.
+      ...(agent === undefined ? [] : item('Operator', agent.operator, ...(agent.url === '' ? [] : [' · ', h('a', { href: agent.url, rel: 'noopener noreferrer', target: '_blank' }, 'documentation')]))),
       ...item('Request', h('span', { class: 'method' }, visit.request_method), ' ', h('span', { class: 'path' }, visit.request_path)),
       ...item('Response', visit.response_status_code === undefined ? 'No status recorded' : String(visit.response_status_code), visit.response_duration_in_milliseconds === undefined ? null : ` in ${formatDuration(visit.response_duration_in_milliseconds)}`),
       ...item(
