@@ -5,7 +5,7 @@
 import 'uplot/dist/uPlot.min.css';
 import './styles.css';
 import { ApiError, request, setCsrfToken, setUnauthorizedHandler, type ProjectInfo } from './api.js';
-import { h, replace } from './dom.js';
+import { h, replace, setTitle } from './dom.js';
 import { setUtc } from './format.js';
 import { renderAgent } from './pages/agent.js';
 import { renderAgentType } from './pages/agent-type.js';
@@ -102,7 +102,7 @@ async function route(): Promise<void> {
   if (!loggedIn) {
     drawNav(undefined, undefined);
     replace(nav);
-    document.title = 'Log in · agentwarden';
+    setTitle('Log in');
     renderLogin(main, (csrf) => {
       setCsrfToken(csrf);
       loggedIn = true;
@@ -117,19 +117,19 @@ async function route(): Promise<void> {
   try {
     if (target.kind === 'projects') {
       drawNav(undefined, undefined);
-      document.title = 'Projects · agentwarden';
+      setTitle('Projects');
       cleanup = await renderProjects({ main, route: hashRoute, refresh: () => void route() });
       return;
     }
     if (target.kind === 'not-found') {
       drawNav(undefined, undefined);
-      document.title = 'Page not found · agentwarden';
+      setTitle('Page not found');
       replace(main, h('h1', {}, 'Page not found'), h('p', {}, 'This address names no page of the dashboard. ', h('a', { href: '#/' }, 'Back to the projects')));
       return;
     }
     if (target.kind === 'catalog') {
       drawNav(undefined, 'agents');
-      document.title = 'Agents · agentwarden';
+      setTitle('Agents');
       const context = { main, route: { segments: target.rest, params: hashRoute.params }, refresh: () => void route() };
       cleanup = await (target.rest.length === 0 ? renderCatalog(context) : renderCatalogAgent(context));
       return;
@@ -138,12 +138,13 @@ async function route(): Promise<void> {
     const project = projects.find((p) => p.id === target.id);
     if (project === undefined) {
       drawNav(undefined, undefined);
+      setTitle('No such project');
       replace(main, h('h1', {}, 'No such project'), h('p', {}, 'This project does not exist. ', h('a', { href: '#/' }, 'Back to the projects')));
       return;
     }
     drawNav(project, target.tab);
     const { title, page } = PROJECT_PAGES[target.tab]!;
-    document.title = `${title} · ${project.name} · agentwarden`;
+    setTitle(title, project.name);
     cleanup = await page({ main, project, route: { segments: target.rest, params: hashRoute.params }, refresh: () => void route() });
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) return;

@@ -7,9 +7,13 @@ export type Child = Node | string | number | null | undefined | false;
 /** Element properties `h` sets: attributes (strings), booleans, and `on<event>` listeners. */
 export type Props = Record<string, string | number | boolean | null | undefined | EventListener>;
 
+// Attributes that are shown (a tooltip) or read aloud as text: marked as text is (see `visibleText`).
+const TEXT_ATTRIBUTES = new Set(['title', 'aria-label']);
+
 /**
  * Creates an element. Keys starting with "on" add event listeners; `class` sets the class
- * attribute; `true` sets an empty attribute, `false`/null/undefined leave it out.
+ * attribute; `true` sets an empty attribute, `false`/null/undefined leave it out. `title` and
+ * `aria-label` get the marks text gets.
  * @example
  * h('button', { type: 'button', onclick: () => save() }, 'Save');
  */
@@ -20,7 +24,7 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props = 
     if (key.startsWith('on') && typeof value === 'function') element.addEventListener(key.slice(2), value);
     else if (key === 'value' && 'value' in element) (element as HTMLInputElement).value = String(value);
     else if (key === 'checked' && element instanceof HTMLInputElement) element.checked = value === true;
-    else element.setAttribute(key, value === true ? '' : String(value));
+    else element.setAttribute(key, value === true ? '' : TEXT_ATTRIBUTES.has(key) ? visibleText(String(value)) : String(value));
   }
   append(element, ...children);
   return element;
@@ -52,6 +56,16 @@ const HIDDEN = /((?<=\p{Extended_Pictographic}[\uFE0F\u{1F3FB}-\u{1F3FF}]?)\u200
  */
 export function visibleText(text: string): string {
   return text.replace(HIDDEN, (char: string, emoji: string | undefined) => (emoji !== undefined ? char : `\u27e8U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}\u27e9`));
+}
+
+/**
+ * Sets the tab (and history) title from its parts, the page first, then "agentwarden", with the
+ * marks headings get: a project name or an agent id from a link must not read differently there.
+ * @example
+ * setTitle('Timeline', project.name); // "Timeline · shop · agentwarden"
+ */
+export function setTitle(...parts: string[]): void {
+  document.title = visibleText([...parts, 'agentwarden'].join(' · '));
 }
 
 /** Appends children (text as text nodes, hidden characters made visible; see `visibleText`). */

@@ -14,6 +14,8 @@ const NAME = '<img src=x onerror="window.__xss=7">Shop';
 const BIDI_PATH = '/\u202egnicirp';
 const BIDI_UA = 'evil-scraper/1.0 \u202e)lmth.tob/moc.elgoog.www//:ptth+ ;1.2/tobelgooG ;elbitapmoc(';
 const GPTBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)';
+// A project name hiding a zero-width space and reversing what follows.
+const DISGUISED_NAME = 'shop \u202etset\u200b';
 
 describe.skipIf(!available)('dashboard pages showing hostile visit data in Chromium', () => {
   let server: DashboardServer;
@@ -50,21 +52,25 @@ describe.skipIf(!available)('dashboard pages showing hostile visit data in Chrom
       void dialog.dismiss();
     });
     // The project's name is the admin's, but it is shown beside the visits: it gets the same test.
-    const renamed = await page.evaluate(
-      async ({ id, name }) => {
-        const session = (await (await fetch('../admin/session')).json()) as { csrf_token: string };
-        const response = await fetch(`../admin/projects/${id}`, { method: 'PATCH', headers: { 'content-type': 'application/json', 'x-csrf-token': session.csrf_token }, body: JSON.stringify({ name }) });
-        return response.status;
-      },
-      { id: server.projectId, name: NAME },
-    );
-    expect(renamed).toBe(200);
+    expect((await admin('PATCH', `projects/${server.projectId}`, { name: NAME })).status).toBe(200);
   }, 60_000);
 
   afterAll(async () => {
     await browser?.close();
     await server?.stop();
   });
+
+  /** Calls the admin API from the logged-in page, as the dashboard does. */
+  const admin = (method: string, path: string, body?: unknown) =>
+    page.evaluate(
+      async ({ method, path, body }) => {
+        const session = (await (await fetch('../admin/session')).json()) as { csrf_token: string };
+        const headers: Record<string, string> = { 'x-csrf-token': session.csrf_token, ...(body === undefined ? {} : { 'content-type': 'application/json' }) };
+        const response = await fetch(`../admin/${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+        return { status: response.status, json: (response.status === 204 ? {} : await response.json()) as Record<string, string> };
+      },
+      { method, path, body },
+    );
 
   const ranNothing = async () => {
     // Images that fail to load fire onerror a moment later.
@@ -96,6 +102,8 @@ describe.skipIf(!available)('dashboard pages showing hostile visit data in Chrom
     const row = page.locator(`table.timeline tbody tr[data-id="${bidiVisitId}"]`);
     await expect.poll(() => row.textContent()).toContain('/\u27e8U+202E\u27e9gnicirp');
     expect(await row.textContent()).not.toContain('\u202e');
+    // Its tooltip too.
+    expect(await row.locator('span.clip').getAttribute('title')).toBe('/\u27e8U+202E\u27e9gnicirp');
     await openView(page, server.dashboard, `#/p/${server.projectId}/visits/${bidiVisitId}`, /Visit GET/);
     const headers = await page.getByRole('region', { name: 'Request headers' }).textContent();
     expect(headers).toContain('evil-scraper/1.0 \u27e8U+202E\u27e9)lmth.tob');
@@ -132,6 +140,23 @@ describe.skipIf(!available)('dashboard pages showing hostile visit data in Chrom
     // A catalog agent's page is linked.
     await openView(page, server.dashboard, `#/p/${server.projectId}/visits/${gptbotVisitId}`, /Visit GET/);
     expect(await page.getByRole('link', { name: 'documentation' }).getAttribute('href')).toMatch(/^https:\/\//);
+  });
+
+  it('marks hidden characters in the tab title as in the headings, and titles "No such project"', async () => {
+    const created = await admin('POST', 'projects', { name: DISGUISED_NAME });
+    expect(created.status).toBe(201);
+    const id = created.json['id']!;
+    const shown = 'shop \u27e8U+202E\u27e9tset\u27e8U+200B\u27e9';
+    await openView(page, server.dashboard, `#/p/${id}/timeline`, /realtime timeline/);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toContain(shown);
+    expect(await page.title()).toBe(`Timeline · ${shown} · agentwarden`);
+    await openView(page, server.dashboard, `#/p/${id}/agents/gptbot`, /GPTBot/);
+    expect(await page.title()).toBe(`GPTBot · ${shown} · agentwarden`);
+    await openView(page, server.dashboard, `#/p/${id}/types/AI%20Data%20Scraper`, /AI Data Scraper/);
+    expect(await page.title()).toBe(`AI Data Scraper · ${shown} · agentwarden`);
+    await openView(page, server.dashboard, `#/p/prj_nonexistent/settings`, 'No such project');
+    expect(await page.title()).toBe('No such project · agentwarden');
+    expect((await admin('DELETE', `projects/${id}`)).status).toBe(204);
   });
 
   it('had no script error, console error or CSP violation', () => {

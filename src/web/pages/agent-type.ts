@@ -3,7 +3,7 @@
 import { AGENT_TYPES } from '../../catalog/types.js';
 import { request, type AgentPageJson, type SettingsJson, type StatsJson, type TopPathsJson } from '../api.js';
 import type { Page } from '../app.js';
-import { h, replace } from '../dom.js';
+import { h, replace, setTitle } from '../dom.js';
 import { formatCount, formatShare, plural } from '../format.js';
 import { chosenRange } from '../range.js';
 import { bigCount, rangePage, timeChart, type RangeDrawing } from '../range-page.js';
@@ -19,7 +19,7 @@ export const renderAgentType: Page = async ({ main, project, route }) => {
     replace(main, h('h1', {}, 'No such agent type'), h('p', {}, `"${type}" is not one of the agent types. `, h('a', { href: href(['p', p.id, 'analytics']) }, 'Back to the analytics')));
     return;
   }
-  document.title = `${type} · ${p.name} · agentwarden`;
+  setTitle(type, p.name);
   const catalogCount = (await request<AgentPageJson>('GET', '/agents', { params: { type, limit: 1 } })).total;
   const agentHref = (id: string) => href(['p', p.id, 'agents', id]);
 

@@ -3,7 +3,7 @@
 // whether it follows robots.txt, and its latest visits, each opening the visit's detail.
 import { orIfNotFound, request, type AgentActivityJson, type CatalogAgentJson, type StatsJson, type TopPathsJson, type ViolationsJson, type VisitJson } from '../api.js';
 import type { Page } from '../app.js';
-import { h } from '../dom.js';
+import { h, setTitle } from '../dom.js';
 import { formatCount, formatDateTime, formatMinute, formatTime, plural, RESULT_LABELS } from '../format.js';
 import { chosenRange } from '../range.js';
 import { bigCount, rangePage, timeChart, type ChartSeries, type RangeDrawing } from '../range-page.js';
@@ -45,7 +45,7 @@ export const renderAgent: Page = async ({ main, project, route, refresh }) => {
   const agentId = route.segments[0]!;
   const agent = await orIfNotFound(request<CatalogAgentJson>('GET', `/agents/${encodeURIComponent(agentId)}`), undefined);
   const name = agent?.name ?? agentId;
-  document.title = `${name} · ${p.name} · agentwarden`;
+  setTitle(name, p.name);
 
   const draw = async (): Promise<RangeDrawing> => {
     const { from, to, interval, label } = chosenRange();

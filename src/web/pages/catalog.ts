@@ -5,7 +5,7 @@
 import { AGENT_TYPES } from '../../catalog/types.js';
 import { request, type AgentPageJson, type CatalogAgentJson, type ProjectInfo, type StatsJson } from '../api.js';
 import type { Page } from '../app.js';
-import { field, h, replace, type Child } from '../dom.js';
+import { field, h, replace, setTitle, type Child } from '../dom.js';
 import { formatCount, METHOD_LABELS, plural } from '../format.js';
 import { currentParams, href, updateParams } from '../route-state.js';
 import { dataTable, empty } from '../view.js';
@@ -181,7 +181,7 @@ export const renderCatalogAgent: Page = async ({ main, route }) => {
     replace(main, h('h1', {}, 'No such agent'), h('p', {}, 'The catalog has no agent with this id. ', h('a', { href: '#/agents' }, 'Search the catalog')));
     return;
   }
-  document.title = `${agent.name} · Agents · agentwarden`;
+  setTitle(agent.name, 'Agents');
   const { projects } = await request<{ projects: ProjectInfo[] }>('GET', '/admin/projects');
   replace(
     main,

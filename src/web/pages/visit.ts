@@ -3,7 +3,7 @@
 // site's own access decision. Reached from any timeline or table row.
 import { ApiError, request, type CatalogAgentJson, type CheckJson, type VisitJson } from '../api.js';
 import type { Page } from '../app.js';
-import { h, replace, visibleText, type Child } from '../dom.js';
+import { h, replace, setTitle, visibleText, type Child } from '../dom.js';
 import { formatDateTime, formatDuration, METHOD_LABELS, OUTCOME_LABELS, reasonText, referralName, shownTimeZone } from '../format.js';
 import { zoneLine } from '../range.js';
 import { href } from '../route-state.js';
@@ -118,7 +118,7 @@ export const renderVisit: Page = async ({ main, project, route }) => {
   const agent = visit.agent_id === null ? undefined : await request<CatalogAgentJson>('GET', `/agents/${encodeURIComponent(visit.agent_id)}`).catch(() => undefined);
   // A path may be 16,384 characters: the tab title keeps its start.
   const shownPath = visibleText(visit.request_path);
-  document.title = `Visit ${visit.request_method} ${shownPath.length > 80 ? `${shownPath.slice(0, 79)}…` : shownPath} · ${p.name} · agentwarden`;
+  setTitle(`Visit ${visit.request_method} ${shownPath.length > 80 ? `${shownPath.slice(0, 79)}…` : shownPath}`, p.name);
 
   const draw = () => {
     const agentLink = visit.agent_id === null ? h('span', { class: 'muted' }, 'Browser or unknown agent') : h('a', { href: href(['p', p.id, 'agents', visit.agent_id]) }, visit.agent_name ?? visit.agent_id);
