@@ -35,35 +35,121 @@ const visitProtocolFields = {
   mcp_response_result_is_error: { type: 'boolean', description: "The MCP result's isError." },
   mcp_response_error_code: { type: 'integer', description: 'The JSON-RPC error code of the MCP response.' },
   mcp_response_error_message: { type: 'string', description: 'The JSON-RPC error message of the MCP response.' },
-  acp_response_body: { type: 'object', description: 'An ACP (Agentic Commerce Protocol) response body, kept whole.' },
-  ucp_response_body: { type: 'object', description: 'A UCP (agentic commerce) response body, kept whole.' },
+  acp_response_body: { type: 'object', additionalProperties: true, description: 'An ACP (Agentic Commerce Protocol) response body, kept whole.' },
+  ucp_response_body: { type: 'object', additionalProperties: true, description: 'A UCP (agentic commerce) response body, kept whole.' },
 };
-const problemResponse = (description: string) => ({ description, content: { 'application/problem+json': { schema: ref('Problem') } } });
-/** Problem+json responses for the given statuses, described as this API answers them. */
-export const openApiErrorResponses = (statuses: readonly number[]) => {
-  const descriptions: Record<number, string> = {
-    400: 'Invalid JSON, wrong field types or values.',
-    401: 'Missing, malformed, unknown or revoked token (with WWW-Authenticate: Bearer).',
-    405: 'Method not allowed (with Allow).',
-    403: 'An admin session request that changes state without its X-CSRF-Token.',
-    404: 'An admin session named a project (?project=) that does not exist.',
-    413: 'Body, array, header or nesting limit exceeded.',
-    415: 'Content-Type is not JSON.',
-    429: 'Rate limit exceeded (with Retry-After).',
-    500: 'Unexpected error; details are logged, never returned.',
-    503: 'A store (visits, or projects for the token check) cannot answer now (with Retry-After); nothing was stored.',
-  };
-  return Object.fromEntries(statuses.map((status) => [String(status), problemResponse(descriptions[status]!)]));
+// Response headers of the contract, declared once in components.headers and referred to by every
+// response that sends them.
+const RESPONSE_HEADERS = {
+  'WWW-Authenticate': {
+    description: 'The challenge of a 401 (RFC 9110 §11.6.1): `Bearer realm="agentwarden"`, with `error="invalid_token"` when a token was sent but is not valid (RFC 6750 §3).',
+    required: true,
+    schema: { type: 'string' },
+  },
+  Allow: { description: 'The methods the resource takes (RFC 9110 §10.2.1); HEAD wherever GET is.', required: true, schema: { type: 'string' } },
+  'Retry-After': { description: 'Seconds to wait before sending the request again (RFC 9110 §10.2.3).', required: true, schema: { type: 'integer', minimum: 0 } },
+  'Accept-Post': { description: 'The media types the route takes, when Content-Type was refused.', schema: { type: 'string' } },
+  'Accept-Encoding': { description: 'The content codings the route takes, when Content-Encoding was refused (RFC 9110 §15.5.16).', schema: { type: 'string' } },
+  ETag: { description: 'The entity tag of the representation; send it in If-None-Match to revalidate.', schema: { type: 'string' } },
+  'Content-Disposition': { description: 'CSV only: `attachment; filename="<name>.csv"` (RFC 6266).', schema: { type: 'string' } },
+  'X-Next-Cursor': { description: 'CSV pages only: the `after` of the next (older) page; absent on the last page.', schema: { type: 'string' } },
+} as const;
+type ResponseHeader = keyof typeof RESPONSE_HEADERS;
+const headerRefs = (names: readonly ResponseHeader[]) => Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+
+/** A response with its description, the headers it sends (declared once) and its content. */
+const response = (description: string, headers: readonly ResponseHeader[], content?: object) => ({
+  description,
+  ...(headers.length === 0 ? {} : { headers: headerRefs(headers) }),
+  ...(content === undefined ? {} : { content }),
+});
+const problemResponse = (description: string, headers: readonly ResponseHeader[] = [], schema = 'Problem') => response(description, headers, { 'application/problem+json': { schema: ref(schema) } });
+
+/** How an error status is documented: what it means, and the headers it comes with. */
+interface ErrorDoc {
+  readonly description: string;
+  readonly headers?: readonly ResponseHeader[];
+}
+
+const ERROR_DOCS: Readonly<Record<number, ErrorDoc>> = {
+  400: { description: 'Invalid JSON, wrong field types or values.' },
+  401: {
+    description:
+      'Not authenticated (`unauthorized`): a project token missing, malformed, unknown or revoked (errors[].header `Authorization`, with the reason as its code), or no valid admin session cookie, as the operation\'s security says.',
+    headers: ['WWW-Authenticate'],
+  },
+  403: { description: "An admin session request that changes state without the session's X-CSRF-Token (`forbidden`; errors[].header `X-CSRF-Token`)." },
+  404: { description: 'An admin session named a project (?project=) that does not exist.' },
+  405: { description: 'Method not allowed.', headers: ['Allow'] },
+  409: { description: 'Conflict; retry after Retry-After.', headers: ['Retry-After'] },
+  413: { description: 'Body, array, header or nesting limit exceeded.' },
+  415: { description: 'Content-Type is not JSON (with Accept-Post), or a Content-Encoding other than identity (with Accept-Encoding); errors[].header names which.', headers: ['Accept-Post', 'Accept-Encoding'] },
+  429: { description: 'Rate limit exceeded.', headers: ['Retry-After'] },
+  500: { description: 'Unexpected error; details are logged, never returned.' },
+  503: { description: 'A store (visits, or projects for the token check) cannot answer now; nothing was stored.', headers: ['Retry-After'] },
 };
+
+/**
+ * Problem+json responses for the given statuses, described as this API answers them, with the
+ * headers each status comes with (WWW-Authenticate on 401, Allow on 405, Retry-After on 409, 429
+ * and 503, Accept-Post and Accept-Encoding on 415). `overrides` describes a status otherwise for one
+ * operation: a string keeps the status's headers, an ErrorDoc replaces them too.
+ */
+export const openApiErrorResponses = (statuses: readonly number[], overrides: Readonly<Record<number, string | ErrorDoc>> = {}) =>
+  Object.fromEntries(
+    statuses.map((status) => {
+      const override = overrides[status];
+      const doc = typeof override === 'string' ? { ...ERROR_DOCS[status], description: override } : (override ?? ERROR_DOCS[status]);
+      if (doc === undefined) throw new RangeError(`openApiErrorResponses: no description of status ${status}`);
+      return [String(status), problemResponse(doc.description, doc.headers)];
+    }),
+  );
+
+// A query parameter repeated or not percent-encoded UTF-8 is refused on every operation (the
+// handler checks the query before any route runs).
+const INVALID_QUERY = 'A query parameter given more than once or not percent-encoded UTF-8 (`invalid-query`; errors[].parameter names it).';
+
+/** Every operation of `paths` with the invalid-query 400 documented, added to its 400 when it has one; the operations given are not changed. */
+function withInvalidQuery(paths: Record<string, Record<string, unknown>>): Record<string, Record<string, unknown>> {
+  return Object.fromEntries(
+    Object.entries(paths).map(([path, operations]) => [
+      path,
+      Object.fromEntries(
+        Object.entries(operations).map(([method, operation]) => {
+          const { responses, ...rest } = operation as { responses: Record<string, { description: string }> };
+          const bad = responses['400'];
+          const documented = bad === undefined ? problemResponse(INVALID_QUERY) : { ...bad, description: `${bad.description} Or: ${INVALID_QUERY}` };
+          return [method, { ...rest, responses: { ...responses, '400': documented } }];
+        }),
+      ),
+    ]),
+  );
+}
+
 const jsonBody = (schema: object) => ({ required: true, content: { 'application/json': { schema } } });
 const oneOrMany = (name: string) => ({ oneOf: [ref(name), { type: 'array', items: ref(name) }] });
-const AUTH_ERRORS = [400, 401, 405, 413, 415, 429, 500, 503] as const;
-// The read routes: a project token, or an admin session naming the project with ?project=.
+// The routes a project token opens (the Known Agents ones).
+const TOKEN_ERRORS = [400, 401, 403, 405, 413, 415, 429, 500, 503] as const;
+// The routes a project token or an admin session naming the project with ?project= opens.
 const READ_ERRORS = [400, 401, 403, 404, 405, 429, 500, 503] as const;
+const TOKEN_OR_ADMIN = [{ bearer: [] }, { adminSession: [] }];
+// A token reaches its own project only: naming another with ?project= is refused, whatever the route.
+const FORBIDDEN_OTHER_PROJECT =
+  "The `project` query parameter names another project than the token's (`forbidden`; errors[].parameter `project`, code `other-project`): a token reaches only its own project.";
+// Routes that change state and take an admin session too: it must send its CSRF token.
+const FORBIDDEN_OTHER_PROJECT_OR_CSRF = `${FORBIDDEN_OTHER_PROJECT} Or an admin session request without the session's X-CSRF-Token (errors[].header \`X-CSRF-Token\`).`;
 const queryParameter = (name: string, description: string, schema: object = { type: 'string' }) => ({ name, in: 'query', required: false, description, schema });
+const TOKEN_PARAMETERS = [queryParameter('project', "The token's own project, or left out: a token reaches only its own project, and naming another is a 403.")];
 const READ_PARAMETERS = [
-  queryParameter('project', 'The project, for admin sessions (a token names its own project).'),
+  queryParameter('project', "The project: required with an admin session; with a token, the token's own project or left out (naming another is a 403)."),
 ];
+const CSRF_PARAMETER = {
+  name: 'X-CSRF-Token',
+  in: 'header',
+  required: false,
+  description: "Admin sessions: the session's CSRF token (from POST /admin/login or GET /admin/session); without it a request that changes state is a 403. Tokens need none.",
+  schema: { type: 'string' },
+};
 const FILTER_PARAMETERS = [
   queryParameter('agent', 'Only visits of this agent id (a catalog id, unlisted:<token> for a bot the catalog does not list, or probe:<kind> for an attack payload sent as the User-Agent, or as a Log4Shell or Shellshock payload in another header or the path); "none": visits without an agent (browsers and unknown clients); "any": visits of every agent, unlisted bots and probes included.'),
   queryParameter('agent_type', 'Only visits of agents of this type (legacy aliases accepted); "none": without a type.'),
@@ -84,13 +170,29 @@ const FORMAT_PARAMETER = queryParameter(
 );
 // A robots.txt path or a list of them (POST /robots-txts, saved rules): never empty, at most MAX_LIST_ITEMS.
 const robotsPaths = { oneOf: [{ type: 'string' }, { type: 'array', minItems: 1, maxItems: MAX_LIST_ITEMS, items: { type: 'string' } }] };
-const csvOr = (schema: object) => ({ 'application/json': { schema }, 'text/csv': { schema: { type: 'string' } } });
+/** The 200 of a route that answers JSON or, asked for it, CSV (a download; `paged` with X-Next-Cursor). */
+const jsonOrCsv = (description: string, schema: object, paged = false) =>
+  response(description, paged ? ['Content-Disposition', 'X-Next-Cursor'] : ['Content-Disposition'], { 'application/json': { schema }, 'text/csv': { schema: { type: 'string' } } });
 
 /**
  * Builds the OpenAPI 3.1 document for a base path and the limits in force.
  * @example
  * createOpenApiDocument({ basePath: '', limits: DEFAULT_LIMITS }).openapi; // '3.1.0'
  */
+// RFC 9457 problem details, the body of every 4xx and 5xx; VisitsProblem extends it.
+const PROBLEM_SCHEMA = {
+  type: 'object',
+  description: 'RFC 9457 problem details.',
+  required: ['type', 'title', 'status', 'detail'],
+  properties: {
+    type: { type: 'string' },
+    title: { type: 'string' },
+    status: { type: 'integer' },
+    detail: { type: 'string' },
+    errors: { type: 'array', items: ref('FieldError') },
+  },
+};
+
 // An identification's and a verification's robots.txt token, described alike.
 const AGENT_TOKEN_SCHEMA = {
   type: 'string',
@@ -120,20 +222,22 @@ export function createOpenApiDocument(options: {
       '/agent-identifications': {
         post: {
           summary: 'Identify the agent behind one request or a batch (results keep the input order).',
+          parameters: TOKEN_PARAMETERS,
           requestBody: jsonBody(oneOrMany('IdentificationRequest')),
           responses: {
             '200': { description: 'One result per input item; an object for an object, an array for an array.', content: { 'application/json': { schema: oneOrMany('Identification') } } },
-            ...openApiErrorResponses(AUTH_ERRORS),
+            ...openApiErrorResponses(TOKEN_ERRORS, { 403: FORBIDDEN_OTHER_PROJECT }),
           },
         },
       },
       '/agent-verifications': {
         post: {
           summary: 'Identify and verify a request, reporting every check made.',
+          parameters: TOKEN_PARAMETERS,
           requestBody: jsonBody(oneOrMany('VerificationRequest')),
           responses: {
             '200': { description: 'One verification per input item.', content: { 'application/json': { schema: oneOrMany('Verification') } } },
-            ...openApiErrorResponses(AUTH_ERRORS),
+            ...openApiErrorResponses(TOKEN_ERRORS, { 403: FORBIDDEN_OTHER_PROJECT }),
           },
         },
       },
@@ -141,21 +245,19 @@ export function createOpenApiDocument(options: {
         post: {
           summary:
             'A robots.txt disallowing every agent of the chosen types (text/plain), with agents disallowed or allowed by name on top (extensions disallow_agents, allow_agents); ETag and If-None-Match make daily refetches cheap.',
+          security: TOKEN_OR_ADMIN,
           requestBody: jsonBody(ref('RobotsTxtRequest')),
-          parameters: [{ name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' } }],
+          parameters: [{ name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' } }, ...READ_PARAMETERS, CSRF_PARAMETER],
           responses: {
-            '200': {
-              description: 'The robots.txt rules.',
-              headers: { ETag: { schema: { type: 'string' } } },
-              content: { 'text/plain': { schema: { type: 'string' } } },
-            },
-            '304': { description: 'Unchanged since the ETag given in If-None-Match.', headers: { ETag: { schema: { type: 'string' } } } },
-            ...openApiErrorResponses(AUTH_ERRORS),
+            '200': response('The robots.txt rules.', ['ETag'], { 'text/plain': { schema: { type: 'string' } } }),
+            '304': response('Unchanged since the ETag given in If-None-Match.', ['ETag']),
+            ...openApiErrorResponses([...TOKEN_ERRORS, 404], { 403: FORBIDDEN_OTHER_PROJECT_OR_CSRF }),
           },
         },
       },
       '/visits': {
         get: {
+          security: TOKEN_OR_ADMIN,
           summary: 'A page of the timeline, newest first; follow `next` with `after` for older visits.',
           parameters: [
             queryParameter('limit', 'Visits per page: 1 to 1,000 (default 50); for CSV up to 100,000 (default 10,000). A page also ends once it holds 32 Mi characters of visits (large headers), with `next` (or the CSV\'s X-Next-Cursor header) going on from there.', { type: 'integer', minimum: 1 }),
@@ -164,7 +266,7 @@ export function createOpenApiDocument(options: {
             FORMAT_PARAMETER,
             ...READ_PARAMETERS,
           ],
-          responses: { '200': { description: 'One page.', content: csvOr(ref('VisitPage')) }, ...openApiErrorResponses(READ_ERRORS) },
+          responses: { '200': jsonOrCsv('One page.', ref('VisitPage'), true), ...openApiErrorResponses(READ_ERRORS, { 403: FORBIDDEN_OTHER_PROJECT }) },
         },
         post: {
           summary: 'Record visits; invalid items are rejected by index, valid ones are stored durably before the answer.',
@@ -180,6 +282,7 @@ export function createOpenApiDocument(options: {
               description: 'A key for this batch, unique per project within 24 hours (a UUID, say): 1 to 255 letters, digits and `. _ ~ : + / = -`, bare or as a Structured Field String in double quotes.',
               schema: { type: 'string', pattern: '^("[A-Za-z0-9._~:+/=-]{1,255}"|[A-Za-z0-9._~:+/=-]{1,255})$' },
             },
+            ...TOKEN_PARAMETERS,
           ],
           requestBody: jsonBody(oneOrMany('Visit')),
           responses: {
@@ -188,14 +291,19 @@ export function createOpenApiDocument(options: {
               headers: { 'Idempotent-Replayed': { description: '"true" when this answers a repeated Idempotency-Key from the first request.', schema: { type: 'string', enum: ['true'] } } },
               content: { 'application/json': { schema: ref('VisitsAccepted') } },
             },
-            ...openApiErrorResponses(AUTH_ERRORS),
-            '400': problemResponse('Invalid JSON, wrong field types or values, or a malformed Idempotency-Key (`invalid-header`, naming the header in `errors[].header`).'),
-            '409': problemResponse('A request with this Idempotency-Key is being stored and its outcome is not known yet (`idempotency-key-in-use`, with Retry-After); nothing from this request was stored. Retry to get its answer.'),
-            '422': problemResponse('This Idempotency-Key was used for a request with another body (`idempotency-key-reused`); nothing from this request was stored.'),
-            '501': problemResponse("An Idempotency-Key was sent, but this server's visit store keeps no keys."),
-            '503': problemResponse(
-              'The visit store cannot take the visits now (with Retry-After). `service-unavailable`: nothing from this request was stored. ' +
+            ...openApiErrorResponses([...TOKEN_ERRORS, 409, 422, 501], {
+              403: FORBIDDEN_OTHER_PROJECT,
+              409: 'A request with this Idempotency-Key is being stored and its outcome is not known yet (`idempotency-key-in-use`); nothing from this request was stored. Retry after Retry-After to get its answer.',
+              422: 'This Idempotency-Key was used for a request with another body (`idempotency-key-reused`); nothing from this request was stored.',
+              501: "An Idempotency-Key was sent, but this server's visit store keeps no keys.",
+              503:
+                'The visit store cannot take the visits now. `service-unavailable`: nothing from this request was stored. ' +
                 '`store-outcome-unknown`: a write was under way when the store failed, so some or all of the visits may be stored; only a retry with the same Idempotency-Key is safe.',
+            }),
+            '400': problemResponse(
+              'Invalid JSON, wrong field types or values (when no visit is valid, with `accepted` and `rejected` as in a 202), or a malformed Idempotency-Key (`invalid-header`, naming the header in `errors[].header`).',
+              [],
+              'VisitsProblem',
             ),
           },
         },
@@ -203,6 +311,7 @@ export function createOpenApiDocument(options: {
       '/logs/wordpress': {
         post: {
           summary: "Record the visit log of the WordPress plugin (Known Agents', formerly Dark Visitors'): NDJSON, one visit per line, gzip-compressed or not.",
+          parameters: TOKEN_PARAMETERS,
           description:
             'Each line is a visit as POST /visits takes it (extra fields such as `wordpress_plugin_version` are ignored); lines that are not JSON or not a valid visit are rejected by index ' +
             '(non-empty lines counted from 0) while the others are stored. At most 16 MiB once decompressed (the plugin caps its log there) and 50,000 lines; the compressed body is held to the server body limit.',
@@ -215,17 +324,20 @@ export function createOpenApiDocument(options: {
           },
           responses: {
             '202': { description: 'Accepted visits are stored.', content: { 'application/json': { schema: ref('VisitsAccepted') } } },
-            ...openApiErrorResponses(AUTH_ERRORS),
-            '400': problemResponse('Not gzip data (with Content-Encoding: gzip), not UTF-8, empty, or no line is a valid visit.'),
-            '413': problemResponse('Past 16 MiB decompressed, past 50,000 lines, or a compressed body past the body limit.'),
-            '415': problemResponse('Another media type than text/plain or NDJSON, or a content coding other than gzip.'),
-            '503': problemResponse('The visit store cannot take the visits now (with Retry-After); see POST /visits.'),
+            ...openApiErrorResponses(TOKEN_ERRORS, {
+              403: FORBIDDEN_OTHER_PROJECT,
+              413: 'Past 16 MiB decompressed, past 50,000 lines, or a compressed body past the body limit.',
+              415: 'Another media type than text/plain or NDJSON (with Accept-Post), or a content coding other than gzip (with Accept-Encoding).',
+              503: 'The visit store cannot take the visits now; see POST /visits.',
+            }),
+            '400': problemResponse('Not gzip data (with Content-Encoding: gzip), not UTF-8, empty, or no line is a valid visit (then with `accepted` and `rejected` as in a 202).', [], 'VisitsProblem'),
           },
         },
       },
       '/user': {
         get: {
           summary: 'What the WordPress plugin asks before it tracks and blocks: both allowed (`is_analytics_allowed`, `is_robots_txt_enforcement_allowed`); no browser script (`analytics_script_tag` is empty).',
+          parameters: TOKEN_PARAMETERS,
           responses: {
             '200': {
               description: 'The plugin\'s account fields.',
@@ -239,7 +351,7 @@ export function createOpenApiDocument(options: {
                 },
               },
             },
-            ...openApiErrorResponses(AUTH_ERRORS),
+            ...openApiErrorResponses([400, 401, 403, 405, 429, 500, 503], { 403: FORBIDDEN_OTHER_PROJECT }),
           },
         },
       },
@@ -249,6 +361,7 @@ export function createOpenApiDocument(options: {
           description:
             'The plugin answers 403 to a request whose User-Agent is exactly one of them, and fetches the list once a day. Only strings seen in the latest 1,000 visits of each type are known, ' +
             'so an agent is blocked from its next visit with a string on. A browser header that an agent known by its signature sent (ChatGPT agent) is never listed.',
+          parameters: TOKEN_PARAMETERS,
           requestBody: jsonBody({
             type: 'object',
             required: ['agent_types'],
@@ -256,24 +369,24 @@ export function createOpenApiDocument(options: {
           }),
           responses: {
             '200': { description: 'The strings, sorted.', content: { 'application/json': { schema: { type: 'array', items: { type: 'string' } } } } },
-            ...openApiErrorResponses(AUTH_ERRORS),
-            '400': problemResponse('agent_types missing, empty, or naming an unknown type (errors[].pointer names the item).'),
+            ...openApiErrorResponses(TOKEN_ERRORS, { 403: FORBIDDEN_OTHER_PROJECT, 400: 'agent_types missing, empty, or naming an unknown type (errors[].pointer names the item).' }),
           },
         },
       },
       '/visits/{id}': {
         get: {
+          security: TOKEN_OR_ADMIN,
           summary: 'One visit of the project, with everything stored about it: headers (secrets stripped), response, client address and its header, referral, and every verification check with its reason.',
           parameters: [idParameter('The visit id (as /visits lists it).'), ...READ_PARAMETERS],
           responses: {
             '200': { description: 'The visit.', content: { 'application/json': { schema: ref('StoredVisit') } } },
-            ...openApiErrorResponses(READ_ERRORS),
-            '404': problemResponse('The project has no visit with this id (or an admin session named a project that does not exist).'),
+            ...openApiErrorResponses(READ_ERRORS, { 403: FORBIDDEN_OTHER_PROJECT, 404: 'The project has no visit with this id (or an admin session named a project that does not exist).' }),
           },
         },
       },
       '/visits/stream': {
         get: {
+          security: TOKEN_OR_ADMIN,
           summary:
             'The live timeline as Server-Sent Events: `id: <visit id>` and `data: <StoredVisit JSON>` per visit, a `retry:` hint, a comment heartbeat every 15 s. ' +
             'Resume with Last-Event-ID (or ?last_event_id=): every later visit is replayed first, without gaps or duplicates.',
@@ -290,15 +403,16 @@ export function createOpenApiDocument(options: {
                 'past it the stream drops them, sends `event: closed` with `data: {"reason":"too-far-behind"}` (no id) and ends, and the client resumes with Last-Event-ID, missing nothing.',
               content: { 'text/event-stream': { schema: { type: 'string' } } },
             },
-            ...openApiErrorResponses(READ_ERRORS),
-            '429': problemResponse(
-              'Too many event streams open (`too-many-streams`, with Retry-After): for this project token or admin session (default 32), or on this server (default 1,000). Or the token is over its rate limit (`rate-limited`).',
-            ),
+            ...openApiErrorResponses(READ_ERRORS, {
+              403: FORBIDDEN_OTHER_PROJECT,
+              429: 'Too many event streams open (`too-many-streams`): for this project token or admin session (default 32), or on this server (default 1,000). Or the token is over its rate limit (`rate-limited`).',
+            }),
           },
         },
       },
       '/stats': {
         get: {
+          security: TOKEN_OR_ADMIN,
           summary:
             'Visit counts over time buckets by one dimension: every bucket of the range (zeros included), the most frequent keys one by one, the rest in `other`. ' +
             'Buckets are whole: counting starts at the start of the bucket holding `from` (UTC), which the answer gives as its `from`; `to` cuts to the millisecond.',
@@ -311,11 +425,12 @@ export function createOpenApiDocument(options: {
             FORMAT_PARAMETER,
             ...READ_PARAMETERS,
           ],
-          responses: { '200': { description: 'The counts.', content: csvOr(ref('Stats')) }, ...openApiErrorResponses(READ_ERRORS) },
+          responses: { '200': jsonOrCsv('The counts.', ref('Stats')), ...openApiErrorResponses(READ_ERRORS, { 403: FORBIDDEN_OTHER_PROJECT }) },
         },
       },
       '/stats/top-paths': {
         get: {
+          security: TOKEN_OR_ADMIN,
           summary: 'The most visited (agent, path) pairs of catalog agents; agent=none for visitors without one.',
           parameters: [
             ...RANGE_PARAMETERS,
@@ -324,11 +439,12 @@ export function createOpenApiDocument(options: {
             FORMAT_PARAMETER,
             ...READ_PARAMETERS,
           ],
-          responses: { '200': { description: 'The rows, most visited first.', content: csvOr(ref('TopPaths')) }, ...openApiErrorResponses(READ_ERRORS) },
+          responses: { '200': jsonOrCsv('The rows, most visited first.', ref('TopPaths')), ...openApiErrorResponses(READ_ERRORS, { 403: FORBIDDEN_OTHER_PROJECT }) },
         },
       },
       '/robots-violations': {
         get: {
+          security: TOKEN_OR_ADMIN,
           summary:
             "Visits by catalog agents to paths the project's saved robots rules disallow for them (their type's rule, or their own when named in disallow_agents/allow_agents; RFC 9309 matching), with the deciding rule.",
           parameters: [
@@ -338,11 +454,12 @@ export function createOpenApiDocument(options: {
             FORMAT_PARAMETER,
             ...READ_PARAMETERS,
           ],
-          responses: { '200': { description: 'The violations, most visited first.', content: csvOr(ref('RobotsViolations')) }, ...openApiErrorResponses(READ_ERRORS) },
+          responses: { '200': jsonOrCsv('The violations, most visited first.', ref('RobotsViolations')), ...openApiErrorResponses(READ_ERRORS, { 403: FORBIDDEN_OTHER_PROJECT }) },
         },
       },
       '/stats/status-codes': {
         get: {
+          security: TOKEN_OR_ADMIN,
           summary:
             "The response status codes catalog agents got: the most frequent codes as columns, the top agents as rows. Counting starts at the minute holding `from` (the hour past 10,000 minutes, the day past 10,000 hours), which the answer gives as its `from`.",
           parameters: [
@@ -352,23 +469,25 @@ export function createOpenApiDocument(options: {
             ...FILTER_PARAMETERS,
             ...READ_PARAMETERS,
           ],
-          responses: { '200': { description: 'The table.', content: { 'application/json': { schema: ref('StatusCodes') } } }, ...openApiErrorResponses(READ_ERRORS) },
+          responses: { '200': { description: 'The table.', content: { 'application/json': { schema: ref('StatusCodes') } } }, ...openApiErrorResponses(READ_ERRORS, { 403: FORBIDDEN_OTHER_PROJECT }) },
         },
       },
       '/stats/operators': {
         get: {
+          security: TOKEN_OR_ADMIN,
           summary:
             'Crawl-to-referral ratio per AI operator: visits by its AI agents (AI types only) against human visits its AI products referred (ChatGPT for OpenAI, Gemini for Google, ...). ' +
             'Agents beyond the 1,000 most frequent of the range are not counted. Counting starts at the minute holding `from` (the hour past 10,000 minutes, the day past 10,000 hours), which the answer gives as its `from`.',
           parameters: [...RANGE_PARAMETERS, ...READ_PARAMETERS],
-          responses: { '200': { description: 'The operators, most active first.', content: { 'application/json': { schema: ref('Operators') } } }, ...openApiErrorResponses(READ_ERRORS) },
+          responses: { '200': { description: 'The operators, most active first.', content: { 'application/json': { schema: ref('Operators') } } }, ...openApiErrorResponses(READ_ERRORS, { 403: FORBIDDEN_OTHER_PROJECT }) },
         },
       },
       '/stats/agents/{id}': {
         get: {
+          security: TOKEN_OR_ADMIN,
           summary: "One agent's activity in the project over the days kept: visits by result, first and last seen (to the minute while raw visits are kept, else to the day).",
           parameters: [idParameter('The catalog agent id.'), ...READ_PARAMETERS],
-          responses: { '200': { description: 'The activity.', content: { 'application/json': { schema: ref('AgentActivity') } } }, ...openApiErrorResponses(READ_ERRORS) },
+          responses: { '200': { description: 'The activity.', content: { 'application/json': { schema: ref('AgentActivity') } } }, ...openApiErrorResponses(READ_ERRORS, { 403: FORBIDDEN_OTHER_PROJECT }) },
         },
       },
       '/agents': {
@@ -394,37 +513,51 @@ export function createOpenApiDocument(options: {
           parameters: [idParameter('The catalog agent id.')],
           responses: {
             '200': { description: 'The agent.', content: { 'application/json': { schema: ref('CatalogAgent') } } },
-            '404': problemResponse('The catalog has no such agent.'),
-            ...openApiErrorResponses([405, 500]),
+            ...openApiErrorResponses([404, 405, 500], { 404: 'The catalog has no such agent.' }),
           },
         },
       },
       '/test-visits': {
         post: {
+          security: TOKEN_OR_ADMIN,
           summary: "Records one visit of agentwarden's own test agent through the visit pipeline; it shows on /visits and the stream.",
-          parameters: READ_PARAMETERS,
+          parameters: [...READ_PARAMETERS, CSRF_PARAMETER],
           requestBody: { required: false, content: { 'application/json': { schema: { type: 'object', properties: { request_path: { type: 'string', minLength: 1 } } } } } },
-          responses: { '202': { description: 'The stored visit.', content: { 'application/json': { schema: ref('StoredVisit') } } }, ...openApiErrorResponses([...READ_ERRORS, 413, 415]) },
+          responses: {
+            '202': { description: 'The stored visit.', content: { 'application/json': { schema: ref('StoredVisit') } } },
+            ...openApiErrorResponses([...READ_ERRORS, 413, 415], { 403: FORBIDDEN_OTHER_PROJECT_OR_CSRF }),
+          },
         },
       },
       '/project-settings': {
         get: {
+          security: TOKEN_OR_ADMIN,
           summary: "The project's saved robots rules and client-IP rule.",
           parameters: READ_PARAMETERS,
-          responses: { '200': { description: 'The settings (defaults when none were saved).', content: { 'application/json': { schema: ref('ProjectSettings') } } }, ...openApiErrorResponses(READ_ERRORS) },
+          responses: {
+            '200': { description: 'The settings (defaults when none were saved).', content: { 'application/json': { schema: ref('ProjectSettings') } } },
+            ...openApiErrorResponses(READ_ERRORS, { 403: FORBIDDEN_OTHER_PROJECT }),
+          },
         },
         put: {
+          security: TOKEN_OR_ADMIN,
           summary: 'Saves settings: an absent member keeps its value, robots null clears the rules. Visits use a new client-IP rule from the next request on.',
-          parameters: READ_PARAMETERS,
+          parameters: [...READ_PARAMETERS, CSRF_PARAMETER],
           requestBody: jsonBody(ref('ProjectSettingsUpdate')),
-          responses: { '200': { description: 'The saved settings.', content: { 'application/json': { schema: ref('ProjectSettings') } } }, ...openApiErrorResponses([...READ_ERRORS, 413, 415]) },
+          responses: {
+            '200': { description: 'The saved settings.', content: { 'application/json': { schema: ref('ProjectSettings') } } },
+            ...openApiErrorResponses([...READ_ERRORS, 413, 415], { 403: FORBIDDEN_OTHER_PROJECT_OR_CSRF }),
+          },
         },
       },
       '/openapi.json': {
         get: {
           summary: 'This document.',
           security: [],
-          responses: { '200': { description: 'The OpenAPI document.', content: { 'application/json': { schema: { type: 'object', required: ['openapi', 'paths'] } } } }, ...openApiErrorResponses([405]) },
+          responses: {
+            '200': { description: 'The OpenAPI document.', content: { 'application/json': { schema: { type: 'object', required: ['openapi', 'paths'], additionalProperties: true } } } },
+            ...openApiErrorResponses([405]),
+          },
         },
       },
       '/healthz': {
@@ -445,17 +578,14 @@ export function createOpenApiDocument(options: {
           security: [],
           responses: {
             '200': { description: 'Ready.', content: { 'application/json': { schema: { $ref: '#/components/schemas/Readiness' } } } },
-            '503': {
-              description: 'Not ready: take this server out of rotation.',
-              headers: { 'Retry-After': { description: 'Seconds before asking again.', schema: { type: 'integer', minimum: 1 } } },
-              content: { 'application/json': { schema: { $ref: '#/components/schemas/Readiness' } } },
-            },
+            '503': response('Not ready: take this server out of rotation.', ['Retry-After'], { 'application/json': { schema: { $ref: '#/components/schemas/Readiness' } } }),
             ...openApiErrorResponses([405]),
           },
         },
       },
     },
     components: {
+      headers: RESPONSE_HEADERS,
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'A project access token: aw_ followed by 43 base64url characters.' },
         adminSession: { type: 'apiKey', in: 'cookie', name: 'aw_session', description: 'The dashboard admin session; state-changing requests also send X-CSRF-Token.' },
@@ -922,23 +1052,18 @@ export function createOpenApiDocument(options: {
             allow_agents: { type: 'array', maxItems: MAX_LIST_ITEMS, items: ref('RobotsAgentRule') },
           },
         },
-        Problem: {
-          type: 'object',
-          description: 'RFC 9457 problem details.',
-          required: ['type', 'title', 'status', 'detail'],
-          properties: {
-            type: { type: 'string' },
-            title: { type: 'string' },
-            status: { type: 'integer' },
-            detail: { type: 'string' },
-            errors: { type: 'array', items: ref('FieldError') },
-          },
+        Problem: PROBLEM_SCHEMA,
+        VisitsProblem: {
+          ...PROBLEM_SCHEMA,
+          description:
+            'A problem of POST /visits or POST /logs/wordpress: a Problem, and when no visit of the request is valid (a 400 `validation-failed`) also `accepted` (0) and `rejected`, each rejected visit by index with its errors, as a 202 lists them.',
+          properties: { ...PROBLEM_SCHEMA.properties, accepted: { type: 'integer', const: 0 }, rejected: { type: 'array', items: ref('RejectedItem') } },
         },
         AgentType: agentType,
       },
     },
   };
-  const paths = document.paths as Record<string, Record<string, unknown>>;
+  const paths: Record<string, Record<string, unknown>> = { ...document.paths };
   for (const [path, operations] of Object.entries(options.extraPaths ?? {})) paths[path] = { ...paths[path], ...operations };
-  return document;
+  return { ...document, paths: withInvalidQuery(paths) };
 }

@@ -13,7 +13,10 @@ import {
   type ApiResponse,
   type VisitStore,
 } from '../../src/index.js';
+import { DEFAULT_LIMITS } from '../../src/api/limits.js';
+import { createOpenApiDocument } from '../../src/api/openapi.js';
 import { TEST_CATALOG } from '../server/helpers.js';
+import { checkResponse } from '../server/schema-check.js';
 
 const visit = (path: string) => ({ request_path: path, request_method: 'GET', request_headers: { 'user-agent': 'Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot)' } });
 
@@ -32,6 +35,10 @@ async function setup(visits: VisitStore = createMemoryVisitStore()) {
   return { post, stored, errors, projectId };
 }
 
+const document = createOpenApiDocument({ basePath: '', limits: DEFAULT_LIMITS });
+/** What the document says of a POST /visits answer that it does not describe (empty when it does). */
+const undocumented = (response: ApiResponse) => checkResponse(document, '/visits', 'post', { ...response, json: JSON.parse(response.body as string) });
+
 const problemOf = (response: ApiResponse) => JSON.parse(response.body as string) as { type: string; status: number; detail: string; errors?: { header?: string; code: string }[] };
 
 describe('POST /visits with an Idempotency-Key', () => {
@@ -43,6 +50,7 @@ describe('POST /visits with an Idempotency-Key', () => {
     expect(first.headers['idempotent-replayed']).toBeUndefined();
     const again = await post(body, 'batch-0001');
     expect(again.status).toBe(202);
+    expect(undocumented(again)).toEqual([]);
     expect(again.body).toBe(first.body);
     expect(JSON.parse(again.body as string)).toMatchObject({ accepted: 2, rejected: [{ index: 2 }] });
     expect(again.headers['idempotent-replayed']).toBe('true');
@@ -69,6 +77,7 @@ describe('POST /visits with an Idempotency-Key', () => {
     expect(changed.status).toBe(422);
     expect(problemOf(changed).type).toBe('urn:agentwarden:problem:idempotency-key-reused');
     expect(problemOf(changed).errors).toEqual([{ pointer: '', header: 'Idempotency-Key', code: 'reused', message: 'was used for a request with another body' }]);
+    expect(undocumented(changed)).toEqual([]);
     expect((await post([visit('/two')], 'reused')).status).toBe(422);
     expect(await stored()).toEqual(['/one']);
   });
@@ -116,6 +125,8 @@ describe('POST /visits with an Idempotency-Key', () => {
     expect(response.headers['retry-after']).toBe('7');
     expect(problemOf(response).type).toBe('urn:agentwarden:problem:idempotency-key-in-use');
     expect(problemOf(response).errors).toEqual([{ pointer: '', header: 'Idempotency-Key', code: 'in-use', message: 'is in use by a request still being stored' }]);
+    // Retry-After is part of the 409's contract, declared in the document.
+    expect(undocumented(response)).toEqual([]);
   });
 
   it('answers 501 for a key when the store keeps no keys, rather than storing twice', async () => {
@@ -144,6 +155,7 @@ describe('POST /visits when the store fails', () => {
       const problem = problemOf(response);
       expect(problem.type).toBe('urn:agentwarden:problem:service-unavailable');
       expect(problem.detail).toContain('Nothing from this request was stored');
+      expect(undocumented(response)).toEqual([]);
     }
   });
 

@@ -4,7 +4,7 @@
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryVisitStore } from '../../src/index.js';
-import { checkSchema } from './schema-check.js';
+import { checkResponse, checkSchema } from './schema-check.js';
 import { BROWSER_UA, GPTBOT_UA, post, startTestServer, type TestServer } from './helpers.js';
 
 let api: TestServer;
@@ -22,16 +22,12 @@ beforeAll(async () => {
 });
 afterAll(async () => api.stop());
 
-/** Asserts a response matches the OpenAPI document's schema for that path, method and status. */
+/**
+ * Asserts the OpenAPI document describes a response: its status for that path and method, its
+ * media type, every member of its body, and the contract headers it sends.
+ */
 function expectDocumented(path: string, method: string, response: { status: number; headers: Headers; json: unknown }) {
-  const operation = openapi['paths'][path]?.[method];
-  expect(operation, `${method} ${path} documented`).toBeDefined();
-  const documented = operation.responses[String(response.status)];
-  expect(documented, `${method} ${path} ${response.status} documented`).toBeDefined();
-  const mediaType = response.headers.get('content-type')!.split(';')[0]!;
-  const schema = documented.content?.[mediaType]?.schema;
-  expect(schema, `${method} ${path} ${response.status} ${mediaType} documented`).toBeDefined();
-  expect(checkSchema(response.json, schema, openapi)).toEqual([]);
+  expect(checkResponse(openapi, path, method, response)).toEqual([]);
 }
 
 /** Asserts a problem+json body with the given status and the RFC 9457 members. */
@@ -641,6 +637,7 @@ describe('server configuration', () => {
       const res = await post(`${limited.url}/agent-identifications`, token, { request_headers: {} });
       expectProblem(res, 429);
       expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expectDocumented('/agent-identifications', 'post', res);
       // The limit is per token: another project is unaffected.
       expect((await post(`${limited.url}/agent-identifications`, other, { request_headers: {} })).status).toBe(200);
     } finally {
@@ -675,6 +672,69 @@ describe('server configuration', () => {
       expect(doc.servers).toEqual([{ url: '/api/v1' }]);
     } finally {
       await prefixed.stop();
+    }
+  });
+});
+
+describe('every operation, as the document describes it', () => {
+  // Path parameters take values that exist: a catalog agent, a stored visit.
+  const operations = async () => {
+    const stored = await post(`${api.url}/test-visits`, tokenA, {});
+    const examples: Record<string, string> = { '/agents/{id}': '/agents/gptbot', '/stats/agents/{id}': '/stats/agents/gptbot', '/visits/{id}': `/visits/${stored.json.id}` };
+    return Object.entries(openapi['paths'] as Record<string, Record<string, any>>).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, operation]) => ({ path, method, operation, target: examples[path] ?? path })),
+    );
+  };
+  const call = async (method: string, target: string) => {
+    const res = await fetch(`${api.url}${target}`, { method: method.toUpperCase(), headers: { authorization: `Bearer ${tokenA}`, 'content-type': 'application/json' }, body: method === 'get' ? undefined : '{}' });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, json: JSON.parse(text) as any };
+  };
+
+  it('answers 400 invalid-query to a repeated or misencoded query parameter, on every operation', async () => {
+    for (const { path, method, target } of await operations()) {
+      for (const [query, code] of [['x=1&x=2', 'repeated'], ['x=%zz', 'encoding']]) {
+        const res = await call(method, `${target}?${query}`);
+        expectProblem(res, 400);
+        expect(res.json.errors, `${method} ${path}?${query}`).toEqual([{ pointer: '', parameter: 'x', code, message: expect.any(String) }]);
+        expectDocumented(path, method, res);
+      }
+    }
+  });
+
+  it('declares the project parameter and its 403 wherever a token is taken, and answers it', async () => {
+    for (const { path, method, operation, target } of await operations()) {
+      const security = (operation.security ?? openapi['security']) as Record<string, unknown>[];
+      if (!security.some((scheme) => 'bearer' in scheme)) continue;
+      expect(operation.parameters?.map((parameter: any) => `${parameter.in} ${parameter.name}`), `${method} ${path}`).toContain('query project');
+      const res = await call(method, `${target}?project=${encodeURIComponent(projectB)}`);
+      expectProblem(res, 403);
+      expect(res.json.errors, `${method} ${path}`).toEqual([expect.objectContaining({ parameter: 'project', code: 'other-project' })]);
+      expectDocumented(path, method, res);
+    }
+  });
+
+  it('describes accepted and rejected of the 400 that no valid visit gets, on /visits and /logs/wordpress', async () => {
+    const visits = await post(`${api.url}/visits`, tokenA, [1, 2]);
+    expect(visits.json).toMatchObject({ status: 400, accepted: 0, rejected: [{ index: 0 }, { index: 1 }] });
+    expectDocumented('/visits', 'post', visits);
+    const log = await fetch(`${api.url}/logs/wordpress`, { method: 'POST', headers: { authorization: `Bearer ${tokenA}`, 'content-type': 'text/plain' }, body: '{"x":1}\n' });
+    const json = await log.json();
+    expect(json).toMatchObject({ status: 400, accepted: 0, rejected: [{ index: 0 }] });
+    expectDocumented('/logs/wordpress', 'post', { status: log.status, headers: log.headers, json });
+  });
+
+  it('declares Allow on 405, and the CSV download headers', async () => {
+    const wrong = await fetch(`${api.url}/visits`, { method: 'DELETE', headers: { authorization: `Bearer ${tokenA}` } });
+    expectDocumented('/visits', 'post', { status: wrong.status, headers: wrong.headers, json: await wrong.json() });
+    await post(`${api.url}/visits`, tokenA, [1, 2].map((i) => ({ request_path: `/csv/${i}`, request_method: 'GET', request_headers: {} })));
+    const csv = await fetch(`${api.url}/visits?format=csv&limit=1`, { headers: { authorization: `Bearer ${tokenA}` } });
+    expect(csv.headers.get('x-next-cursor')).toMatch(/^\S+$/);
+    expect(csv.headers.get('content-disposition')).toMatch(/^attachment; filename=/);
+    expectDocumented('/visits', 'get', { status: csv.status, headers: csv.headers, json: await csv.text() });
+    for (const path of ['/stats', '/stats/top-paths', '/robots-violations']) {
+      const res = await fetch(`${api.url}${path}?format=csv`, { headers: { authorization: `Bearer ${tokenA}` } });
+      expectDocumented(path, 'get', { status: res.status, headers: res.headers, json: await res.text() });
     }
   });
 });

@@ -112,6 +112,31 @@ const DELIVERY_SCHEMA = object(['id', 'event_type', 'event_id', 'created', 'stat
   next_attempt: { type: ['string', 'null'], format: 'date-time' },
 });
 
+// The listing: each webhook with its latest delivery, and what ABOUT states, member by member.
+const RULE_TYPES = Object.keys(ABOUT.rules);
+const LISTING_SCHEMA = object(['webhooks', 'events', 'rules', 'signature', 'retries'], {
+  webhooks: {
+    type: 'array',
+    items: {
+      ...WEBHOOK_SCHEMA,
+      required: [...WEBHOOK_SCHEMA.required, 'latest_delivery'],
+      properties: { ...WEBHOOK_SCHEMA.properties, latest_delivery: { oneOf: [DELIVERY_SCHEMA, { type: 'null' }], description: 'Its latest delivery, as GET .../deliveries lists them; null before the first.' } },
+    },
+  },
+  events: { type: 'array', items: { enum: [...ALERT_EVENT_TYPES] }, description: 'The event types a webhook may subscribe to.' },
+  rules: object(RULE_TYPES, Object.fromEntries(RULE_TYPES.map((type) => [type, { type: 'string', description: 'When this event is sent.' }]))),
+  signature: object(['header', 'tolerance_seconds', 'example'], {
+    header: { type: 'string', description: 'The Agentwarden-Signature header every delivery carries, and how it is computed.' },
+    tolerance_seconds: { type: 'integer', minimum: 1, description: "How far from the receiver's clock a signature time should be accepted." },
+    example: { type: 'string', description: 'Node.js code that checks a delivery.' },
+  }),
+  retries: object(['attempts', 'first_delay_seconds', 'factor'], {
+    attempts: { type: 'integer', minimum: 1, description: 'Attempts at most per delivery, the first included.' },
+    first_delay_seconds: { type: 'number', minimum: 0, description: 'The wait before the second attempt.' },
+    factor: { type: 'number', minimum: 1, description: 'Each later wait is this many times the one before.' },
+  }),
+});
+
 /**
  * Creates the webhook routes: `GET|POST /admin/projects/{id}/webhooks`,
  * `DELETE /admin/projects/{id}/webhooks/{webhook}`, `POST .../{webhook}/tests` and
@@ -139,7 +164,7 @@ export function createWebhookRoutes(options: WebhookRoutesOptions): RouteTable {
           security: ADMIN,
           parameters: [PROJECT],
           responses: {
-            '200': { description: 'The webhooks.', content: content(object(['webhooks', 'events', 'rules', 'signature'], { webhooks: { type: 'array', items: WEBHOOK_SCHEMA }, events: { type: 'array' }, rules: { type: 'object' }, signature: { type: 'object' } })) },
+            '200': { description: 'The webhooks.', content: content(LISTING_SCHEMA) },
             ...openApiErrorResponses([401, 404, 405, 500]),
           },
         },

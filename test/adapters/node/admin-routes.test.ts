@@ -11,7 +11,7 @@ import { createWebRoutes } from '../../../src/adapters/node/web-routes.js';
 import { hashTokenNode, openSqliteStore, type SqliteStore } from '../../../src/adapters/node/index.js';
 import { createApiHandler, createEngine, createMemoryVisitStore, type ApiHandler, type ApiRequest } from '../../../src/index.js';
 import { TEST_CATALOG } from '../../server/helpers.js';
-import { checkSchema } from '../../server/schema-check.js';
+import { checkResponse, type CheckedResponse } from '../../server/schema-check.js';
 
 let dir: string;
 let store: SqliteStore;
@@ -179,6 +179,32 @@ describe('admin routes', () => {
     expect(preview.status).toBe(200);
     expect(preview.body).toContain('User-agent: GPTBot\nDisallow: /');
   });
+
+  it('are answered as the document says on the routes a token or a session opens: the CSRF 403, the project 400 and 404', async () => {
+    const { cookie, csrf } = await login();
+    const project = store.createProject('example.com');
+    const doc = (await call('GET', '/openapi.json')).json;
+    for (const [method, path, body] of [
+      ['POST', '/robots-txts', { agent_types: ['AI Data Scraper'] }],
+      ['PUT', '/project-settings', { robots: null }],
+      ['POST', '/test-visits', {}],
+    ] as const) {
+      const operation = doc.paths[path][method.toLowerCase()];
+      expect(operation.security, `${method} ${path}`).toEqual([{ bearer: [] }, { adminSession: [] }]);
+      const forbidden = await call(method, `${path}?project=${project.id}`, { body, headers: { cookie } });
+      expect(forbidden.status).toBe(403);
+      expect(forbidden.json.errors).toEqual([expect.objectContaining({ header: 'X-CSRF-Token', code: 'required' })]);
+      expect(operation.responses['403'].description, `${method} ${path}`).toContain('X-CSRF-Token');
+      expect(checkResponse(doc, path, method.toLowerCase(), forbidden)).toEqual([]);
+      // With the CSRF token, a session must name a project that exists.
+      const unnamed = await call(method, path, { body, headers: { cookie, 'x-csrf-token': csrf } });
+      expect(unnamed.status).toBe(400);
+      expect(checkResponse(doc, path, method.toLowerCase(), unnamed)).toEqual([]);
+      const unknown = await call(method, `${path}?project=prj_nope`, { body, headers: { cookie, 'x-csrf-token': csrf } });
+      expect(unknown.status).toBe(404);
+      expect(checkResponse(doc, path, method.toLowerCase(), unknown)).toEqual([]);
+    }
+  });
 });
 
 describe('admin routes in the OpenAPI document', () => {
@@ -201,10 +227,7 @@ describe('admin routes in the OpenAPI document', () => {
 
     const session = await login();
     const headers = { cookie: session.cookie, 'x-csrf-token': session.csrf };
-    const check = (path: string, method: string, response: { status: number; json: unknown }) => {
-      const schema = doc.paths[path][method].responses[String(response.status)].content['application/json'].schema;
-      expect(checkSchema(response.json, schema, doc), `${method} ${path} ${response.status}`).toEqual([]);
-    };
+    const check = (path: string, method: string, response: CheckedResponse) => expect(checkResponse(doc, path, method, response)).toEqual([]);
     check('/admin/session', 'get', await call('GET', '/admin/session', { headers }));
     const created = await call('POST', '/admin/projects', { body: { name: 'docs.example' }, headers });
     check('/admin/projects', 'post', created);

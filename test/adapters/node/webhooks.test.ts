@@ -24,7 +24,7 @@ import {
 } from '../../../src/adapters/node/index.js';
 import { createApiHandler, createEngine, type AlertService, type ApiHandler } from '../../../src/index.js';
 import { adminSession, apiCaller } from '../../helpers/admin-api.js';
-import { checkSchema } from '../../server/schema-check.js';
+import { checkResponse } from '../../server/schema-check.js';
 import { independentlyVerified, startWebhookReceiver, type WebhookReceiver } from '../../helpers/webhook-receiver.js';
 
 const GPTBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)';
@@ -119,8 +119,11 @@ describe('webhooks in the admin API', () => {
     expect(log.json.deliveries).toHaveLength(1);
     expect(log.json.deliveries[0]).toMatchObject({ event_type: 'agent.first_visit', event_id: event.id, state: 'delivered', attempts: 1, last_status: 200, last_error: null });
     const doc = (await call('GET', '/openapi.json')).json;
-    expect(checkSchema(log.json, doc.paths['/admin/projects/{id}/webhooks/{webhook}/deliveries'].get.responses['200'].content['application/json'].schema, doc)).toEqual([]);
-    expect(checkSchema(created.json, doc.paths['/admin/projects/{id}/webhooks'].post.responses['201'].content['application/json'].schema, doc)).toEqual([]);
+    expect(checkResponse(doc, '/admin/projects/{id}/webhooks/{webhook}/deliveries', 'get', log)).toEqual([]);
+    expect(checkResponse(doc, '/admin/projects/{id}/webhooks', 'post', created)).toEqual([]);
+    // The listing, now with a latest delivery, and the rules, signature and retries it states.
+    expect(checkResponse(doc, '/admin/projects/{id}/webhooks', 'get', listed)).toEqual([]);
+    expect(checkResponse(doc, '/admin/projects/{id}/webhooks', 'get', await call('GET', `/admin/projects/${project.id}/webhooks`, { headers }))).toEqual([]);
   });
 
   it('deliver robots.violation when an agent fetches a path the saved rules disallow for it', async () => {
