@@ -10,6 +10,7 @@ export type ProblemCode =
   | 'invalid-query'
   | 'invalid-header'
   | 'unauthorized'
+  | 'wrong-admin-secret'
   | 'forbidden'
   | 'not-found'
   | 'method-not-allowed'
@@ -35,6 +36,7 @@ const TITLES: Record<ProblemCode, { status: number; title: string }> = {
   'invalid-query': { status: 400, title: 'Query parameter is invalid' },
   'invalid-header': { status: 400, title: 'Request header is invalid' },
   unauthorized: { status: 401, title: 'Missing or invalid access token' },
+  'wrong-admin-secret': { status: 401, title: 'Wrong admin secret' },
   forbidden: { status: 403, title: 'Forbidden' },
   'not-found': { status: 404, title: 'Not found' },
   'method-not-allowed': { status: 405, title: 'Method not allowed' },

@@ -95,7 +95,19 @@ const DOCS = {
     summary: 'Logs in with the admin secret; sets the HttpOnly session cookie.',
     security: [],
     requestBody: { required: true, content: jsonContent(object(['secret'], { secret: { type: 'string' } })) },
-    responses: { '200': { description: 'Logged in.', content: jsonContent(SESSION) }, ...openApiErrorResponses([400, 401, 403, 405, 413, 415, 429, 500, 503]) },
+    responses: {
+      '200': { description: 'Logged in.', content: jsonContent(SESSION) },
+      ...openApiErrorResponses([400, 401, 403, 405, 413, 415, 429, 500, 503], {
+        // No headers: see the description.
+        401: {
+          description:
+            'The admin secret is wrong, or none is set yet (`wrong-admin-secret`; errors[].pointer `/secret`). It comes without a WWW-Authenticate challenge, which RFC 9110 §11.6.1 asks of every 401: ' +
+            'the secret is sent in the JSON body, a form login that no registered HTTP authentication scheme describes, and the Bearer challenge of the other admin routes would ask for a token this route does not take.',
+        },
+        403: 'The Origin header names another site, or an opaque origin ("null") (`forbidden`; errors[].header `Origin`): log in from the dashboard itself.',
+        429: 'Too many login attempts from this client address (`rate-limited`).',
+      }),
+    },
   },
   logout: { summary: 'Ends the session.', security: ADMIN, parameters: [CSRF], responses: { '204': { description: 'Logged out; the cookie is cleared.' }, ...openApiErrorResponses([401, 403, 405, 500]) } },
   session: { summary: 'The session\'s CSRF token and expiry.', security: ADMIN, responses: { '200': { description: 'The session.', content: jsonContent(SESSION) }, ...openApiErrorResponses([401, 405, 500]) } },
@@ -182,6 +194,11 @@ function storeRoute(route: Route): Route {
   };
 }
 
+/** The 403 of a login from another site (login CSRF), naming the Origin header. */
+function wrongOrigin(detail: string): ApiResponse {
+  return problem('forbidden', detail, { errors: [{ pointer: '', header: 'Origin', code: 'cross-origin', message: "must be this server's origin" }] });
+}
+
 function header(request: ApiRequest, name: string): string | undefined {
   return headerValue(request.headers, name);
 }
@@ -259,9 +276,9 @@ export function createAdminRoutes(options: AdminRoutesOptions): RouteTable {
         } catch {
           originHost = undefined;
         }
-        if (originHost !== host) return problem('forbidden', 'Log in from the dashboard itself: the Origin does not match this server.');
+        if (originHost !== host) return wrongOrigin('Log in from the dashboard itself: the Origin does not match this server.');
       } else if (origin === 'null') {
-        return problem('forbidden', 'Log in from the dashboard itself: an opaque Origin is refused.');
+        return wrongOrigin('Log in from the dashboard itself: an opaque Origin is refused.');
       }
       const body = objectBody(request);
       if (!body.ok) return body.response;
@@ -275,7 +292,10 @@ export function createAdminRoutes(options: AdminRoutesOptions): RouteTable {
           return problem('rate-limited', `Too many login attempts from this address; retry after ${result.retryAfterSeconds} s.`, { headers: { 'retry-after': String(result.retryAfterSeconds) } });
         }
         // One answer for a wrong secret and for none set yet: the response tells an attacker nothing.
-        return problem('unauthorized', 'The admin secret is wrong. Run "agentwarden admin reset-password" on the server to set a new one.');
+        // No WWW-Authenticate: no HTTP authentication scheme describes a secret in a JSON body (the OpenAPI document says so).
+        return problem('wrong-admin-secret', 'The admin secret is wrong. Run "agentwarden admin reset-password" on the server to set a new one.', {
+          errors: [{ pointer: '/secret', code: 'wrong', message: 'is not the admin secret' }],
+        });
       }
       return json(200, { csrf_token: result.session.csrfToken, expires: new Date(result.expires).toISOString() }, { 'set-cookie': cookie(request, result.cookieValue, result.maxAgeSeconds) });
     },

@@ -80,9 +80,23 @@ describe('admin login', () => {
     expect((await call('POST', '/admin/login', { body: { secret }, remoteAddress: '203.0.113.6' })).status).toBe(200);
   });
 
+  it('says what a wrong secret is, and the document says what that 401 carries: no challenge, since no scheme describes a form login', async () => {
+    const wrong = await call('POST', '/admin/login', { body: { secret: 'wrong' }, remoteAddress: '203.0.113.7' });
+    expect(wrong.status).toBe(401);
+    expect(wrong.json).toMatchObject({ type: 'urn:agentwarden:problem:wrong-admin-secret', title: 'Wrong admin secret', status: 401, errors: [{ pointer: '/secret', code: 'wrong', message: 'is not the admin secret' }] });
+    expect(wrong.headers['www-authenticate']).toBeUndefined();
+    const doc = (await call('GET', '/openapi.json')).json;
+    expect(checkResponse(doc, '/admin/login', 'post', wrong)).toEqual([]);
+    const documented = doc.paths['/admin/login'].post.responses['401'];
+    expect(documented.headers).toBeUndefined();
+    expect(documented.description).toContain('wrong-admin-secret');
+    expect(documented.description).not.toMatch(/token \(with WWW-Authenticate/);
+  });
+
   it('refuses a login from another origin (login CSRF) and a form-encoded body', async () => {
     const cross = await call('POST', '/admin/login', { body: { secret }, headers: { origin: 'https://evil.example', host: 'localhost:8080' } });
     expect(cross.status).toBe(403);
+    expect(cross.json.errors).toEqual([{ pointer: '', header: 'Origin', code: 'cross-origin', message: "must be this server's origin" }]);
     const same = await call('POST', '/admin/login', { body: { secret }, headers: { origin: 'http://localhost:8080', host: 'localhost:8080' } });
     expect(same.status).toBe(200);
     const form = await handle({ method: 'POST', path: '/admin/login', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: enc.encode(`secret=${secret}`) });
