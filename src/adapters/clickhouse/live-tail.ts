@@ -12,7 +12,7 @@ export interface LiveTailOptions {
   readonly windowMs: number;
   /** Ids (with their projects) of these projects' visits at or after `floor`. */
   readIds(projectIds: readonly string[], floor: string): Promise<readonly { project_id: string; id: string }[]>;
-  /** The visits with these ids, in id order. */
+  /** The visits with these ids, in id order (a list of any length). */
   readVisits(projectIds: readonly string[], ids: readonly string[]): Promise<readonly StoredVisit[]>;
   publish(projectId: string, visits: readonly StoredVisit[]): void;
 }
@@ -63,22 +63,30 @@ export function createLiveTail(options: LiveTailOptions): LiveTail {
       const floor = visitIdFloor(options.clock.now() - options.windowMs);
       for (const [id] of seen) if (id < floor) seen.delete(id);
       const projects = [...listeners.keys()];
-      const fresh: string[] = [];
+      const fresh: { project_id: string; id: string }[] = [];
       for (const row of await options.readIds(projects, floor)) {
         if (seen.has(row.id)) continue;
-        seen.set(row.id, row.project_id);
-        if (row.id >= (since.get(row.project_id) ?? row.id)) fresh.push(row.id);
+        // Older than the project's first listener: never delivered, so settled now.
+        if (row.id < (since.get(row.project_id) ?? row.id)) seen.set(row.id, row.project_id);
+        else fresh.push(row);
       }
       if (fresh.length === 0) return;
+      const visits = await options.readVisits(projects, fresh.map((row) => row.id));
+      // Only now, with the visits read, are their ids done with: had the read failed, the next poll
+      // would find them again. Ids appended here meanwhile were published by their append.
       const byProject = new Map<string, StoredVisit[]>();
-      for (const visit of await options.readVisits(projects, fresh)) {
+      for (const visit of visits) {
+        if (seen.has(visit.id)) continue;
         let list = byProject.get(visit.project_id);
         if (list === undefined) byProject.set(visit.project_id, (list = []));
         list.push(visit);
       }
-      for (const [projectId, visits] of byProject) options.publish(projectId, visits);
+      // An id read but not found was deleted in between (its project was): nothing to wait for.
+      for (const row of fresh) seen.set(row.id, row.project_id);
+      for (const [projectId, list] of byProject) options.publish(projectId, list);
     } catch {
-      // ClickHouse unreachable: the next poll reads the same window again.
+      // ClickHouse unreachable, or a read failed: nothing was marked, and the next poll reads the
+      // same window again.
     } finally {
       polling = false;
     }

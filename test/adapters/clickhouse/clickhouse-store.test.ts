@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openClickHouseVisitStore, type ClickHouseVisitStore } from '../../../src/adapters/clickhouse/index.js';
 import { createMemoryVisitStore, VisitQueryError, VisitStoreUnavailableError, type EnrichedVisit, type StoreHealth, type StatsDimension, type StatsInterval, type StoredVisit } from '../../../src/index.js';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from '../../helpers/clickhouse.js';
+import { startClickHouseProxy } from '../../helpers/clickhouse-proxy.js';
 import { describeVisitStore } from '../../visits/store-suite.js';
 import { sqlString } from '../../../src/adapters/clickhouse/sql.js';
 import { MIGRATIONS, MIGRATIONS_TABLE, SCHEMA_VERSION } from '../../../src/adapters/clickhouse/schema.js';
@@ -241,6 +242,26 @@ describe.runIf(available)('ClickHouse visit store', () => {
       expect(received.map((v) => v.id)).toEqual([...local, ...remote].map((v) => v.id));
     } finally {
       unsubscribe();
+    }
+  });
+
+  it('delivers visits whose first read failed at the next poll: a broken read loses none', async () => {
+    const proxy = await startClickHouseProxy(server.url);
+    const tailed = await openClickHouseVisitStore({ url: proxy.url, database: 'aw_store', pollMs: 100 });
+    const id = nextProject();
+    const received: StoredVisit[] = [];
+    const unsubscribe = tailed.subscribe(id, (visits) => received.push(...visits));
+    try {
+      // The connection of the tail's read of the visits themselves breaks once (its read of ids goes through).
+      proxy.dropNext((sql) => sql.startsWith('SELECT project_id, id, visit FROM'));
+      const remote = await other.append(id, Array.from({ length: 5 }, (_, i) => visit({ request_path: `/reset/${i}` })));
+      await expect.poll(() => received.length, { timeout: 3000, interval: 20 }).toBe(5);
+      expect(proxy.dropped()).toBe(1);
+      expect(received).toEqual(remote);
+    } finally {
+      unsubscribe();
+      await tailed.close();
+      await proxy.close();
     }
   });
 

@@ -1,0 +1,66 @@
+// An HTTP proxy on 127.0.0.1 in front of a test ClickHouse that can break chosen requests, as a
+// connection reset between agentwarden and ClickHouse would: the ClickHouse tests' fault injection.
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** A running proxy; every request is forwarded unless a drop rule takes it. */
+export interface ClickHouseProxy {
+  /** `http://127.0.0.1:PORT`, to give the store in place of ClickHouse's URL. */
+  readonly url: string;
+  /**
+   * Closes the connection of the next `count` requests whose statement matches, without
+   * forwarding them. A statement is the `query` URL parameter (an INSERT's) followed by the body.
+   */
+  dropNext(matches: (statement: string) => boolean, count?: number): void;
+  /** How many requests a rule has dropped so far. */
+  dropped(): number;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a proxy to `upstream` (a ClickHouse HTTP URL) on a free loopback port.
+ * @example
+ * const proxy = await startClickHouseProxy(clickhouse.url);
+ * proxy.dropNext((sql) => sql.startsWith('SELECT project_id, id, visit'));
+ */
+export async function startClickHouseProxy(upstream: string): Promise<ClickHouseProxy> {
+  const target = new URL(upstream);
+  const rules: { matches: (statement: string) => boolean; left: number }[] = [];
+  let dropped = 0;
+  const server: Server = createServer((incoming, outgoing) => {
+    const chunks: Buffer[] = [];
+    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+    incoming.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const statement = `${new URL(incoming.url ?? '/', 'http://proxy').searchParams.get('query') ?? ''}${body.toString('utf8')}`;
+      const rule = rules.find((candidate) => candidate.left > 0 && candidate.matches(statement));
+      if (rule !== undefined) {
+        rule.left--;
+        dropped++;
+        incoming.socket.destroy();
+        return;
+      }
+      const headers = { ...incoming.headers, host: target.host, 'content-length': String(body.length) };
+      delete headers['transfer-encoding'];
+      const forwarded = request({ host: target.hostname, port: target.port, method: incoming.method, path: incoming.url, headers }, (answer) => {
+        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(outgoing);
+      });
+      forwarded.on('error', () => incoming.socket.destroy());
+      forwarded.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    dropNext(matches, count = 1) {
+      rules.push({ matches, left: count });
+    },
+    dropped: () => dropped,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
