@@ -42,6 +42,37 @@ export function dataTable<T>(caption: string, columns: readonly Column<T>[], row
   );
 }
 
+/**
+ * A path as a table shows it: its first three lines, whole in its tooltip (and on the visit page).
+ * A bot picks its paths, up to 16 KiB: unclipped, one made a row thousands of pixels tall and
+ * pushed every panel below it out of reach. `before` goes in front of it (a request's method).
+ */
+export function clippedPath(path: string, ...before: Child[]): HTMLElement {
+  return h('span', { class: 'path clip', title: path }, ...before, path);
+}
+
+/**
+ * Text too long to show whole at once (a 16 KiB path, a header value of tens of kilobytes): its
+ * first lines, with a button that shows it all and folds it again. The button is there only when
+ * lines are cut, which depends on the window's width, so a ResizeObserver decides it.
+ */
+export function collapsible(className: string, ...children: Child[]): HTMLElement {
+  const text = h('span', { class: `${className} clip tall` }, ...children);
+  const length = text.textContent?.length ?? 0;
+  const button = h('button', { type: 'button', class: 'link-button', 'aria-expanded': 'false', hidden: true });
+  const show = (all: boolean) => {
+    text.classList.toggle('clip', !all);
+    button.setAttribute('aria-expanded', String(all));
+    button.textContent = all ? 'Show less' : `Show all (${formatCount(length)} characters)`;
+  };
+  show(false);
+  button.addEventListener('click', () => show(button.getAttribute('aria-expanded') !== 'true'));
+  new ResizeObserver(() => {
+    button.hidden = button.getAttribute('aria-expanded') !== 'true' && text.scrollHeight <= text.clientHeight + 1;
+  }).observe(text);
+  return h('span', { class: 'collapsible' }, text, button);
+}
+
 /** A section with a heading, an optional CSV download and its content. */
 export function panel(title: string, id: string, csv: string | undefined, ...children: Child[]): HTMLElement {
   return h(

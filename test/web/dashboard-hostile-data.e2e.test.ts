@@ -2,6 +2,8 @@
 // are attacker-controlled text, and so is an unlisted agent's name. In headless Chromium against
 // `agentwarden serve`, every page that shows them (timeline, visit, analytics, agent, projects)
 // must show markup as text and never run it: each payload would set window.__xss or open a dialog.
+// Nor may that text disguise itself or take over a page: characters that draw nothing show as marks
+// (in the tab title too), and a 16 KiB path keeps every table row a few lines tall.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumAvailable, launchChromium, loggedInPage, openView, projectApi, startDashboardServer, type DashboardServer } from './dashboard-harness.js';
@@ -14,6 +16,9 @@ const NAME = '<img src=x onerror="window.__xss=7">Shop';
 const BIDI_PATH = '/\u202egnicirp';
 const BIDI_UA = 'evil-scraper/1.0 \u202e)lmth.tob/moc.elgoog.www//:ptth+ ;1.2/tobelgooG ;elbitapmoc(';
 const GPTBOT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)';
+// The longest path a visit may have, and a long header value.
+const LONG_PATH = `/${'A'.repeat(16_000)}`;
+const LONG_HEADER = 'v'.repeat(20_000);
 // A project name hiding a zero-width space and reversing what follows.
 const DISGUISED_NAME = 'shop \u202etset\u200b';
 
@@ -24,6 +29,7 @@ describe.skipIf(!available)('dashboard pages showing hostile visit data in Chrom
   let visitId: string;
   let bidiVisitId: string;
   let gptbotVisitId: string;
+  let longVisitId: string;
   const problems: string[] = [];
   const dialogs: string[] = [];
 
@@ -45,6 +51,11 @@ describe.skipIf(!available)('dashboard pages showing hostile visit data in Chrom
     // A catalog agent, for comparison.
     await api('POST', '/visits', [{ request_path: '/docs', request_method: 'GET', request_headers: { 'user-agent': GPTBOT }, response_status_code: 200 }]);
     gptbotVisitId = (await api('GET', '/visits?limit=1')).visits[0].id;
+    // GPTBot at the longest path, once answered 404, against rules that disallow its type: the path
+    // is in every table of the analytics, agent and type pages.
+    await api('PUT', '/project-settings', { robots: { agent_types: ['AI Data Scraper'], disallow: ['/'] } });
+    await api('POST', '/visits', [404, 200].map((status) => ({ request_path: LONG_PATH, request_method: 'GET', request_headers: { 'user-agent': GPTBOT, 'x-long': LONG_HEADER }, response_status_code: status })));
+    longVisitId = (await api('GET', '/visits?limit=1')).visits[0].id;
     browser = await launchChromium();
     page = await loggedInPage(browser, server.dashboard, server.secret, problems);
     page.on('dialog', (dialog) => {
@@ -130,6 +141,49 @@ describe.skipIf(!available)('dashboard pages showing hostile visit data in Chrom
     await page.getByRole('heading', { level: 1, name: 'Projects' }).waitFor();
     await expect.poll(() => page.locator('main').textContent()).toContain(NAME);
     await ranNothing();
+  });
+
+  it('keeps every table row a few lines tall with a 16 KiB path, the path whole in its tooltip', async () => {
+    const pages = [
+      [`#/p/${server.projectId}/analytics`, /analytics/, ['Top pages (all agents)', 'Top paths by agent', 'robots.txt violations']],
+      [`#/p/${server.projectId}/agents/gptbot`, /GPTBot/, ['Paths that answered 404', 'Top paths', 'robots.txt violations']],
+      [`#/p/${server.projectId}/types/AI%20Data%20Scraper`, /AI Data Scraper/, ['Top paths of AI Data Scraper agents']],
+    ] as const;
+    const found: string[] = [];
+    for (const width of [375, 1280]) {
+      await page.setViewportSize({ width, height: 900 });
+      for (const [hash, heading, tables] of pages) {
+        await openView(page, server.dashboard, hash, heading);
+        for (const table of tables) {
+          const cell = page.getByRole('table', { name: table, exact: true }).locator('tbody tr', { hasText: 'AAAA' }).first();
+          const height = (await cell.boundingBox())?.height ?? 0;
+          if (height === 0 || height > 250) found.push(`${hash} at ${width} px: the row of "${table}" is ${height} px tall`);
+          expect(await cell.locator('[title]', { hasText: 'AAAA' }).first().getAttribute('title', { timeout: 2000 }).catch(() => null), `${hash}: ${table}`).toBe(LONG_PATH);
+        }
+        const tallest = await page.evaluate(() => Math.max(...Array.from(document.querySelectorAll('main tbody tr'), (row) => row.getBoundingClientRect().height)));
+        if (tallest > 250) found.push(`${hash} at ${width} px: a row is ${tallest} px tall`);
+      }
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+    expect(found).toEqual([]);
+  });
+
+  it('collapses a long path and header value on the visit page, and shows them whole on request', async () => {
+    await openView(page, server.dashboard, `#/p/${server.projectId}/visits/${longVisitId}`, /Visit GET/);
+    const headers = page.getByRole('region', { name: 'Request headers' });
+    const value = headers.locator('tr', { hasText: 'x-long' }).locator('td').nth(1);
+    expect((await value.boundingBox())!.height).toBeLessThan(300);
+    const showAll = value.getByRole('button', { name: 'Show all' });
+    expect(await showAll.getAttribute('aria-expanded')).toBe('false');
+    await showAll.click();
+    expect((await value.boundingBox())!.height).toBeGreaterThan(1000);
+    expect(await value.getByRole('button', { name: 'Show less' }).getAttribute('aria-expanded')).toBe('true');
+    // The path in the summary, likewise; a short header has no button.
+    const request = page.locator('dd', { hasText: 'AAAA' });
+    expect((await request.boundingBox())!.height).toBeLessThan(300);
+    await request.getByRole('button', { name: 'Show all' }).click();
+    expect(await request.textContent()).toContain(LONG_PATH);
+    expect(await headers.locator('tr', { hasText: 'user-agent' }).getByRole('button').count()).toBe(0);
   });
 
   it('links no documentation for an agent the catalog does not list', async () => {

@@ -8,7 +8,7 @@ import { formatCount, formatShare, plural } from '../format.js';
 import { chosenRange } from '../range.js';
 import { bigCount, rangePage, timeChart, type RangeDrawing } from '../range-page.js';
 import { href } from '../route-state.js';
-import { bar, dataTable, empty, outcomeSummary, outcomeTiles, panel } from '../view.js';
+import { bar, clippedPath, dataTable, empty, outcomeSummary, outcomeTiles, panel } from '../view.js';
 import { OTHER_COLOR, PALETTE } from './analytics.js';
 
 /** Draws the page of one agent type in a project. */
@@ -78,7 +78,7 @@ export const renderAgentType: Page = async ({ main, project, route }) => {
         : dataTable(
             `Top paths of ${type} agents`,
             [
-              { label: 'Path', cell: (r) => h('span', { class: 'path' }, r.path) },
+              { label: 'Path', cell: (r) => clippedPath(r.path) },
               { label: 'Agent', cell: (r) => (r.agent_id === null ? '—' : h('a', { href: agentHref(r.agent_id) }, r.agent_name ?? r.agent_id)) },
               { label: 'Visits', numeric: true, cell: (r) => formatCount(r.count) },
             ],

@@ -8,7 +8,7 @@ import { formatCount, formatDateTime, formatMinute, formatTime, plural, RESULT_L
 import { chosenRange } from '../range.js';
 import { bigCount, rangePage, timeChart, type ChartSeries, type RangeDrawing } from '../range-page.js';
 import { href } from '../route-state.js';
-import { dataTable, empty, outcomeSummary, outcomeTiles, panel, RESULT_ORDER } from '../view.js';
+import { clippedPath, dataTable, empty, outcomeSummary, outcomeTiles, panel, RESULT_ORDER } from '../view.js';
 import { statusBadge } from './analytics.js';
 import { agentFacts } from './catalog.js';
 import { agentRuleButton } from './robots-rules.js';
@@ -117,7 +117,7 @@ export const renderAgent: Page = async ({ main, project, route, refresh }) => {
         : dataTable(
             'Paths that answered 404',
             [
-              { label: 'Path', cell: (r) => h('span', { class: 'path' }, r.path) },
+              { label: 'Path', cell: (r) => clippedPath(r.path) },
               { label: 'Visits', numeric: true, cell: (r) => formatCount(r.count) },
             ],
             notFound.paths,
@@ -133,7 +133,7 @@ export const renderAgent: Page = async ({ main, project, route, refresh }) => {
         : dataTable(
             'Top paths',
             [
-              { label: 'Path', cell: (r) => h('span', { class: 'path' }, r.path) },
+              { label: 'Path', cell: (r) => clippedPath(r.path) },
               { label: 'Visits', numeric: true, cell: (r) => formatCount(r.count) },
               { label: 'Last', cell: (r) => h('time', { datetime: r.last, title: formatDateTime(r.last) }, formatTime(r.last)) },
             ],
@@ -174,7 +174,7 @@ export const renderAgent: Page = async ({ main, project, route, refresh }) => {
               dataTable(
                 'robots.txt violations',
                 [
-                  { label: 'Path', cell: (v) => h('span', { class: 'path' }, v.path) },
+                  { label: 'Path', cell: (v) => clippedPath(v.path) },
                   { label: 'Rule', cell: (v) => h('code', {}, `Disallow: ${v.rule}`) },
                   { label: 'Visits', numeric: true, cell: (v) => formatCount(v.count) },
                   { label: 'Last', cell: (v) => h('time', { datetime: v.last, title: formatDateTime(v.last) }, formatTime(v.last)) },

@@ -12,7 +12,7 @@ import { clientAddressNoticeSlot } from '../client-address-notice.js';
 import { chosenRange } from '../range.js';
 import { bigCount, rangePage, timeChart, type RangeDrawing } from '../range-page.js';
 import { href } from '../route-state.js';
-import { bar, dataTable, empty, outcomeSummary, outcomeTiles, panel } from '../view.js';
+import { bar, clippedPath, dataTable, empty, outcomeSummary, outcomeTiles, panel } from '../view.js';
 
 // One colour per agent type, in the catalog's display order, plus browsers/unknown and the rest.
 export const PALETTE = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#86bcb6', '#d37295', '#499894', '#8cd17d', '#b6992d', '#79706e', '#d4a6c8', '#a0cbe8'];
@@ -137,7 +137,7 @@ export const renderAnalytics: Page = async ({ main, project }) => {
           : dataTable(
               title,
               [
-                { label: 'Page', cell: (s) => h('span', { class: 'path' }, s.key ?? '') },
+                { label: 'Page', cell: (s) => clippedPath(s.key ?? '') },
                 { label: count, numeric: true, cell: (s) => formatCount(s.total) },
                 { label: 'Share', hiddenLabel: true, cell: (s) => bar(s.total, max, barClass) },
               ],
@@ -159,7 +159,7 @@ export const renderAnalytics: Page = async ({ main, project }) => {
         : dataTable(
             'Top paths by agent',
             [
-              { label: 'Path', cell: (r) => h('span', { class: 'path' }, r.path) },
+              { label: 'Path', cell: (r) => clippedPath(r.path) },
               { label: 'Agent', cell: (r) => (r.agent_id === null ? '—' : h('a', { href: agentHref(r.agent_id) }, r.agent_name ?? r.agent_id)) },
               { label: 'Visits', numeric: true, cell: (r) => formatCount(r.count) },
               { label: 'Share', hiddenLabel: true, cell: (r) => bar(r.count, pathMax) },
@@ -245,7 +245,7 @@ export const renderAnalytics: Page = async ({ main, project }) => {
               'robots.txt violations',
               [
                 { label: 'Agent', cell: (v) => h('a', { href: agentHref(v.agent_id) }, h('strong', {}, v.agent_name)) },
-                { label: 'Path', cell: (v) => h('span', { class: 'path' }, v.path) },
+                { label: 'Path', cell: (v) => clippedPath(v.path) },
                 { label: 'Rule', cell: (v) => h('code', {}, `Disallow: ${v.rule}`) },
                 { label: 'Visits', numeric: true, cell: (v) => formatCount(v.count) },
                 { label: 'Last', cell: (v) => h('time', { datetime: v.last, title: formatDateTime(v.last) }, formatTime(v.last)) },

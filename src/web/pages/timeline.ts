@@ -9,7 +9,7 @@ import { field, h, replace, type Child } from '../dom.js';
 import { formatCount, formatDateTime, formatTime, referralName, RESULT_LABELS } from '../format.js';
 import { zoneLine } from '../range.js';
 import { href, updateParams } from '../route-state.js';
-import { resultBadge } from '../view.js';
+import { clippedPath, resultBadge } from '../view.js';
 
 const MAX_ROWS = 500;
 
@@ -33,7 +33,7 @@ export function visitRow(projectId: string, visit: VisitJson, fresh = false): HT
     { class: fresh ? 'fresh' : '', 'data-id': visit.id },
     cell('Time', 'nowrap', h('a', { href: detail, 'aria-label': `Visit at ${formatDateTime(visit.time)}: details` }, h('time', { datetime: visit.time, title: formatDateTime(visit.time) }, formatTime(visit.time)))),
     cell('Agent', 'agent', agent, ' ', resultBadge(visit.result, detail)),
-    cell('Path', 'path', h('span', { class: 'clip', title: visit.request_path }, h('span', { class: 'method' }, visit.request_method), ' ', visit.request_path)),
+    cell('Path', 'path', clippedPath(visit.request_path, h('span', { class: 'method' }, visit.request_method), ' ')),
     cell('Status', 'num', visit.response_status_code === undefined ? '—' : String(visit.response_status_code)),
     cell('Client IP', 'mono', visit.client_ip ?? '—'),
     cell('Referral', '', visit.referral === null ? '—' : referralName(visit.referral)),

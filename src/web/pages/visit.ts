@@ -7,7 +7,7 @@ import { h, replace, setTitle, visibleText, type Child } from '../dom.js';
 import { formatDateTime, formatDuration, METHOD_LABELS, OUTCOME_LABELS, reasonText, referralName, shownTimeZone } from '../format.js';
 import { zoneLine } from '../range.js';
 import { href } from '../route-state.js';
-import { dataTable, resultBadge } from '../view.js';
+import { collapsible, dataTable, resultBadge } from '../view.js';
 
 // Fields drawn in their own sections; anything else a client sent is listed under "Other fields".
 const SHOWN = new Set([
@@ -53,7 +53,7 @@ function section(title: string, id: string, ...children: Child[]): HTMLElement {
 function headerTable(caption: string, headers: Readonly<Record<string, string>> | undefined): HTMLElement {
   const rows = Object.entries(headers ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   if (rows.length === 0) return h('p', { class: 'muted' }, 'None recorded.');
-  return dataTable(caption, [{ label: 'Name', cell: ([name]) => h('code', {}, name) }, { label: 'Value', cell: ([, value]) => h('span', { class: 'header-value' }, value) }], rows, { stack: true, className: 'headers' });
+  return dataTable(caption, [{ label: 'Name', cell: ([name]) => h('code', {}, name) }, { label: 'Value', cell: ([, value]) => collapsible('header-value', value) }], rows, { stack: true, className: 'headers' });
 }
 
 const OUTCOME_CLASS: Record<string, string> = { pass: 'result-verified', fail: 'result-verification_failed', inconclusive: 'result-not_verifiable' };
@@ -131,7 +131,7 @@ export const renderVisit: Page = async ({ main, project, route }) => {
       ...(visit.agent_type === null ? [] : item('Type', h('a', { href: href(['p', p.id, 'types', visit.agent_type]) }, visit.agent_type))),
       // An unlisted agent has no url (''): a link to it would open the dashboard itself.
       ...(agent === undefined ? [] : item('Operator', agent.operator, ...(agent.url === '' ? [] : [' · ', h('a', { href: agent.url, rel: 'noopener noreferrer', target: '_blank' }, 'documentation')]))),
-      ...item('Request', h('span', { class: 'method' }, visit.request_method), ' ', h('span', { class: 'path' }, visit.request_path)),
+      ...item('Request', collapsible('path', h('span', { class: 'method' }, visit.request_method), ' ', visit.request_path)),
       ...item('Response', visit.response_status_code === undefined ? 'No status recorded' : String(visit.response_status_code), visit.response_duration_in_milliseconds === undefined ? null : ` in ${formatDuration(visit.response_duration_in_milliseconds)}`),
       ...item(
         'Client address',
