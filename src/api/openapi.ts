@@ -107,7 +107,7 @@ export const openApiErrorResponses = (statuses: readonly number[], overrides: Re
 
 // A query parameter repeated or not percent-encoded UTF-8 is refused on every operation (the
 // handler checks the query before any route runs).
-const INVALID_QUERY = 'A query parameter given more than once or not percent-encoded UTF-8 (`invalid-query`; errors[].parameter names it).';
+const INVALID_QUERY = 'a query parameter given more than once or not percent-encoded UTF-8 (`invalid-query`; errors[].parameter names it).';
 
 /** Every operation of `paths` with the invalid-query 400 documented, added to its 400 when it has one; the operations given are not changed. */
 function withInvalidQuery(paths: Record<string, Record<string, unknown>>): Record<string, Record<string, unknown>> {
@@ -118,7 +118,7 @@ function withInvalidQuery(paths: Record<string, Record<string, unknown>>): Recor
         Object.entries(operations).map(([method, operation]) => {
           const { responses, ...rest } = operation as { responses: Record<string, { description: string }> };
           const bad = responses['400'];
-          const documented = bad === undefined ? problemResponse(INVALID_QUERY) : { ...bad, description: `${bad.description} Or: ${INVALID_QUERY}` };
+          const documented = bad === undefined ? problemResponse(`The request has ${INVALID_QUERY}`) : { ...bad, description: `${bad.description} Or the request has ${INVALID_QUERY}` };
           return [method, { ...rest, responses: { ...responses, '400': documented } }];
         }),
       ),
