@@ -29,7 +29,7 @@ import { createInsertQueue } from './insert-queue.js';
 import { createLiveTail } from './live-tail.js';
 import { createProjectTables, type ProjectTables } from './project-tables.js';
 import { MIGRATIONS, MIGRATIONS_TABLE, quoteDatabase, SCHEMA_VERSION } from './schema.js';
-import { sqlString, sqlUInt } from './sql.js';
+import { rowsInLists, sqlString, sqlUInt } from './sql.js';
 import { insertError, insertOutcome, isConnectionError, unavailableError } from './unavailable.js';
 import { createVisitIdGenerator, isVisitId, visitIdAt, visitIdFloor, visitIdTime } from './visit-id.js';
 
@@ -374,15 +374,27 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
     return undefined;
   };
   const fromRow = (row: { project_id: string; id: string; visit: string }): StoredVisit => ({ ...(JSON.parse(row.visit) as EnrichedVisit), id: row.id, project_id: row.project_id });
-  const inProjects = (projectIds: readonly string[]) => `project_id IN (${projectIds.map(sqlString).join(', ')})`;
+  const idOrder = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
+  // Both lists grow with traffic (watched projects, visits between two polls): they go to
+  // ClickHouse in pieces below max_query_size (rowsInLists), and the pieces' rows are merged by id.
   const tail = createLiveTail({
     clock,
     pollMs,
     windowMs: tailWindowMs,
-    readIds: (projectIds, floor) => rows(`SELECT project_id, id FROM {db}.visits WHERE ${inProjects(projectIds)} AND id >= ${sqlString(floor)} ORDER BY id`),
-    readVisits: async (projectIds, ids) =>
-      (await rows<{ project_id: string; id: string; visit: string }>(`SELECT project_id, id, visit FROM {db}.visits WHERE ${inProjects(projectIds)} AND id IN (${ids.map(sqlString).join(', ')}) ORDER BY id`)).map(fromRow),
+    readIds: async (projectIds, floor) =>
+      (await rowsInLists<{ project_id: string; id: string }>(rows, projectIds.map(sqlString), (list) => `SELECT project_id, id FROM {db}.visits WHERE project_id IN (${list}) AND id >= ${sqlString(floor)} ORDER BY id`)).sort(idOrder),
+    readVisits: async (keys) =>
+      (
+        await rowsInLists<{ project_id: string; id: string; visit: string }>(
+          rows,
+          keys.map((key) => `(${sqlString(key.project_id)}, ${sqlString(key.id)})`),
+          // A (project, id) pair is a primary-key lookup.
+          (list) => `SELECT project_id, id, visit FROM {db}.visits WHERE (project_id, id) IN (${list}) ORDER BY id`,
+        )
+      )
+        .sort(idOrder)
+        .map(fromRow),
     publish: (projectId, visits) => fanout.publish(projectId, visits),
   });
   // Token, project and settings reads sit in front of every request: bounded as a whole, so a

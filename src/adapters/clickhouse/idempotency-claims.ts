@@ -16,7 +16,7 @@
 //    assumed to finish an INSERT it received within `settleMs` after that. Past those, absent ids
 //    mean the attempt stored nothing, and a retry proceeds. The server that ran an attempt knows
 //    when its INSERT ended, and decides its own attempts from that.
-import { sqlString } from './sql.js';
+import { rowsInLists, sqlString } from './sql.js';
 import { visitIdAt } from './visit-id.js';
 
 /** One attempt at storing a key's batch, as its claim rows say. */
@@ -211,22 +211,25 @@ export function createClaims(options: ClaimsOptions): Claims {
   };
   const landed = async (projectId: string, attempts: readonly ClaimAttempt[]): Promise<Set<string>> => {
     const ids = attempts.flatMap(probeIds);
-    const found = await rows<{ id: string }>(`SELECT id FROM {db}.visits WHERE project_id = ${sqlString(projectId)} AND id IN (${ids.map(sqlString).join(', ')})`);
+    const found = await rowsInLists<{ id: string }>(rows, ids.map(sqlString), (list) => `SELECT id FROM {db}.visits WHERE project_id = ${sqlString(projectId)} AND id IN (${list})`);
     const present = new Set(found.map((row) => row.id));
     return new Set(attempts.filter((attempt) => probeIds(attempt).some((id) => present.has(id))).map((attempt) => attempt.attempt));
   };
 
-  // Claims acknowledged by one INSERT are read by one SELECT: reads asked for in the same turn of
-  // the event loop wait for the next and go together.
+  // Claims acknowledged by one INSERT are read together: reads asked for in the same turn of the
+  // event loop wait for the next and go in as few SELECTs as max_query_size allows (every keyed
+  // request of a burst gets here in one turn, and a key may be 255 characters).
   let reads: { readonly projectId: string; readonly key: string; readonly resolve: (rows: ClaimRow[]) => void; readonly reject: (error: unknown) => void }[] = [];
   const readClaims = async () => {
     const batch = reads;
     reads = [];
     try {
       const pairs = [...new Set(batch.map(({ projectId, key }) => `(${sqlString(projectId)}, ${sqlString(key)})`))];
-      const found = await rows<ClaimRow>(
-        `SELECT project_id, key, attempt, visits, state, toInt64(now()) - toInt64(at) AS age, fingerprint, response FROM {db}.idempotency_claims
-         WHERE (project_id, key) IN (${pairs.join(', ')}) AND at > now() - ${Math.floor(options.windowSeconds)}`,
+      const found = await rowsInLists<ClaimRow>(
+        rows,
+        pairs,
+        (list) => `SELECT project_id, key, attempt, visits, state, toInt64(now()) - toInt64(at) AS age, fingerprint, response FROM {db}.idempotency_claims
+         WHERE (project_id, key) IN (${list}) AND at > now() - ${Math.floor(options.windowSeconds)}`,
       );
       for (const read of batch) read.resolve(found.filter((row) => row.project_id === read.projectId && row.key === read.key));
     } catch (error) {

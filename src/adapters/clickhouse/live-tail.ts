@@ -10,10 +10,10 @@ export interface LiveTailOptions {
   readonly pollMs: number;
   /** How far back each poll looks, covering insert latency and clock skew between servers. */
   readonly windowMs: number;
-  /** Ids (with their projects) of these projects' visits at or after `floor`. */
+  /** Ids (with their projects) of these projects' visits at or after `floor`, in id order. */
   readIds(projectIds: readonly string[], floor: string): Promise<readonly { project_id: string; id: string }[]>;
-  /** The visits with these ids, in id order (a list of any length). */
-  readVisits(projectIds: readonly string[], ids: readonly string[]): Promise<readonly StoredVisit[]>;
+  /** The visits of these (project, id) pairs, in id order (a list of any length). */
+  readVisits(keys: readonly { project_id: string; id: string }[]): Promise<readonly StoredVisit[]>;
   publish(projectId: string, visits: readonly StoredVisit[]): void;
 }
 
@@ -71,7 +71,7 @@ export function createLiveTail(options: LiveTailOptions): LiveTail {
         else fresh.push(row);
       }
       if (fresh.length === 0) return;
-      const visits = await options.readVisits(projects, fresh.map((row) => row.id));
+      const visits = await options.readVisits(fresh);
       // Only now, with the visits read, are their ids done with: had the read failed, the next poll
       // would find them again. Ids appended here meanwhile were published by their append.
       const byProject = new Map<string, StoredVisit[]>();

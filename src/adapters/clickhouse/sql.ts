@@ -33,3 +33,44 @@ export function sqlUInt(value: number): string {
   if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`expected an integer >= 0, got ${String(value)}`);
   return String(value);
 }
+
+// ClickHouse parses at most max_query_size bytes of a statement (262,144 by default) and fails it
+// past that ("Max query size exceeded", code 62). A list that grows with traffic goes in pieces of
+// at most half that, leaving the other half for the rest of the statement.
+const LIST_BYTES = 131_072;
+
+/**
+ * SQL literals joined into comma-separated lists of at most `maxBytes` (UTF-8) each, in order;
+ * a literal longer than that goes alone. No literals, no lists.
+ * @example
+ * sqlLists(["'a'", "'b'", "'c'"], 8); // ["'a', 'b'", "'c'"]
+ */
+export function sqlLists(literals: readonly string[], maxBytes = LIST_BYTES): string[] {
+  const lists: string[] = [];
+  let list: string[] = [];
+  let bytes = 0;
+  for (const literal of literals) {
+    const size = Buffer.byteLength(literal) + 2;
+    if (list.length > 0 && bytes + size > maxBytes) {
+      lists.push(list.join(', '));
+      list = [];
+      bytes = 0;
+    }
+    list.push(literal);
+    bytes += size;
+  }
+  if (list.length > 0) lists.push(list.join(', '));
+  return lists;
+}
+
+/**
+ * Runs `query(list)` for each list of `sqlLists(literals)`, one after the other (a long list does
+ * not take many of ClickHouse's concurrent queries at once), and returns their rows in order.
+ * @example
+ * const found = await rowsInLists(rows, ids.map(sqlString), (list) => `SELECT id FROM {db}.visits WHERE id IN (${list})`);
+ */
+export async function rowsInLists<T>(rows: (query: string) => Promise<T[]>, literals: readonly string[], query: (list: string) => string): Promise<T[]> {
+  let found: T[] = [];
+  for (const list of sqlLists(literals)) found = found.concat(await rows(query(list)));
+  return found;
+}

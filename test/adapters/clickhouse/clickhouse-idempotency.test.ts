@@ -63,6 +63,15 @@ describe.runIf(available)('ClickHouse idempotency keys', () => {
     }
   };
 
+  it('stores 1,000 keyed batches that arrive together, each with a 255-character key (their claim reads exceed max_query_size together)', async () => {
+    const store = await open('aw_idem_burst');
+    const keys = Array.from({ length: 1000 }, (_, i) => `${i}-`.padEnd(255, 'k'));
+    const results = await Promise.allSettled(keys.map((key, i) => store.appendOnce('prj_burst', [visit(`/burst/${i}`)], batch(key))));
+    const outcomes = results.map((result) => (result.status === 'fulfilled' ? result.value.outcome : String(result.reason)));
+    expect(outcomes.filter((outcome) => outcome !== 'stored')).toEqual([]);
+    expect([...(await copies('aw_idem_burst', 'prj_burst')).values()]).toEqual(Array(1000).fill(1));
+  });
+
   it('answers a key from its first batch after the server restarts (a new store over the same database)', async () => {
     const first = await open('aw_idem_restart');
     const paths = ['/r/1', '/r/2', '/r/3'];

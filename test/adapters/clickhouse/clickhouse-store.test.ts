@@ -265,6 +265,19 @@ describe.runIf(available)('ClickHouse visit store', () => {
     }
   });
 
+  it('delivers 12,000 visits another server took at once (more ids than one query may list)', async () => {
+    const id = nextProject();
+    const received = new Set<string>();
+    const unsubscribe = store.subscribe(id, (visits) => visits.forEach((v) => received.add(v.id)));
+    try {
+      const appended = await Promise.all(Array.from({ length: 12 }, (_, batch) => other.append(id, Array.from({ length: 1000 }, (_, i) => visit({ request_path: `/many/${batch}/${i}` })))));
+      await expect.poll(() => received.size, { timeout: 5000, interval: 50 }).toBe(12_000);
+      expect(appended.flat().filter((v) => !received.has(v.id))).toEqual([]);
+    } finally {
+      unsubscribe();
+    }
+  });
+
   it('does not replay visits stored before a subscription', async () => {
     const id = nextProject();
     await other.append(id, [visit({ request_path: '/before' })]);

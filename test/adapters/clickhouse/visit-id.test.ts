@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createVisitIdGenerator, isVisitId, visitIdAt, visitIdFloor, visitIdTime } from '../../../src/adapters/clickhouse/visit-id.js';
-import { sqlString, sqlUInt } from '../../../src/adapters/clickhouse/sql.js';
+import { sqlLists, sqlString, sqlUInt } from '../../../src/adapters/clickhouse/sql.js';
 
 describe('visit ids', () => {
   it('strictly increase from one generator even when its clock stands still or steps back', () => {
@@ -62,6 +62,20 @@ describe('SQL literals', () => {
   it('refuse what is not a non-negative safe integer', () => {
     expect(sqlUInt(42)).toBe('42');
     for (const bad of [-1, 1.5, Number.NaN, Infinity, 2 ** 53]) expect(() => sqlUInt(bad)).toThrow(RangeError);
+  });
+
+  it('go in lists of at most the byte budget each, in order, none lost (a longer literal alone)', () => {
+    expect(sqlLists([])).toEqual([]);
+    expect(sqlLists(["'a'", "'b'", "'c'"], 10)).toEqual(["'a', 'b'", "'c'"]);
+    expect(sqlLists(["'ü'", "'toolong'", "'b'"], 6)).toEqual(["'ü'", "'toolong'", "'b'"]);
+    fc.assert(
+      fc.property(fc.array(fc.string({ unit: 'grapheme', maxLength: 30 }).map(sqlString), { maxLength: 60 }), fc.integer({ min: 1, max: 200 }), (literals, budget) => {
+        const lists = sqlLists(literals, budget);
+        expect(lists.join(', ')).toBe(literals.join(', '));
+        for (const list of lists) if (list.includes("', '")) expect(Buffer.byteLength(list)).toBeLessThanOrEqual(budget);
+      }),
+      { numRuns: 200 },
+    );
   });
 });
 
