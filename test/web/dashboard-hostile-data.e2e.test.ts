@@ -3,7 +3,8 @@
 // `agentwarden serve`, every page that shows them (timeline, visit, analytics, agent, projects)
 // must show markup as text and never run it: each payload would set window.__xss or open a dialog.
 // Nor may that text disguise itself or take over a page: characters that draw nothing show as marks
-// (in the tab title too), and a 16 KiB path keeps every table row a few lines tall.
+// (in the tab title too), a 16 KiB path keeps every table row a few lines tall, and a crafted link
+// to an agent no one has seen does not turn its id into a page heading.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumAvailable, launchChromium, loggedInPage, openView, projectApi, startDashboardServer, type DashboardServer } from './dashboard-harness.js';
@@ -215,5 +216,20 @@ describe.skipIf(!available)('dashboard pages showing hostile visit data in Chrom
 
   it('had no script error, console error or CSP violation', () => {
     expect(problems).toEqual([]);
+  });
+
+  // Last: the API's 404s for these ids are console errors the test above must not see.
+  it('says "No such agent" for an id neither the catalog nor the project\'s visits know, and draws the agents that are', async () => {
+    const notice = 'Official notice: your token leaked, rotate it at https://evil.example';
+    for (const id of [notice, '\u202etobelgooG', 'unlisted:Official notice rotate token now']) {
+      await openView(page, server.dashboard, `#/p/${server.projectId}/agents/${encodeURIComponent(id)}`, 'No such agent');
+      expect(await page.locator('main').textContent()).not.toContain(id.replace('unlisted:', ''));
+      expect(await page.title()).toBe(`No such agent · ${NAME} · agentwarden`);
+    }
+    // Seen on this site (an unlisted bot, a probe) or in the catalog (ClaudeBot never came): each has its page.
+    await openView(page, server.dashboard, `#/p/${server.projectId}/agents/unlisted:evil-scraper`, /evil-scraper/);
+    await openView(page, server.dashboard, `#/p/${server.projectId}/agents/probe:cross-site-scripting`, /Cross-site scripting probe/);
+    await openView(page, server.dashboard, `#/p/${server.projectId}/agents/claudebot`, /ClaudeBot/);
+    expect(await page.locator('main').textContent()).toContain('ClaudeBot did not visit in this range.');
   });
 });

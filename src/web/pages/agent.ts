@@ -3,7 +3,7 @@
 // whether it follows robots.txt, and its latest visits, each opening the visit's detail.
 import { orIfNotFound, request, type AgentActivityJson, type CatalogAgentJson, type StatsJson, type TopPathsJson, type ViolationsJson, type VisitJson } from '../api.js';
 import type { Page } from '../app.js';
-import { h, setTitle } from '../dom.js';
+import { h, replace, setTitle } from '../dom.js';
 import { formatCount, formatDateTime, formatMinute, formatTime, plural, RESULT_LABELS } from '../format.js';
 import { chosenRange } from '../range.js';
 import { bigCount, rangePage, timeChart, type ChartSeries, type RangeDrawing } from '../range-page.js';
@@ -43,7 +43,19 @@ const NO_ACTIVITY: AgentActivityJson = { visits: 0, results: {}, first_seen: nul
 export const renderAgent: Page = async ({ main, project, route, refresh }) => {
   const p = project!;
   const agentId = route.segments[0]!;
-  const agent = await orIfNotFound(request<CatalogAgentJson>('GET', `/agents/${encodeURIComponent(agentId)}`), undefined);
+  const [agent, seen] = await Promise.all([
+    orIfNotFound(request<CatalogAgentJson>('GET', `/agents/${encodeURIComponent(agentId)}`), undefined),
+    // 404: neither the catalog nor this project's visits (on any day kept) know the id.
+    orIfNotFound(request<AgentActivityJson>('GET', `/stats/agents/${encodeURIComponent(agentId)}`, { params: { project: p.id } }), undefined),
+  ]);
+  // The id comes from the address, so a crafted link could make any text this page's heading.
+  // An agent is drawn when the catalog lists it or the project's visits name it; the catalog also
+  // makes an unlisted agent up from any "unlisted:Some Words" id, so one not listed must have visited.
+  if (seen === undefined || (agent?.listed === false && seen.visits === 0)) {
+    setTitle('No such agent', p.name);
+    replace(main, h('h1', {}, 'No such agent'), h('p', {}, 'The catalog lists no agent with this id, and this project has no visits of one. ', h('a', { href: href(['p', p.id, 'agents']) }, 'All agents')));
+    return;
+  }
   const name = agent?.name ?? agentId;
   setTitle(name, p.name);
 
