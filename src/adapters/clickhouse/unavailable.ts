@@ -8,14 +8,30 @@ import { InsertDeadlineError } from './insert-queue.js';
 // TOO_MANY_SIMULTANEOUS_QUERIES, MEMORY_LIMIT_EXCEEDED.
 const BUSY_CODES = new Set(['252', '202', '241']);
 
+// How ClickHouse starts the text of an error it answers: `Code: 252, e.displayText() = ...` up to
+// 19.x, `Code: 252. DB::Exception: ...` later. 18.16 sends no X-ClickHouse-Exception-Code header.
+const SERVER_ERROR = /^Code: (\d+)[.,]/;
+
+/**
+ * The code of an error ClickHouse answered (the query reached it), else undefined (no answer:
+ * a socket error, a timeout). The client makes a ClickHouseError only of a message that names the
+ * error type in brackets, which 18.16 does not write: its errors come as a plain Error whose
+ * message is the response text.
+ */
+function serverErrorCode(error: unknown): string | undefined {
+  if (error instanceof ClickHouseError) return error.code;
+  return error instanceof Error ? SERVER_ERROR.exec(error.message)?.[1] : undefined;
+}
+
 /**
  * The VisitStoreUnavailableError an error stands for: network errors and timeouts are
  * `unavailable`, the server's overload codes `busy`; undefined for anything else (a query error).
  */
 export function unavailableError(error: unknown, retryAfterSeconds: number, what: string): VisitStoreUnavailableError | undefined {
   if (error instanceof VisitStoreUnavailableError) return error;
-  if (error instanceof ClickHouseError) {
-    return BUSY_CODES.has(error.code) ? new VisitStoreUnavailableError('busy', 1, `ClickHouse is overloaded (${what}): ${error.message}`, { cause: error }) : undefined;
+  const code = serverErrorCode(error);
+  if (code !== undefined) {
+    return BUSY_CODES.has(code) ? new VisitStoreUnavailableError('busy', 1, `ClickHouse is overloaded (${what}): ${(error as Error).message}`, { cause: error }) : undefined;
   }
   if (error instanceof Error) return new VisitStoreUnavailableError('unavailable', retryAfterSeconds, `ClickHouse is unreachable (${what}): ${error.message}`, { cause: error });
   return undefined;
@@ -25,17 +41,25 @@ export function unavailableError(error: unknown, retryAfterSeconds: number, what
 // ECONNRESET and timeouts are not among them: the rows may have been received and stored.
 const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
 
+// TOO_MANY_PARTS and TOO_MANY_SIMULTANEOUS_QUERIES are raised before an INSERT writes anything,
+// unless they come from a materialized view: ClickHouse writes the table first, then pushes the
+// block to each view, and names the view in the error ("while pushing to view").
+const BUSY_BEFORE_WRITING = new Set(['252', '202']);
+const FROM_A_VIEW = /while pushing to view/;
+
 /**
  * What a failed visits INSERT says about its rows: `not-stored` when they were never sent (a
  * deadline in the queue, no connection) or ClickHouse refused them before writing (too many parts
- * or queries: it checks those first); `unknown` otherwise (the connection broke or timed out while
- * ClickHouse had them, or it failed after writing some, as a materialized view can).
+ * of `visits`, or too many queries: it checks those first); `unknown` otherwise (the connection
+ * broke or timed out while ClickHouse had them, or it failed after writing some, as when the
+ * per-minute counts' view refuses the block).
  */
 export function insertOutcome(error: unknown): 'not-stored' | 'unknown' {
   if (error instanceof InsertDeadlineError) return 'not-stored';
-  if (error instanceof ClickHouseError) return BUSY_BEFORE_WRITING.has(error.code) ? 'not-stored' : 'unknown';
-  const code = (error as { code?: unknown } | undefined)?.code;
-  return typeof code === 'string' && NOT_CONNECTED.has(code) ? 'not-stored' : 'unknown';
+  const code = serverErrorCode(error);
+  if (code !== undefined) return BUSY_BEFORE_WRITING.has(code) && !FROM_A_VIEW.test((error as Error).message) ? 'not-stored' : 'unknown';
+  const socketCode = (error as { code?: unknown } | undefined)?.code;
+  return typeof socketCode === 'string' && NOT_CONNECTED.has(socketCode) ? 'not-stored' : 'unknown';
 }
 
 /**
@@ -45,11 +69,8 @@ export function insertOutcome(error: unknown): 'not-stored' | 'unknown' {
  */
 export function isConnectionError(error: unknown): boolean {
   const code = (error as { code?: unknown } | undefined)?.code;
-  return !(error instanceof ClickHouseError) && typeof code === 'string' && (NOT_CONNECTED.has(code) || code === 'ECONNRESET' || code === 'EPIPE');
+  return serverErrorCode(error) === undefined && typeof code === 'string' && (NOT_CONNECTED.has(code) || code === 'ECONNRESET' || code === 'EPIPE');
 }
-
-// TOO_MANY_PARTS and TOO_MANY_SIMULTANEOUS_QUERIES are raised before an INSERT writes anything.
-const BUSY_BEFORE_WRITING = new Set(['252', '202']);
 
 /** The VisitStoreUnavailableError of a failed visits INSERT, with its outcome. */
 export function insertError(error: unknown, retryAfterSeconds: number): VisitStoreUnavailableError {
