@@ -121,6 +121,25 @@ describe.skipIf(!available)('the projects page in Chromium', () => {
     expect(problems).toEqual([]);
   });
 
+  it('wraps a long project name instead of pushing the other columns and the links off screen', async () => {
+    // A long domain, and a name with nowhere to break.
+    for (const name of ['internationalbusinessmachinescorporation.com', `shop-${'x'.repeat(150)}`]) {
+      await page.goto(`${dashboard}#/`);
+      await page.getByLabel('Project name').fill(name);
+      await page.getByRole('button', { name: 'Create project' }).click();
+      await page.getByTestId('revealed-token').waitFor();
+    }
+    const found: string[] = [];
+    for (const width of [375, 1280]) {
+      await page.setViewportSize({ width, height: width === 375 ? 812 : 900 });
+      await page.goto(`${dashboard}#/`);
+      await row('shop-x').waitFor();
+      for (const problem of await layoutProblems(page)) found.push(`projects at ${width} px: ${problem}`);
+      await shot(`long-names-${width}`);
+    }
+    expect(found).toEqual([]);
+  });
+
   it('says an address that names no page is not found, instead of showing the projects', async () => {
     await page.goto(`${dashboard}#/p/prj_whatever/bogus`);
     await page.getByRole('heading', { level: 1, name: 'Page not found' }).waitFor();
