@@ -204,10 +204,6 @@ function statusColumn(status: unknown): number {
   return Number.isInteger(status) && (status as number) >= 100 && (status as number) <= 599 ? (status as number) : 0;
 }
 
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 /**
  * Opens the store: creates the database and applies pending migrations, so it is ready when this
  * resolves. Several servers may open the same database at once.
@@ -617,16 +613,18 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
       if (query.agentsOnly === true) where.push("agent_id != ''");
       try {
         // Aliases differ from column names: ClickHouse resolves an alias in WHERE before a column.
+        // Ties are cut as the other stores cut them, by JavaScript's string order (UTF-16 code
+        // units), which the rows LIMIT keeps must follow too. ClickHouse compares bytes: UTF-8
+        // order, which puts U+E000-U+FFFF before the astral characters, UTF-16 after. Paths are
+        // compared as UTF-16BE bytes, which is UTF-16 order; agent ids are ASCII slugs (catalog).
         const found = await rows<{ agent: string | null; any_type: string | null; request_path: string; visits: string; last_time: string }>(
           `SELECT nullIf(agent_id, '') AS agent, nullIf(any(agent_type), '') AS any_type, request_path, count() AS visits, max(time) AS last_time
            FROM {db}.visits WHERE ${where.join(' AND ')}
            GROUP BY agent_id, request_path
-           ORDER BY visits DESC, agent_id ASC, request_path ASC
+           ORDER BY visits DESC, agent_id ASC, convertCharset(request_path, 'UTF-8', 'UTF-16BE') ASC
            LIMIT ${sqlUInt(Math.max(0, Math.floor(limit)))}`,
         );
-        return found
-          .map((row): PathCount => ({ agent_id: row.agent, agent_type: row.any_type as PathCount['agent_type'], path: row.request_path, count: Number(row.visits), last: Number(row.last_time) }))
-          .sort((a, b) => b.count - a.count || compareText(a.agent_id ?? '', b.agent_id ?? '') || compareText(a.path, b.path));
+        return found.map((row): PathCount => ({ agent_id: row.agent, agent_type: row.any_type as PathCount['agent_type'], path: row.request_path, count: Number(row.visits), last: Number(row.last_time) }));
       } catch (error) {
         throw unavailableError(error, retryAfterSeconds, 'path counts') ?? error;
       }

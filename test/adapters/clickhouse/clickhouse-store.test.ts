@@ -1,9 +1,11 @@
 // The ClickHouse visit store against a real ClickHouse server on loopback: the same answers as the
 // in-memory reference store, ids across servers, the live tail across stores, shared tokens,
 // outage behaviour and retention.
+import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openClickHouseVisitStore, type ClickHouseVisitStore } from '../../../src/adapters/clickhouse/index.js';
+import { openSqliteVisitStore } from '../../../src/adapters/node/sqlite-visit-store.js';
 import { createMemoryVisitStore, VisitQueryError, VisitStoreUnavailableError, type EnrichedVisit, type StoreHealth, type StatsDimension, type StatsInterval, type StoredVisit } from '../../../src/index.js';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from '../../helpers/clickhouse.js';
 import { startClickHouseProxy } from '../../helpers/clickhouse-proxy.js';
@@ -190,6 +192,23 @@ describe.runIf(available)('ClickHouse visit store', () => {
       ),
       { numRuns: 15 },
     );
+  });
+
+  it('keeps at the limit of path counts the rows it reports first, tied ones in the SQLite store\'s order (UTF-16, not UTF-8)', async () => {
+    const id = nextProject();
+    const sqlite = openSqliteVisitStore(new Database(':memory:'), { retentionDays: 0, rollupIntervalMs: 0 });
+    try {
+      // U+E000 and above sort after astral characters in UTF-16 (surrogates are D800-DFFF), before them in UTF-8.
+      const visits = ['/\uff01', '/😀', '/\ue000', '/\ud7ff', '/a', '/\uffff', '/𝄞', '/a'].map((path) => visit({ request_path: path }));
+      await store.append(id, visits);
+      await sqlite.append(id, visits);
+      for (const limit of [1, 2, 3, 4, 8]) {
+        const query = { projectId: id, from: T0, to: T0 + 60_000, limit };
+        expect(await store.pathCounts(query), `limit ${limit}`).toEqual(await sqlite.pathCounts(query));
+      }
+    } finally {
+      sqlite.close();
+    }
   });
 
   it('pages through a timeline whose visits lie hours, days and months apart (the id windows widen)', async () => {
