@@ -169,9 +169,25 @@ function timeRange(column: string, from: number, to: number): string {
   return `${column} >= ${sqlUInt(low)} AND ${column} < ${sqlUInt(high)}`;
 }
 
-/** The primary-key bound of visits with `time >= from` (their ids are no earlier than their time). */
+// How far a visit's time may lie ahead of its receipt and still not move its id: a `created` up
+// to a minute ahead is taken as the visit's time (MAX_CLOCK_SKEW_MS, visits/enrich.ts).
+const TIME_LEAD_MS = 60_000;
+
+/**
+ * The time a visit's id is issued at (at least): its receipt, so ids follow the order visits came
+ * in, as SQLite's sequence numbers do. A time ahead of the receipt moves it only past
+ * TIME_LEAD_MS (a visit an embedder enriched with a time further ahead), so that no id is earlier
+ * than TIME_LEAD_MS before its visit's time. Were ids issued at the time itself, one `created` a
+ * minute ahead would set this server's id clock that far ahead for every later visit of every
+ * project: they would all sort after visits other servers take meanwhile.
+ */
+function idTime(visit: EnrichedVisit): number {
+  return Math.max(visit.received, visit.time - TIME_LEAD_MS);
+}
+
+/** The primary-key bound of visits with `time >= from`: their ids are no earlier than TIME_LEAD_MS before it (idTime). */
 function idFrom(from: number): string {
-  return `id >= ${sqlString(visitIdFloor(Math.max(0, Math.ceil(from))))}`;
+  return `id >= ${sqlString(visitIdFloor(Math.max(0, Math.ceil(from) - TIME_LEAD_MS)))}`;
 }
 
 /** The WHERE terms of a visit filter, on visits or visit_counts ('' stands for none). */
@@ -287,10 +303,9 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
   // The newest id this server issued, so the first timeline window includes it even when the
   // clock stands behind (ids borrow milliseconds when one holds more than 65,536 visits).
   let lastIssued = 0;
-  // An id is never earlier than its visit's time or receipt, so `time >= from` implies
-  // `id >= visitIdFloor(from)`: raw reads of a time range start at that primary-key position.
+  // Raw reads of a time range start at the primary-key position idFrom gives (idTime).
   const nextId = (visit: EnrichedVisit) => {
-    const id = generateVisitId(Math.max(visit.time, visit.received));
+    const id = generateVisitId(idTime(visit));
     lastIssued = visitIdTime(id);
     return id;
   };
@@ -477,7 +492,7 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
       if (visits.length > MAX_BATCH_ROWS) throw new RangeError(`a batch with an idempotency key holds at most ${MAX_BATCH_ROWS} visits, got ${visits.length}`);
       // Consecutive ids from one reservation: any server can name them from the first and the count.
       let atLeast = 0;
-      for (const visit of visits) atLeast = Math.max(atLeast, visit.time, visit.received);
+      for (const visit of visits) atLeast = Math.max(atLeast, idTime(visit));
       const first = generateVisitId.reserve(Math.max(1, visits.length), atLeast);
       const ids = visits.map((_, i) => visitIdAt(first, i));
       lastIssued = Math.max(lastIssued, visitIdTime(ids[ids.length - 1] ?? first));

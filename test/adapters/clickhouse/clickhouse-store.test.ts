@@ -11,6 +11,7 @@ import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from '../
 import { startClickHouseProxy } from '../../helpers/clickhouse-proxy.js';
 import { describeVisitStore } from '../../visits/store-suite.js';
 import { sqlString } from '../../../src/adapters/clickhouse/sql.js';
+import { visitIdTime } from '../../../src/adapters/clickhouse/visit-id.js';
 import { MIGRATIONS, MIGRATIONS_TABLE, SCHEMA_VERSION } from '../../../src/adapters/clickhouse/schema.js';
 
 const available = clickhouseAvailable();
@@ -232,6 +233,23 @@ describe.runIf(available)('ClickHouse visit store', () => {
     } finally {
       await clocked.close();
     }
+  });
+
+  it('issues ids by receipt: a created time a minute ahead moves no later visit of any project, and ranges by time still find it', async () => {
+    const id = nextProject();
+    const received = Date.now();
+    const [ahead] = await store.append(id, [visit({ request_path: '/ahead', received, time: received + 55_000 })]);
+    const [next] = await store.append(nextProject(), [visit({ request_path: '/next', received: Date.now(), time: Date.now() })]);
+    expect(visitIdTime(next!.id) - received).toBeLessThan(5000);
+    // Another server's later visit comes after it, in the timeline and when a stream resumes after it.
+    const now = Date.now();
+    await other.append(id, [visit({ request_path: '/later', received: now, time: now })]);
+    expect((await store.timeline({ projectId: id, limit: 10 })).map((v) => v.request_path)).toEqual(['/later', '/ahead']);
+    expect((await other.timeline({ projectId: id, limit: 10, after: ahead!.id })).map((v) => v.request_path)).toEqual(['/later']);
+    // Its time, not its receipt, places it in stats and path counts (raw reads bounded by id).
+    const from = received + 50_000;
+    expect((await store.pathCounts({ projectId: id, from, to: from + 60_000 })).map((p) => p.path)).toEqual(['/ahead']);
+    expect((await store.stats({ projectId: id, from, to: from + 60_000, interval: 'minute', by: 'path', filter: { path: '/ahead' } })).total).toBe(1);
   });
 
   it('gives ids that are unique and time-ordered across two servers', async () => {
