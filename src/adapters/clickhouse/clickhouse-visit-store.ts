@@ -29,7 +29,7 @@ import { createInsertQueue } from './insert-queue.js';
 import { createLiveTail } from './live-tail.js';
 import { createProjectTables, type ProjectTables } from './project-tables.js';
 import { MIGRATIONS, MIGRATIONS_TABLE, quoteDatabase, SCHEMA_VERSION } from './schema.js';
-import { rowsInLists, sqlString, sqlUInt } from './sql.js';
+import { rowsInLists, sqlInt, sqlString, sqlUInt } from './sql.js';
 import { insertError, insertOutcome, isConnectionError, unavailableError } from './unavailable.js';
 import { createVisitIdGenerator, isVisitId, visitIdAt, visitIdFloor, visitIdTime } from './visit-id.js';
 
@@ -118,7 +118,8 @@ interface VisitRow {
   project_id: string;
   id: string;
   received: number;
-  time: number;
+  /** Milliseconds as UInt64: before 1970, the two's complement as a decimal string (see TIME). */
+  time: number | string;
   path: string;
   request_path: string;
   agent_id: string;
@@ -162,11 +163,21 @@ function positiveInteger(name: string, value: number | undefined, fallback: numb
   return value;
 }
 
-/** `time >= from AND time < to` over whole milliseconds, for any finite from/to. */
+// A visit's time, signed. The `time` column is UInt64, as the first schema made it, and 18.16
+// changes a column's type only by rewriting every part: a time before 1970 (kept only when
+// retention keeps everything) is stored as its two's complement, which this reads back.
+const TIME = 'toInt64(time)';
+
+/** A visit's time as the `time` column holds it (TIME). */
+function timeColumn(time: number): number | string {
+  const ms = Math.floor(time);
+  return ms >= 0 ? ms : BigInt.asUintN(64, BigInt(ms)).toString();
+}
+
+/** `column >= from AND column < to` over whole milliseconds, for any finite from/to. */
 function timeRange(column: string, from: number, to: number): string {
-  const low = Math.max(0, Math.ceil(from));
-  const high = Math.max(0, Math.ceil(to));
-  return `${column} >= ${sqlUInt(low)} AND ${column} < ${sqlUInt(high)}`;
+  const bound = (ms: number) => sqlInt(Math.min(Number.MAX_SAFE_INTEGER, Math.max(-Number.MAX_SAFE_INTEGER, Math.ceil(ms))));
+  return `${column} >= ${bound(from)} AND ${column} < ${bound(to)}`;
 }
 
 // How far a visit's time may lie ahead of its receipt and still not move its id: a `created` up
@@ -352,7 +363,7 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
     project_id: projectId,
     id,
     received: Math.max(0, Math.floor(visit.received)),
-    time: Math.max(0, Math.floor(visit.time)),
+    time: timeColumn(visit.time),
     path: pathWithoutQuery(visit.request_path),
     request_path: visit.request_path,
     agent_id: visit.agent_id ?? '',
@@ -601,15 +612,18 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
       const width = INTERVAL_MS[query.interval];
       // `from` is floored to the interval (StatsQuery), so the range starts on a whole minute.
       const from = bucketStart(query.from, query.interval);
-      // Whole minutes without a path: the pre-aggregated counts answer exactly, reading a few rows
-      // per minute instead of every visit. Anything else counts visits one by one.
-      const aggregated = query.by !== 'path' && query.by !== 'status' && query.filter?.path === undefined && query.filter?.status === undefined && query.to % 60_000 === 0;
+      // Whole minutes since 1970 without a path: the pre-aggregated counts answer exactly, reading
+      // a few rows per minute instead of every visit. Anything else counts visits one by one. (The
+      // counts' view computes minutes from the unsigned column: a visit before 1970 is in none of
+      // the minutes a range reaches.)
+      const aggregated = from >= 0 && query.by !== 'path' && query.by !== 'status' && query.filter?.path === undefined && query.filter?.status === undefined && query.to % 60_000 === 0;
       const statement = aggregated
         ? `SELECT intDiv(minute, ${width}) * ${width} AS bucket, ${DIMENSION_KEY[query.by]} AS key, sum(visits) AS count
            FROM {db}.visit_counts WHERE ${[`project_id = ${sqlString(query.projectId)}`, timeRange('minute', from, query.to), ...filterTerms(query.filter, false)].join(' AND ')}
            GROUP BY bucket, key`
-        : `SELECT intDiv(time, ${width}) * ${width} AS bucket, ${DIMENSION_KEY[query.by]} AS key, count() AS count
-           FROM {db}.visits WHERE ${[`project_id = ${sqlString(query.projectId)}`, idFrom(from), timeRange('time', from, query.to), ...filterTerms(query.filter)].join(' AND ')}
+        : // intDiv rounds towards zero: a time before 1970 is moved down first, so buckets floor.
+          `SELECT intDiv(${TIME} - if(${TIME} < 0, ${width - 1}, 0), ${width}) * ${width} AS bucket, ${DIMENSION_KEY[query.by]} AS key, count() AS count
+           FROM {db}.visits WHERE ${[`project_id = ${sqlString(query.projectId)}`, idFrom(from), timeRange(TIME, from, query.to), ...filterTerms(query.filter)].join(' AND ')}
            GROUP BY bucket, key`;
       try {
         const cells = await rows<{ bucket: string; key: string | null; count: string }>(statement);
@@ -624,7 +638,7 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
 
     async pathCounts(query) {
       const limit = query.limit ?? 1000;
-      const where = [`project_id = ${sqlString(query.projectId)}`, idFrom(query.from), timeRange('time', query.from, query.to), ...filterTerms(query.filter)];
+      const where = [`project_id = ${sqlString(query.projectId)}`, idFrom(query.from), timeRange(TIME, query.from, query.to), ...filterTerms(query.filter)];
       if (query.agentsOnly === true) where.push("agent_id != ''");
       try {
         // Aliases differ from column names: ClickHouse resolves an alias in WHERE before a column.
@@ -633,7 +647,7 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
         // order, which puts U+E000-U+FFFF before the astral characters, UTF-16 after. Paths are
         // compared as UTF-16BE bytes, which is UTF-16 order; agent ids are ASCII slugs (catalog).
         const found = await rows<{ agent: string | null; any_type: string | null; request_path: string; visits: string; last_time: string }>(
-          `SELECT nullIf(agent_id, '') AS agent, nullIf(any(agent_type), '') AS any_type, request_path, count() AS visits, max(time) AS last_time
+          `SELECT nullIf(agent_id, '') AS agent, nullIf(any(agent_type), '') AS any_type, request_path, count() AS visits, max(${TIME}) AS last_time
            FROM {db}.visits WHERE ${where.join(' AND ')}
            GROUP BY agent_id, request_path
            ORDER BY visits DESC, agent_id ASC, convertCharset(request_path, 'UTF-8', 'UTF-16BE') ASC

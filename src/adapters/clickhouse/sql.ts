@@ -28,6 +28,12 @@ export function sqlString(value: string): string {
   })}'`;
 }
 
+/** A signed integer literal (milliseconds, also before 1970). @throws {RangeError} for anything but a safe integer. */
+export function sqlInt(value: number): string {
+  if (!Number.isSafeInteger(value)) throw new RangeError(`expected an integer, got ${String(value)}`);
+  return String(value);
+}
+
 /** An unsigned integer literal (milliseconds, limits). @throws {RangeError} for anything but a safe integer >= 0. */
 export function sqlUInt(value: number): string {
   if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`expected an integer >= 0, got ${String(value)}`);

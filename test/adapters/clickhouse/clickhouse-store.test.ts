@@ -212,6 +212,33 @@ describe.runIf(available)('ClickHouse visit store', () => {
     }
   });
 
+  it('counts visits before 1970 at their time, as the SQLite store does (kept when retention keeps everything)', async () => {
+    const id = nextProject();
+    const sqlite = openSqliteVisitStore(new Database(':memory:'), { retentionDays: 0, rollupIntervalMs: 0 });
+    try {
+      const times = [Date.UTC(1969, 11, 31, 12), Date.UTC(1900, 5, 1), Date.UTC(1969, 11, 31, 23, 59, 59, 999), Date.UTC(1970, 0, 1, 0, 0, 30), -1];
+      const visits = times.map((time, i) => visit({ request_path: `/old/${i % 3}`, time }));
+      await store.append(id, visits);
+      await sqlite.append(id, visits);
+      const day = 86_400_000;
+      const widths = { minute: 60_000, hour: 3_600_000, day };
+      for (const [from, to] of [[-2 * day, 2 * day], [0, day], [-day, 0], [Date.UTC(1950, 0, 1), day], [Date.UTC(1899, 0, 1), day], [-90_000, 90_000]] as const) {
+        for (const interval of ['minute', 'hour', 'day'] as const) {
+          // At most 10,000 buckets are answered.
+          if ((to - from) / widths[interval] > 10_000) continue;
+          for (const by of ['path', 'agent'] as const) {
+            const query = { projectId: id, from, to, interval, by };
+            expect(await store.stats(query), JSON.stringify(query)).toEqual(await sqlite.stats(query));
+          }
+        }
+        const paths = { projectId: id, from, to };
+        expect(await store.pathCounts(paths), JSON.stringify(paths)).toEqual(await sqlite.pathCounts(paths));
+      }
+    } finally {
+      sqlite.close();
+    }
+  });
+
   it('pages through a timeline whose visits lie hours, days and months apart (the id windows widen)', async () => {
     const id = nextProject();
     let now = T0 - 90 * 86_400_000;
