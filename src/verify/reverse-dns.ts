@@ -56,8 +56,10 @@ const MISSING = check('inconclusive', 'client-ip-missing');
 const INVALID = check('inconclusive', 'client-ip-invalid');
 const NOT_PUBLIC = check('inconclusive', 'client-ip-not-public');
 
-// Bounds the work one address can cause: a reverse zone owner chooses how many PTRs it returns.
+// Bounds the work one address can cause: a reverse zone owner chooses how many PTRs it returns,
+// and each name in the domain costs a forward lookup.
 const MAX_PTRS = 8;
+const TOO_MANY_PTRS = check('inconclusive', 'too-many-ptrs');
 
 /** A host name lower-cased without its trailing dot. */
 function normalizeHostname(name: string): string {
@@ -99,7 +101,9 @@ function positiveNumber(value: unknown, name: string, fallback: number, allowZer
  * Outcomes: `pass` `ptr-and-forward-match`. `fail` `no-ptr` when the address has no PTR at all
  * (the operators' procedures require one: a genuine crawler address always has it, so a claimed
  * crawler without one is evidence against the claim); `fail` `ptr-not-in-domain`; `fail`
- * `forward-mismatch` when a PTR is in the domain but no forward lookup returns the address.
+ * `forward-mismatch` when a PTR is in the domain but no forward lookup returns the address
+ * (`inconclusive` `too-many-ptrs` when more than eight names were in the domain: only eight are
+ * looked up, and one left unasked might have confirmed it).
  * DNS trouble (SERVFAIL, REFUSED, unreachable server, the overall deadline) is `inconclusive`
  * `dns-error` / `dns-timeout`, never `fail`: a broken resolver must not brand real crawlers as
  * forgeries. A missing, unparseable or non-public client address (loopback, private, CGNAT,
@@ -151,13 +155,14 @@ export function reverseDnsVerifier(options: ReverseDnsVerifierOptions): Verifier
   };
 
   const lookup = async (address: IpAddress, text: string, suffixes: readonly string[]): Promise<VerificationCheck> => {
-    const ptrs = (await resolver.reverse(text)).slice(0, MAX_PTRS).map(normalizeHostname);
+    const ptrs = await resolver.reverse(text);
     if (ptrs.length === 0) return NO_PTR;
-    const inDomain = [...new Set(ptrs)].filter((ptr) => suffixes.some((suffix) => isUnderSuffix(ptr, suffix)));
+    // Every name is read (a DNS answer holds a few hundred at most); only the first MAX_PTRS in the domain are looked up.
+    const inDomain = [...new Set(ptrs.map(normalizeHostname))].filter((ptr) => suffixes.some((suffix) => isUnderSuffix(ptr, suffix)));
     if (inDomain.length === 0) return NOT_IN_DOMAIN;
     // The address family decides the forward record type (IPv4-mapped addresses were folded to IPv4).
     const forward = address.family === 4 ? resolver.resolve4.bind(resolver) : resolver.resolve6.bind(resolver);
-    const results = await Promise.allSettled(inDomain.map((ptr) => forward(ptr)));
+    const results = await Promise.allSettled(inDomain.slice(0, MAX_PTRS).map((ptr) => forward(ptr)));
     let failure: unknown;
     for (const result of results) {
       if (result.status === 'rejected') {
@@ -169,8 +174,9 @@ export function reverseDnsVerifier(options: ReverseDnsVerifierOptions): Verifier
         if (parsed !== undefined && formatIpAddress(parsed) === text) return PASS;
       }
     }
-    // An unanswered forward lookup might have confirmed the name: not evidence of spoofing.
-    return failure === undefined ? FORWARD_MISMATCH : classify(failure);
+    // An unanswered forward lookup might have confirmed the name, and so might a name left unasked: not evidence of spoofing.
+    if (failure !== undefined) return classify(failure);
+    return inDomain.length > MAX_PTRS ? TOO_MANY_PTRS : FORWARD_MISMATCH;
   };
 
   const withDeadline = async (work: Promise<VerificationCheck>): Promise<VerificationCheck> => {

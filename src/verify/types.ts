@@ -48,6 +48,7 @@ export type ReverseDnsReason =
   | 'ptr-and-forward-match'
   | 'ptr-not-in-domain'
   | 'forward-mismatch'
+  | 'too-many-ptrs'
   | 'no-ptr'
   | 'dns-error'
   | 'dns-timeout'

@@ -176,6 +176,7 @@ const REASONS: Record<string, string> = {
   'ptr-and-forward-match': "The address's reverse DNS name is in the operator's domain and resolves back to it.",
   'ptr-not-in-domain': "The address's reverse DNS name is outside the operator's domains.",
   'forward-mismatch': "The reverse DNS name does not resolve back to the address.",
+  'too-many-ptrs': 'More than eight reverse DNS names are in the operator\'s domain and the eight looked up do not resolve back to the address: no evidence either way.',
   'no-ptr': 'The address has no reverse DNS name.',
   'dns-error': 'DNS could not be asked (an error): no evidence either way.',
   'dns-timeout': 'DNS did not answer in time: no evidence either way.',

@@ -318,7 +318,7 @@ describe('forwardedRequestRule: the address of a request a site forwarded as dat
 
   it('reads the headers as they are when no Remote-Addr was recorded, as the rule it wraps does', () => {
     const plain = createClientIpRule();
-    for (const entries of [forged, { 'x-forwarded-for': '198.51.100.1, 203.0.113.7' }, {}]) {
+    for (const entries of [forged, { 'x-forwarded-for': '198.51.100.1, 203.0.113.7' }, {}] as Record<string, string>[]) {
       expect(rule(headers(entries))).toBe(plain(headers(entries)));
       expect(clientIpHeader(rule, headers(entries))).toBe(clientIpHeader(plain, headers(entries)));
     }

@@ -104,6 +104,21 @@ describe('reverseDnsVerifier', () => {
     expect(await reverseDnsVerifier({ resolver }).verify(googlebot, request('203.0.113.50'), context)).toMatchObject({ reason: 'dns-timeout' });
   });
 
+  it('looks up at most eight names in the domain, reading past names outside it; a list cut short without a match is no evidence either way', async () => {
+    const names = (ip: string, count: number) => Array.from({ length: count }, (_, i) => `crawl-${ip.replaceAll('.', '-')}-${i}.googlebot.com`);
+    // Nine names in the domain, the ninth confirming: not the forward-mismatch a cut list gave.
+    const nine = names('203.0.113.60', 9);
+    const cut = fakeResolver({ ptr: { '203.0.113.60': nine }, a: { [nine[8]!]: ['203.0.113.60'] } });
+    expect(await reverseDnsVerifier({ resolver: cut.resolver, cache: false }).verify(googlebot, request('203.0.113.60'), context)).toEqual({ method: 'reverse-dns', outcome: 'inconclusive', reason: 'too-many-ptrs' });
+    expect(cut.calls.filter((call) => call.startsWith('A '))).toHaveLength(8);
+    // Names outside the domain do not use up the eight: the one in the domain after them is looked up.
+    const padded = fakeResolver({ ptr: { '203.0.113.61': [...Array.from({ length: 12 }, (_, i) => `host-${i}.example`), 'crawl.googlebot.com'] }, a: { 'crawl.googlebot.com': ['203.0.113.61'] } });
+    expect(await reverseDnsVerifier({ resolver: padded.resolver, cache: false }).verify(googlebot, request('203.0.113.61'), context)).toMatchObject({ outcome: 'pass' });
+    // Eight in the domain, all looked up, none confirming: still a forward mismatch.
+    const eight = fakeResolver({ ptr: { '203.0.113.62': names('203.0.113.62', 8) } });
+    expect(await reverseDnsVerifier({ resolver: eight.resolver, cache: false }).verify(googlebot, request('203.0.113.62'), context)).toMatchObject({ outcome: 'fail', reason: 'forward-mismatch' });
+  });
+
   it('does not look up forward names outside the domain', async () => {
     const { resolver, calls } = fakeResolver(records);
     await reverseDnsVerifier({ resolver }).verify(googlebot, request('203.0.113.4'), context);
