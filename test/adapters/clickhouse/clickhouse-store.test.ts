@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openClickHouseVisitStore, type ClickHouseVisitStore } from '../../../src/adapters/clickhouse/index.js';
 import { openSqliteVisitStore } from '../../../src/adapters/node/sqlite-visit-store.js';
-import { createMemoryVisitStore, VisitQueryError, VisitStoreUnavailableError, type EnrichedVisit, type StoreHealth, type StatsDimension, type StatsInterval, type StoredVisit } from '../../../src/index.js';
+import { createMemoryVisitStore, VisitQueryError, VisitStoreUnavailableError, type EnrichedVisit, type StoreHealth, type StatsDimension, type StatsInterval, type StoredVisit, type VisitStore } from '../../../src/index.js';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from '../../helpers/clickhouse.js';
 import { startClickHouseProxy } from '../../helpers/clickhouse-proxy.js';
 import { describeVisitStore } from '../../visits/store-suite.js';
@@ -195,31 +195,33 @@ describe.runIf(available)('ClickHouse visit store', () => {
     );
   });
 
-  it('keeps at the limit of path counts the rows it reports first, tied ones in the SQLite store\'s order (UTF-16, not UTF-8)', async () => {
+  /** Stores `visits` here and in a SQLite store (keeping everything), and hands both to `compare`. */
+  const withSqlite = async (visits: readonly EnrichedVisit[], compare: (id: string, sqlite: VisitStore) => Promise<void>) => {
     const id = nextProject();
     const sqlite = openSqliteVisitStore(new Database(':memory:'), { retentionDays: 0, rollupIntervalMs: 0 });
     try {
-      // U+E000 and above sort after astral characters in UTF-16 (surrogates are D800-DFFF), before them in UTF-8.
-      const visits = ['/\uff01', '/😀', '/\ue000', '/\ud7ff', '/a', '/\uffff', '/𝄞', '/a'].map((path) => visit({ request_path: path }));
       await store.append(id, visits);
       await sqlite.append(id, visits);
+      await compare(id, sqlite);
+    } finally {
+      sqlite.close();
+    }
+  };
+
+  it('keeps at the limit of path counts the rows it reports first, tied ones in the SQLite store\'s order (UTF-16, not UTF-8)', async () => {
+    // U+E000 and above sort after astral characters in UTF-16 (surrogates are D800-DFFF), before them in UTF-8.
+    const visits = ['/\uff01', '/😀', '/\ue000', '/\ud7ff', '/a', '/\uffff', '/𝄞', '/a'].map((path) => visit({ request_path: path }));
+    await withSqlite(visits, async (id, sqlite) => {
       for (const limit of [1, 2, 3, 4, 8]) {
         const query = { projectId: id, from: T0, to: T0 + 60_000, limit };
         expect(await store.pathCounts(query), `limit ${limit}`).toEqual(await sqlite.pathCounts(query));
       }
-    } finally {
-      sqlite.close();
-    }
+    });
   });
 
   it('counts visits before 1970 at their time, as the SQLite store does (kept when retention keeps everything)', async () => {
-    const id = nextProject();
-    const sqlite = openSqliteVisitStore(new Database(':memory:'), { retentionDays: 0, rollupIntervalMs: 0 });
-    try {
-      const times = [Date.UTC(1969, 11, 31, 12), Date.UTC(1900, 5, 1), Date.UTC(1969, 11, 31, 23, 59, 59, 999), Date.UTC(1970, 0, 1, 0, 0, 30), -1];
-      const visits = times.map((time, i) => visit({ request_path: `/old/${i % 3}`, time }));
-      await store.append(id, visits);
-      await sqlite.append(id, visits);
+    const times = [Date.UTC(1969, 11, 31, 12), Date.UTC(1900, 5, 1), Date.UTC(1969, 11, 31, 23, 59, 59, 999), Date.UTC(1970, 0, 1, 0, 0, 30), -1];
+    await withSqlite(times.map((time, i) => visit({ request_path: `/old/${i % 3}`, time })), async (id, sqlite) => {
       const day = 86_400_000;
       const widths = { minute: 60_000, hour: 3_600_000, day };
       for (const [from, to] of [[-2 * day, 2 * day], [0, day], [-day, 0], [Date.UTC(1950, 0, 1), day], [Date.UTC(1899, 0, 1), day], [-90_000, 90_000]] as const) {
@@ -234,9 +236,7 @@ describe.runIf(available)('ClickHouse visit store', () => {
         const paths = { projectId: id, from, to };
         expect(await store.pathCounts(paths), JSON.stringify(paths)).toEqual(await sqlite.pathCounts(paths));
       }
-    } finally {
-      sqlite.close();
-    }
+    });
   });
 
   it('pages through a timeline whose visits lie hours, days and months apart (the id windows widen)', async () => {
