@@ -80,3 +80,15 @@ export function keyUsableAt(key: Ed25519PublicKey, nowSeconds: number): boolean 
   if (key.expiresAt !== undefined && nowSeconds >= key.expiresAt) return false;
   return true;
 }
+
+// RFC 9421 Appendix B.1.4's example key (test-key-ed25519): its private half is published with it.
+const PUBLISHED_TEST_KEYS = new Set(['JrQLj5P_89iXES9-vFgrIy29clF9CC_oPPsw3c5D0bs']);
+
+/**
+ * Whether a JWK is a published example key (RFC 9421 B.1.4's Ed25519 key), which anyone can sign
+ * with: verifiers should refuse it outside test suites (RFC 9421 §7.2.8, web-bot-auth's guidance).
+ */
+export function isPublishedTestKey(jwk: unknown): boolean {
+  const x = (jwk as { x?: unknown } | null)?.x;
+  return typeof x === 'string' && PUBLISHED_TEST_KEYS.has(x);
+}

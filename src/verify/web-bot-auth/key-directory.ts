@@ -4,7 +4,7 @@
 import { verifyDirectoryProof } from './directory-signature.js';
 import type { DirectoryFetcher, DirectoryResponse } from './directory-fetcher.js';
 import type { Ed25519Verify } from './ed25519.js';
-import { ed25519KeyFromJwk, keyUsableAt, type Ed25519PublicKey } from './jwk.js';
+import { ed25519KeyFromJwk, isPublishedTestKey, keyUsableAt, type Ed25519PublicKey } from './jwk.js';
 
 /** Why a directory gave no keys: our fetch rules refused it, it could not be fetched, or its content was rejected. */
 export type DirectoryFailure = 'refused' | 'unavailable' | 'invalid';
@@ -40,6 +40,8 @@ export interface KeyDirectoryCacheOptions {
   readonly fetchTimeoutSeconds?: number;
   /** Reject directories whose responses carry no directory signature. Default false. */
   readonly requireSignedDirectory?: boolean;
+  /** Keep a published example key (RFC 9421's) a directory lists, which anyone can sign with; for test suites only. Default false. */
+  readonly allowTestKeys?: boolean;
 }
 
 /** A cache of key directories. */
@@ -114,6 +116,7 @@ export function createKeyDirectoryCache(
   const timeoutSeconds = positiveInteger(options.fetchTimeoutSeconds, 5, `${at}fetchTimeoutSeconds`);
   if (maxDirectories < 1 || maxKeys < 1 || timeoutSeconds < 1) throw new RangeError(`${at}maxDirectories, maxKeys and fetchTimeoutSeconds must be at least 1`);
   const requireSigned = options.requireSignedDirectory === true;
+  const allowTestKeys = options.allowTestKeys === true;
 
   const entries = new Map<string, Entry>();
 
@@ -140,7 +143,8 @@ export function createKeyDirectoryCache(
     if (!Array.isArray(list) || list.length > maxKeys) return { ok: false, failure: 'invalid' };
     const keys = new Map<string, Ed25519PublicKey>();
     for (const jwk of list) {
-      // Non-Ed25519 keys are skipped; `kid` is never trusted, the thumbprint is computed.
+      // Non-Ed25519 keys are skipped, and so are published example keys; `kid` is never trusted, the thumbprint is computed.
+      if (!allowTestKeys && isPublishedTestKey(jwk)) continue;
       const key = await ed25519KeyFromJwk(jwk);
       if (key !== undefined) keys.set(key.thumbprint, key);
     }

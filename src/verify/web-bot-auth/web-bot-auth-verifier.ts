@@ -5,7 +5,7 @@ import type { CheckOutcome, VerificationCheck, VerificationRequest, Verifier, We
 import { siteAuthority, type HttpMessage } from './components.js';
 import type { DirectoryFetcher } from './directory-fetcher.js';
 import { defaultEd25519, type Ed25519Verify } from './ed25519.js';
-import { ed25519KeyFromJwk, ed25519RawKey, keyUsableAt, type Ed25519PublicKey } from './jwk.js';
+import { ed25519KeyFromJwk, ed25519RawKey, isPublishedTestKey, keyUsableAt, type Ed25519PublicKey } from './jwk.js';
 import { createKeyDirectoryCache, type KeyDirectoryCache, type KeyDirectoryCacheOptions, type KeyLookup } from './key-directory.js';
 import { checkProfile, WEB_BOT_AUTH_TAG } from './profile.js';
 import type { NonceStore } from './replay-guard.js';
@@ -57,6 +57,12 @@ export interface WebBotAuthVerifierOptions {
   /** Key directory cache limits and lifetimes. */
   readonly directoryCache?: KeyDirectoryCacheOptions;
   /**
+   * Accept a published example key (RFC 9421 B.1.4's `test-key-ed25519`, whose private key is in
+   * the RFC) pinned or listed in a directory. Default false: anyone could sign as an agent whose
+   * directory lists it by mistake. For test suites that check the RFC's and the draft's vectors.
+   */
+  readonly allowTestKeys?: boolean;
+  /**
    * The site's own hosts (`example.com`, `www.example.com`, `example.com:8443`). Given, a request
    * whose authority (`Host`) is none of them fails `authority-not-ours`: a crawler's signature made
    * for another site, sent here with that site's Host, is a replay (a nonce store cannot tell, never
@@ -87,13 +93,14 @@ function integerOption(value: number | undefined, fallback: number, name: string
   return value;
 }
 
-function compilePinned(keys: readonly PinnedKey[] | undefined): Array<PinnedKey & { readonly scope: string }> {
+function compilePinned(keys: readonly PinnedKey[] | undefined, allowTestKeys: boolean): Array<PinnedKey & { readonly scope: string }> {
   const out: Array<PinnedKey & { readonly scope: string }> = [];
   if (keys === undefined) return out;
   if (!Array.isArray(keys)) throw new TypeError('keys must be an array of { jwk, directory?, agent? }');
   keys.forEach((pinned, i) => {
     if (typeof pinned !== 'object' || pinned === null) throw new TypeError(`keys[${i}] must be an object, got ${String(pinned)}`);
     if (ed25519RawKey(pinned.jwk) === undefined) throw new TypeError(`keys[${i}].jwk must be an Ed25519 public JWK (kty "OKP", crv "Ed25519", 32-byte x)`);
+    if (!allowTestKeys && isPublishedTestKey(pinned.jwk)) throw new RangeError(`keys[${i}].jwk is RFC 9421's example key (test-key-ed25519), whose private key is published: anyone can sign with it (allowTestKeys: true is for test suites)`);
     if (pinned.agent !== undefined && typeof pinned.agent !== 'string') throw new TypeError(`keys[${i}].agent must be a string, got ${typeof pinned.agent}`);
     let scope = '';
     if (pinned.directory !== undefined) {
@@ -164,9 +171,10 @@ export function webBotAuthVerifier(options: WebBotAuthVerifierOptions = {}): Ver
     return compiled;
   };
   const verifyEd25519 = options.verifyEd25519 ?? defaultEd25519();
-  const pinnedInput = compilePinned(options.keys);
+  const allowTestKeys = options.allowTestKeys === true;
+  const pinnedInput = compilePinned(options.keys, allowTestKeys);
   const cache: KeyDirectoryCache | undefined =
-    fetchDirectory === undefined ? undefined : createKeyDirectoryCache(fetchDirectory, verifyEd25519, options.directoryCache, limits.clockSkewSeconds);
+    fetchDirectory === undefined ? undefined : createKeyDirectoryCache(fetchDirectory, verifyEd25519, { ...options.directoryCache, allowTestKeys }, limits.clockSkewSeconds);
 
   // Thumbprints need async SHA-256: pinned keys are read once, on first use.
   let pinned: Promise<Map<string, Map<string, PinnedEntry>>> | undefined;

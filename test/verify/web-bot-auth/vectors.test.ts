@@ -48,7 +48,7 @@ describe('RFC 9421 vectors', () => {
       expect(await nobleEd25519()(key.raw, base.base, signature)).toBe(true);
       // It carries no tag: the Web Bot Auth verifier leaves it to other methods.
       const clock = fixedClock(1618884473);
-      const engine = testEngine(webBotAuthVerifier({ keys: [{ jwk: file.key.jwk, agent: 'test-bot' }] }), clock);
+      const engine = testEngine(webBotAuthVerifier({ keys: [{ jwk: file.key.jwk, agent: 'test-bot' }], allowTestKeys: true }), clock);
       const outcome = await engine.verify({ request_headers: { ...vector.headers, 'User-Agent': 'TestBot/1.0' }, request_method: vector.method, request_path: vector.path });
       expect(outcome.verification.checks).toEqual([{ method: 'web-bot-auth', outcome: 'inconclusive', reason: 'tag-missing' }]);
     });
@@ -74,7 +74,7 @@ describe('Web Bot Auth vectors', () => {
       // found through the agent's own directory (its signature_agents origin).
       const fetcher = memoryFetcher({ [`https://signature-agent.test${DIRECTORY_PATH}`]: { body: JSON.stringify({ keys: [file.key] }) } });
       // Vectors (1) and (2) expire in 2124: their window is allowed explicitly here.
-      const verifier = webBotAuthVerifier({ fetchDirectory: fetcher, maxWindowSeconds: 4889289600 - 1735689600 });
+      const verifier = webBotAuthVerifier({ fetchDirectory: fetcher, maxWindowSeconds: 4889289600 - 1735689600, allowTestKeys: true });
       const engine = testEngine(verifier, clock, catalog);
       const item = { request_headers: { ...vector.headers, 'User-Agent': 'TestBot/1.0' }, request_method: vector.method, request_path: vector.path };
       const outcome = await engine.verify(item);
@@ -83,13 +83,22 @@ describe('Web Bot Auth vectors', () => {
       expect(outcome).toMatchObject({ agent_id: 'test-bot' });
       // The same vector with a pinned key and no fetching.
       const pinned = testEngine(
-        webBotAuthVerifier({ keys: [{ jwk: file.key, directory: 'https://signature-agent.test' }, { jwk: file.key }], maxWindowSeconds: 4889289600 - 1735689600 }),
+        webBotAuthVerifier({ keys: [{ jwk: file.key, directory: 'https://signature-agent.test' }, { jwk: file.key }], maxWindowSeconds: 4889289600 - 1735689600, allowTestKeys: true }),
         clock,
         catalog,
       );
       expect((await pinned.verify(item)).result).toBe('verified');
     });
   }
+
+  it("refuses RFC 9421's example key by default, whose private key is published: listed in a directory it is no key (key-unknown), pinned it is a configuration error", async () => {
+    const vector = file.vectors.find((v) => v.id === 'wba-v2-no-signature-agent')!;
+    const fetcher = memoryFetcher({ [`https://signature-agent.test${DIRECTORY_PATH}`]: { body: JSON.stringify({ keys: [file.key] }) } });
+    const engine = testEngine(webBotAuthVerifier({ fetchDirectory: fetcher, maxWindowSeconds: 4889289600 - 1735689600 }), fixedClock(file.now), catalog);
+    const outcome = await engine.verify({ request_headers: { ...vector.headers, 'User-Agent': 'TestBot/1.0' }, request_method: vector.method, request_path: vector.path });
+    expect(outcome.verification.checks).toEqual([{ method: 'web-bot-auth', outcome: 'fail', reason: 'key-unknown' }]);
+    expect(() => webBotAuthVerifier({ keys: [{ jwk: file.key }] })).toThrow(/keys\[0\]\.jwk is RFC 9421's example key/);
+  });
 });
 
 describe('signed directory vector', () => {
@@ -128,7 +137,7 @@ describe('signed directory vector', () => {
   const verifyWith = async (headers: Record<string, string>, body = vector.body, requireSignedDirectory = false) => {
     const clock = fixedClock(vector.now);
     const fetcher = memoryFetcher({ [vector.url]: { body, headers } });
-    const verifier = webBotAuthVerifier({ fetchDirectory: fetcher, maxWindowSeconds: 4889289600 - 1735689600, directoryCache: { requireSignedDirectory } });
+    const verifier = webBotAuthVerifier({ fetchDirectory: fetcher, maxWindowSeconds: 4889289600 - 1735689600, directoryCache: { requireSignedDirectory }, allowTestKeys: true });
     const outcome = await testEngine(verifier, clock, catalog).verify({
       request_headers: dictionaryRequest.headers,
       request_method: dictionaryRequest.method,
