@@ -38,6 +38,27 @@ describe('admin login behind a proxy', () => {
     expect((await login(secret)).status).toBe(200);
   });
 
+  it("keys on no header a proxy may pass on as the client wrote it: CF-Connecting-IP or X-Real-IP through a proxy that only appends X-Forwarded-For neither locks out the admin's address nor escapes the count", async () => {
+    const attempt = (secretText: string, headers: Record<string, string>) => post(`${server.url}/admin/login`, undefined, { secret: secretText }, headers);
+    // The attacker (198.51.100.40, as the proxy appends it) names the admin's address in every header it may write.
+    const forged = { 'cf-connecting-ip': '192.0.2.10', 'true-client-ip': '192.0.2.10', 'x-real-ip': '192.0.2.10' };
+    for (let i = 0; i < 10; i++) expect((await attempt('aws_wrong', { ...forged, 'x-forwarded-for': '198.51.100.40' })).status).toBe(401);
+    expect((await attempt('aws_wrong', { ...forged, 'x-forwarded-for': '198.51.100.40' })).status).toBe(429);
+    // Rotating the forged headers does not give it a fresh bucket.
+    expect((await attempt('aws_wrong', { 'cf-connecting-ip': '198.51.100.250', 'x-forwarded-for': '198.51.100.40' })).status).toBe(429);
+    // The admin, at the address the attacker named, still logs in.
+    expect((await attempt(secret, { 'x-forwarded-for': '192.0.2.10' })).status).toBe(200);
+  });
+
+  it("logs in behind a proxy that rewrites Host (nginx's and Apache's default) and forwards the host asked for", async () => {
+    const attempt = (headers: Record<string, string>) => post(`${server.url}/admin/login`, undefined, { secret }, { 'x-forwarded-for': '198.51.100.60', origin: 'https://dash.example.com', ...headers });
+    expect((await attempt({ 'x-forwarded-host': 'dash.example.com', 'x-forwarded-proto': 'https' })).status).toBe(200);
+    expect((await attempt({ forwarded: 'for=198.51.100.60;host=dash.example.com;proto=https' })).status).toBe(200);
+    // Another site's Origin is still refused, forwarded host or not.
+    expect((await attempt({ 'x-forwarded-host': 'other.example' })).status).toBe(403);
+    expect((await attempt({})).status).toBe(403);
+  });
+
   it('reads at most 4 KiB of a login body, before anyone is authenticated: a larger declared body is answered 413 at once', async () => {
     const { port } = new URL(server.url);
     const started = Date.now();

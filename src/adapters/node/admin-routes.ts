@@ -22,6 +22,7 @@ import {
   type VisitStore,
   VisitStoreUnavailableError,
 } from '../../index.js';
+import { classifyAddress } from './address-policy.js';
 import { ADMIN_SESSION_COOKIE, type AdminStore } from './admin-store.js';
 import { hasControlCharacter, hasLoneSurrogate } from './control-characters.js';
 
@@ -58,9 +59,13 @@ export interface AdminRoutesOptions {
    */
   readonly secureCookies?: boolean;
   /**
-   * The client-IP rule the API uses (`createClientIpRule()` when omitted): the login limit counts
-   * attempts per client address, read through the site's own proxies by this rule, so behind a
-   * reverse proxy one client's wrong guesses do not lock out everyone else.
+   * How the login limit finds the client address it counts attempts by, through the site's own
+   * proxies, so behind a reverse proxy one client's wrong guesses do not lock out everyone else.
+   * Default: the hops proxies append (`X-Forwarded-For`, `Forwarded`), walked from the right and
+   * believed from a private peer or Cloudflare's, never a single-address header such as
+   * `CF-Connecting-IP` that a proxy may pass on as the client wrote it (a client choosing its key
+   * could lock out the admin's address, or never be counted). Give a rule naming the header when
+   * your proxy sets (and overwrites) one.
    */
   readonly clientIp?: ClientIpRule;
   /** Where the projects' visits are, for the visit counts of `GET /admin/projects?visits=...`. */
@@ -235,6 +240,27 @@ function stringField(body: Record<string, unknown>, name: string, max: number): 
   return { ok: true, value: value as string };
 }
 
+// The login limit's default headers: only those a proxy appends to, which a client cannot fill alone.
+export const LOGIN_CLIENT_IP_HEADERS: readonly string[] = ['x-forwarded-for', 'forwarded'];
+
+// The peers that are the site's own reverse proxy, whose forwarded Host is believed.
+const OWN_NETWORK = new Set(['loopback', 'private', 'cgnat', 'link-local', 'unique-local']);
+
+/**
+ * The host the client asked for, as the site's own reverse proxy forwards it (X-Forwarded-Host,
+ * or Forwarded's host=) when it rewrote Host (nginx's and Apache's default); undefined for a
+ * request that did not come from one. A cross-site page cannot add the header without a CORS
+ * preflight, which this server never grants.
+ */
+function forwardedHost(request: ApiRequest): string | undefined {
+  if (request.remoteAddress === undefined || !OWN_NETWORK.has(classifyAddress(request.remoteAddress))) return undefined;
+  const forwarded = header(request, 'x-forwarded-host')?.split(',')[0]?.trim();
+  if (forwarded !== undefined && forwarded !== '') return forwarded.toLowerCase();
+  const element = header(request, 'forwarded')?.split(',')[0];
+  const host = element === undefined ? undefined : /(?:^|;)\s*host\s*=\s*"?([^";,\s]+)"?/i.exec(element)?.[1];
+  return host?.toLowerCase();
+}
+
 /**
  * Creates the admin routes: `POST /admin/login`, `POST /admin/logout`, `GET /admin/session`,
  * `GET|POST /admin/projects`, `PATCH|DELETE /admin/projects/{id}` (rename, delete), `POST /admin/tokens`
@@ -248,7 +274,7 @@ export function createAdminRoutes(options: AdminRoutesOptions): RouteTable {
   if (typeof options?.admin?.login !== 'function') throw new TypeError('admin must be an AdminStore from openAdminStore()');
   if (typeof options.projects?.createProject !== 'function') throw new TypeError('projects must be a project store with createProject, listProjects, issueToken and revokeToken');
   const { admin, projects } = options;
-  const clientIp = options.clientIp ?? createClientIpRule();
+  const clientIp = options.clientIp ?? createClientIpRule({ headers: LOGIN_CLIENT_IP_HEADERS });
   if (typeof clientIp !== 'function') throw new TypeError(`clientIp must be a client-IP rule (createClientIpRule()), got ${String(clientIp)}`);
   const clock = options.clock ?? { now: () => Date.now() };
   const cookiePath = options.cookiePath ?? '/';
@@ -276,7 +302,7 @@ export function createAdminRoutes(options: AdminRoutesOptions): RouteTable {
         } catch {
           originHost = undefined;
         }
-        if (originHost !== host) return wrongOrigin('Log in from the dashboard itself: the Origin does not match this server.');
+        if (originHost !== host && originHost !== forwardedHost(request)) return wrongOrigin('Log in from the dashboard itself: the Origin does not match this server.');
       } else if (origin === 'null') {
         return wrongOrigin('Log in from the dashboard itself: an opaque Origin is refused.');
       }

@@ -6,7 +6,7 @@ import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { openClickHouseVisitStore, type ClickHouseVisitStore } from '../../clickhouse/index.js';
 import { createApiHandler, createClientIpRule, createEngine, DEFAULT_EVENT_STREAM_LIMITS, type AdminAuthenticator, type Project } from '../../../index.js';
-import { createAdminRoutes } from '../admin-routes.js';
+import { createAdminRoutes, LOGIN_CLIENT_IP_HEADERS } from '../admin-routes.js';
 import { openAdminStore, type AdminStore } from '../admin-store.js';
 import { webhookUrlProblem } from '../directory-fetcher.js';
 import { loadIpRangeLists, outdatedIpRangeLists } from '../ip-ranges-loader.js';
@@ -290,6 +290,8 @@ export const serveCommand: Command = {
     let engine: ReturnType<typeof createEngine>;
     // The same rule picks the address for IP verification and the one stored with each visit.
     let clientIpRule: ReturnType<typeof createClientIpRule>;
+    // The login limit's: the site's headers when named, else only those a proxy appends to (createAdminRoutes' clientIp).
+    let loginClientIpRule: ReturnType<typeof createClientIpRule>;
     // Read once: for the verifier, and for the start-up warning about lists out of date.
     let ipRangeLists: Record<string, unknown> | undefined;
     try {
@@ -310,6 +312,7 @@ export const serveCommand: Command = {
         clientIp: (clientIpRule = createClientIpRule({ ...(headers === undefined ? {} : { headers }), ...(trustedProxies === undefined ? {} : { trustedProxies }) })),
         verifiers: methods?.length === 1 && methods[0] === 'none' ? [] : createNodeVerifiers({ methods: methods as NodeVerifierMethod[] | undefined, dnsServers: list(v['dns-servers']), ...(ipRangeLists === undefined ? {} : { ipRangeLists }) }),
       });
+      loginClientIpRule = headers === undefined ? createClientIpRule({ headers: LOGIN_CLIENT_IP_HEADERS, ...(trustedProxies === undefined ? {} : { trustedProxies }) }) : clientIpRule;
     } catch (error) {
       return refuse((error as Error).message);
     }
@@ -374,7 +377,7 @@ export const serveCommand: Command = {
         },
         cookiePath: `${basePath.replace(/\/+$/, '')}/`,
         secureCookies: v['secure-cookies'] === 'true',
-        clientIp: clientIpRule,
+        clientIp: loginClientIpRule,
       });
       if (clickhouse !== undefined ? (await clickhouse.listProjects()).length === 0 : store.listProjects().length === 0) {
         const created = clickhouse !== undefined ? await clickhouse.createProject('default') : store.createProject('default');
