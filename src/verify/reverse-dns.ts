@@ -40,6 +40,13 @@ export interface ReverseDnsVerifierOptions {
   /** Overall deadline of one verification (all lookups), in ms; default 2000. */
   readonly timeoutMs?: number;
   readonly cache?: ReverseDnsCacheOptions;
+  /**
+   * Addresses looked up at once (each up to one PTR and eight forward queries); the rest wait
+   * their turn within their deadline, and one whose deadline passed while it waited asks nothing
+   * (`dns-timeout`). Default 64: a batch of a thousand claimed crawlers, or a flood of made-up
+   * addresses, cannot turn into thousands of queries in flight at the resolver.
+   */
+  readonly maxConcurrentLookups?: number;
 }
 
 function check(outcome: VerificationCheck['outcome'], reason: ReverseDnsReason): VerificationCheck {
@@ -124,6 +131,23 @@ export function reverseDnsVerifier(options: ReverseDnsVerifierOptions): Verifier
     if (typeof resolver?.[method] !== 'function') throw new TypeError(`resolver.${method} must be a function`);
   }
   const timeoutMs = positiveNumber(options.timeoutMs, 'timeoutMs', 2000);
+  const maxConcurrent = positiveNumber(options.maxConcurrentLookups, 'maxConcurrentLookups', 64);
+  if (!Number.isInteger(maxConcurrent)) throw new RangeError(`maxConcurrentLookups must be a positive integer, got ${maxConcurrent}`);
+  // Lookups running, and those waiting for one to end (in arrival order).
+  let running = 0;
+  const waiting: Array<() => void> = [];
+  const release = () => {
+    const next = waiting.shift();
+    if (next !== undefined) next();
+    else running--;
+  };
+  const turn = (): Promise<void> | undefined => {
+    if (running < maxConcurrent) {
+      running++;
+      return undefined;
+    }
+    return new Promise((resolve) => waiting.push(resolve));
+  };
   const cacheOption = options.cache ?? {};
   if (cacheOption !== false && (typeof cacheOption !== 'object' || cacheOption === null)) {
     throw new TypeError(`cache must be false or an object, got ${String(cacheOption)}`);
@@ -154,7 +178,19 @@ export function reverseDnsVerifier(options: ReverseDnsVerifierOptions): Verifier
     return plan;
   };
 
-  const lookup = async (address: IpAddress, text: string, suffixes: readonly string[]): Promise<VerificationCheck> => {
+  const lookup = async (address: IpAddress, text: string, suffixes: readonly string[], deadline: number): Promise<VerificationCheck> => {
+    const waited = turn();
+    if (waited !== undefined) await waited;
+    try {
+      // The wait used up the deadline (the answer went out as dns-timeout): ask nothing.
+      if (Date.now() >= deadline) return DNS_TIMEOUT;
+      return await lookupNow(address, text, suffixes);
+    } finally {
+      release();
+    }
+  };
+
+  const lookupNow = async (address: IpAddress, text: string, suffixes: readonly string[]): Promise<VerificationCheck> => {
     const ptrs = await resolver.reverse(text);
     if (ptrs.length === 0) return NO_PTR;
     // Every name is read (a DNS answer holds a few hundred at most); only the first MAX_PTRS in the domain are looked up.
@@ -214,7 +250,7 @@ export function reverseDnsVerifier(options: ReverseDnsVerifierOptions): Verifier
       }
       let pending = inFlight.get(key);
       if (pending === undefined) {
-        pending = withDeadline(lookup(address, text, suffixes)).then((result) => {
+        pending = withDeadline(lookup(address, text, suffixes, Date.now() + timeoutMs)).then((result) => {
           inFlight.delete(key);
           if (cache !== undefined) {
             const ttl = result.outcome === 'pass' ? positiveTtl : result.outcome === 'fail' ? negativeTtl : errorTtl;

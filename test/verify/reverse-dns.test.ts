@@ -119,6 +119,35 @@ describe('reverseDnsVerifier', () => {
     expect(await reverseDnsVerifier({ resolver: eight.resolver, cache: false }).verify(googlebot, request('203.0.113.62'), context)).toMatchObject({ outcome: 'fail', reason: 'forward-mismatch' });
   });
 
+  it('looks up at most maxConcurrentLookups addresses at once; one whose deadline passed while waiting asks nothing', async () => {
+    let active = 0;
+    let peak = 0;
+    const asked: string[] = [];
+    const resolver: DnsResolver = {
+      reverse: async (ip) => {
+        asked.push(ip);
+        active++;
+        peak = Math.max(peak, active);
+        await new Promise((resolve) => setTimeout(resolve, 40));
+        active--;
+        return [];
+      },
+      resolve4: async () => [],
+      resolve6: async () => [],
+    };
+    const verifier = reverseDnsVerifier({ resolver, cache: false, maxConcurrentLookups: 2, timeoutMs: 100 });
+    const addresses = Array.from({ length: 12 }, (_, i) => `203.0.113.${100 + i}`);
+    const results = await Promise.all(addresses.map((ip) => verifier.verify(googlebot, request(ip), context)));
+    expect(peak).toBe(2);
+    // Two at a time, 40 ms each, within 100 ms: the first few are answered (no PTR), the rest time out unasked.
+    const answered = results.filter((r) => r.reason === 'no-ptr').length;
+    expect(answered).toBeGreaterThanOrEqual(2);
+    expect(results.filter((r) => r.reason === 'dns-timeout').length).toBe(12 - answered);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(asked.length).toBeLessThan(12);
+    expect(() => reverseDnsVerifier({ resolver, maxConcurrentLookups: 0 })).toThrow(/maxConcurrentLookups/);
+  });
+
   it('does not look up forward names outside the domain', async () => {
     const { resolver, calls } = fakeResolver(records);
     await reverseDnsVerifier({ resolver }).verify(googlebot, request('203.0.113.4'), context);
