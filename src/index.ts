@@ -64,7 +64,7 @@ export type { ApiHeaderValue, ApiRequest, ApiResponse, BodyRead } from './api/ty
 export type { AdminAuthenticator, AdminSession, Route, RouteAuth, RouteContext, RouteTable } from './api/route.js';
 export { DEFAULT_LIMITS, resolveLimits } from './api/limits.js';
 export type { ApiLimits } from './api/limits.js';
-export { problem } from './api/problem.js';
+export { headerProblem, problem } from './api/problem.js';
 export type { ProblemCode } from './api/problem.js';
 export type { FieldError } from './field-error.js';
 export { longerThan } from './json-string.js';

@@ -4,7 +4,7 @@
 // held across connections have one cap. Also graceful shutdown and JSON-line access logs.
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { problem, type ApiHandler, type ApiRequest, type ApiResponse, type BodyRead, type ProblemCode } from '../../index.js';
+import { headerProblem, problem, type ApiHandler, type ApiRequest, type ApiResponse, type BodyRead } from '../../index.js';
 import { BodyBudget, readRequestBody, type BodyReading } from './request-body.js';
 
 /** Timeouts in milliseconds against slow or idle clients. */
@@ -278,11 +278,6 @@ function countFields(rawHeaders: readonly string[], name: string): number {
   return count;
 }
 
-/** A refusal naming the request header at fault in errors[], as the API's own 4xx answers do. */
-function headerRefusal(code: ProblemCode, detail: string, header: string, errorCode: string, message: string): ApiResponse {
-  return problem(code, detail, { errors: [{ pointer: '', header, code: errorCode, message }] });
-}
-
 // Singleton fields of which node:http keeps the first and drops the rest: two credentials would be
 // answered by whichever came first, two media types read as the first, a choice the client did not make.
 const SINGLE_FIELDS = [
@@ -301,15 +296,15 @@ function refuseHead(req: IncomingMessage, maxHeaders: number): ApiResponse | und
     if (req.httpVersionMajor === 0) return problem('bad-request', 'HTTP/0.9 requests are not served; send HTTP/1.1.');
     return versionNotSupported(req.httpVersionMajor, req.httpVersionMinor);
   }
-  if (req.httpVersionMinor === 1 && req.headers.host === undefined) return headerRefusal('bad-request', 'An HTTP/1.1 request must have a Host header (RFC 9112 §3.2).', 'Host', 'required', 'is required in HTTP/1.1');
+  if (req.httpVersionMinor === 1 && req.headers.host === undefined) return headerProblem('bad-request', 'An HTTP/1.1 request must have a Host header (RFC 9112 §3.2).', { header: 'Host', code: 'required', message: 'is required in HTTP/1.1' });
   if (req.rawHeaders.length > 2 * maxHeaders) return problem('header-fields-too-large', `At most ${maxHeaders} header fields are accepted.`);
   for (const [name, field] of SINGLE_FIELDS) {
-    if (req.headers[name] !== undefined && countFields(req.rawHeaders, name) > 1) return headerRefusal('bad-request', `Send one ${field} header; this request has several.`, field, 'repeated', 'must be sent once');
+    if (req.headers[name] !== undefined && countFields(req.rawHeaders, name) > 1) return headerProblem('bad-request', `Send one ${field} header; this request has several.`, { header: field, code: 'repeated', message: 'must be sent once' });
   }
   const coding = req.headers['transfer-encoding'];
   if (coding !== undefined) {
-    if (req.httpVersionMinor === 0) return headerRefusal('bad-request', 'Transfer-Encoding is not defined for HTTP/1.0 (RFC 9112 §6.1).', 'Transfer-Encoding', 'http-1.0', 'is not defined for HTTP/1.0');
-    if (coding.trim().toLowerCase() !== 'chunked') return headerRefusal('not-implemented', `Only the chunked transfer coding is accepted; got ${JSON.stringify(coding)}.`, 'Transfer-Encoding', 'transfer-coding', 'must be chunked');
+    if (req.httpVersionMinor === 0) return headerProblem('bad-request', 'Transfer-Encoding is not defined for HTTP/1.0 (RFC 9112 §6.1).', { header: 'Transfer-Encoding', code: 'http-1.0', message: 'is not defined for HTTP/1.0' });
+    if (coding.trim().toLowerCase() !== 'chunked') return headerProblem('not-implemented', `Only the chunked transfer coding is accepted; got ${JSON.stringify(coding)}.`, { header: 'Transfer-Encoding', code: 'transfer-coding', message: 'must be chunked' });
   }
   return undefined;
 }
@@ -600,7 +595,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     if (connections.get(req.socket)?.closing === true) return;
     const exchange = new Exchange(req, res, false);
-    send(exchange, headerRefusal('expectation-failed', `Only "Expect: 100-continue" is supported; got ${JSON.stringify(req.headers.expect)}.`, 'Expect', 'expectation', 'must be 100-continue'), true);
+    send(exchange, headerProblem('expectation-failed', `Only "Expect: 100-continue" is supported; got ${JSON.stringify(req.headers.expect)}.`, { header: 'Expect', code: 'expectation', message: 'must be 100-continue' }), true);
   });
   // CONNECT asks for a tunnel; this is not a proxy. Whatever follows the request is never parsed.
   server.on('connect', (req: IncomingMessage, socket: Socket) => {
