@@ -61,7 +61,7 @@ export type { ApiHandler, ApiHandlerOptions } from './api/handler.js';
 export { createFetchHandler } from './api/fetch.js';
 export type { FetchHandler } from './api/fetch.js';
 export type { ApiHeaderValue, ApiRequest, ApiResponse, BodyRead } from './api/types.js';
-export type { AdminAuthenticator, AdminSession, Route, RouteAuth, RouteContext, RouteTable } from './api/route.js';
+export type { AdminAuthenticator, AdminSession, CredentialCheck, CredentialStatus, Route, RouteAuth, RouteContext, RouteTable } from './api/route.js';
 export { DEFAULT_LIMITS, resolveLimits } from './api/limits.js';
 export type { ApiLimits } from './api/limits.js';
 export { headerProblem, problem } from './api/problem.js';

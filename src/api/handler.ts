@@ -22,7 +22,7 @@ import { readProblem } from './read-query.js';
 import { headerValue, isJsonMediaType } from './request-headers.js';
 import { createRouter } from './router.js';
 import { constantTimeEqual, sha256Hex, type TokenHasher } from './token.js';
-import type { AdminAuthenticator, AdminSession, Route, RouteContext, RouteTable } from './route.js';
+import type { AdminAuthenticator, AdminSession, CredentialCheck, Route, RouteContext, RouteTable } from './route.js';
 import { createMemoryProjectSettingsStore, createProjectRequestRules, type ProjectRequestRules, type ProjectSettingsStore } from './project-settings.js';
 import { createProjectSettingsRoutes } from './settings-routes.js';
 import { createVisitIngest } from './visit-ingest.js';
@@ -78,6 +78,9 @@ export interface ApiHandlerOptions {
 }
 
 
+/** Builds the check of the credential a request was authenticated by. */
+type CredentialChecker = (request: ApiRequest, project: Project | undefined, session: AdminSession | undefined) => CredentialCheck;
+
 /** What a route's function receives; a class so the per-request object is cheap and the query parsed only when read. */
 class Context implements RouteContext {
   #query: URLSearchParams | undefined;
@@ -88,9 +91,14 @@ class Context implements RouteContext {
     readonly project: Project | undefined,
     readonly admin: AdminSession | undefined,
     readonly params: Readonly<Record<string, string>>,
+    private readonly checker: CredentialChecker,
   ) {}
   get query(): URLSearchParams {
     return (this.#query ??= parseQuery(this.request.path, this.queryAt));
+  }
+  // Built only for the routes that ask (event streams).
+  get credential(): CredentialCheck {
+    return this.checker(this.request, this.project, this.admin);
   }
 }
 
@@ -482,6 +490,39 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
     return { ok: true, session, project };
   };
 
+  // Any token write or session end through this server's stores: a stream then asks at once.
+  // Both numbers only grow, so their sum changes whenever either does.
+  const credentialChanges = () => (projects.tokensVersion?.() ?? 0) + (admin?.sessionsVersion?.() ?? 0);
+
+  /**
+   * Asks the stores again whether a request's token or admin session still opens its project (a
+   * token revoked, rotated away or of a deleted project; a session logged out, expired or ended by
+   * a new secret; a project an admin named deleted). The token cache is not consulted: it would
+   * vouch for a revoked token for up to a second more.
+   */
+  const credentialCheck: CredentialChecker = (request, project, session) => ({
+    changes: credentialChanges,
+    async check() {
+      try {
+        if (session !== undefined) {
+          if ((await admin?.authenticate(request))?.id !== session.id) return 'revoked';
+          return project === undefined || (await admin!.findProject(project.id)) !== undefined ? 'valid' : 'revoked';
+        }
+        if (project === undefined) return 'valid';
+        const bearer = readBearer(request.headers);
+        if (!bearer.ok) return 'revoked';
+        const hash = await hashToken(bearer.token);
+        const record = await projects.findByTokenHash(hash);
+        return record !== undefined && constantTimeEqual(record.tokenHash, hash) && record.project.id === project.id ? 'valid' : 'revoked';
+      } catch (error) {
+        // A store that cannot answer says nothing about the credential: the stream keeps the
+        // standing it had (and asks again later) rather than ending for every client at once.
+        if (!(error instanceof VisitStoreUnavailableError)) onError(error, request);
+        return 'unknown';
+      }
+    },
+  });
+
   // The request path is handled synchronously until something has to wait (a token the cache does
   // not hold, an admin session, a store, a verifier): a request answered at once costs one promise,
   // the handler's own, instead of one per await on the way.
@@ -600,7 +641,7 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
       }
     }
     const path = (queryAt === -1 ? request.path : request.path.slice(0, queryAt)).slice(router.basePath.length);
-    const response = route.run(new Context(request, path, queryAt, project, session, params));
+    const response = route.run(new Context(request, path, queryAt, project, session, params, credentialCheck));
     if (project === undefined) return response;
     return isThenable(response) ? Promise.resolve(response).then((answered) => withProject(answered, project)) : withProject(response, project);
   };

@@ -400,7 +400,9 @@ export function createOpenApiDocument(options: {
             '200': {
               description:
                 'An endless event stream. Events wait for a reader that falls behind up to a bound (default 10,000 events or 16 MiB per stream, 64 MiB over all streams of the server); ' +
-                'past it the stream drops them, sends `event: closed` with `data: {"reason":"too-far-behind"}` (no id) and ends, and the client resumes with Last-Event-ID, missing nothing.',
+                'past it the stream drops them, sends `event: closed` with `data: {"reason":"too-far-behind"}` (no id) and ends, and the client resumes with Last-Event-ID, missing nothing. ' +
+                'The token or admin session that opened the stream is asked about again (about once a second while events flow, and at heartbeats): once it is no longer valid (logged out, a new admin secret, the token revoked or rotated, the project deleted), ' +
+                'the stream sends `event: closed` with `data: {"reason":"credential-revoked"}` and ends, and a reconnect is refused (401, or 404 for a deleted project).',
               content: { 'text/event-stream': { schema: { type: 'string' } } },
             },
             ...openApiErrorResponses(READ_ERRORS, {

@@ -21,6 +21,23 @@ export interface RouteContext {
   readonly admin: AdminSession | undefined;
   /** Values of the `{name}` segments of the route's path, percent-decoded (empty for exact paths). */
   readonly params: Readonly<Record<string, string>>;
+  /** The token or admin session the request was authenticated by, to ask about again later (an event stream outlives its request). */
+  readonly credential: CredentialCheck;
+}
+
+/** What asking again about a credential found: it still opens the project, it no longer does (logged out, revoked, rotated, project deleted), or the store could not say. */
+export type CredentialStatus = 'valid' | 'revoked' | 'unknown';
+
+/** A request's credential, asked about again by answers that outlive the request. */
+export interface CredentialCheck {
+  /**
+   * A number that changes when a credential may have been revoked through this server (a token
+   * issued or revoked, a project deleted, a logout, a new admin secret). Read from memory: cheap
+   * enough to compare before every event.
+   */
+  changes(): number;
+  /** Asks the token or session store again, never the token cache; resolves 'unknown' rather than rejecting. */
+  check(): Promise<CredentialStatus>;
 }
 
 /** One route: a method on a path. */
@@ -50,4 +67,10 @@ export interface AdminAuthenticator {
   authenticate(request: ApiRequest): Promise<AdminSession | undefined> | AdminSession | undefined;
   /** The project an admin acts on, by id; undefined when there is none. */
   findProject(projectId: string): Promise<Project | undefined> | Project | undefined;
+  /**
+   * A number that changes whenever a session ends through this authenticator (logout, a new
+   * secret): an open event stream then asks about its session before its next event, rather than
+   * once its usual interval has passed.
+   */
+  sessionsVersion?(): number;
 }

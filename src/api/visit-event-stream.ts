@@ -1,9 +1,11 @@
 // The live timeline as Server-Sent Events (WHATWG HTML §9.2): one event per stored visit, resumable
 // from Last-Event-ID without gaps or duplicates, with heartbeats and cleanup when the client leaves.
-// Events wait in the stream only for a reader that fell behind, bounded in events and bytes.
+// Events wait in the stream only for a reader that fell behind, bounded in events and bytes, and
+// go out only while the credential that opened the stream is still good.
 import { matchesFilter } from '../visits/stats.js';
 import type { StoredVisit, VisitFilter, VisitStore } from '../visits/visit-store.js';
 import { DEFAULT_EVENT_STREAM_LIMITS, type EventStreamSlot } from './event-stream-budget.js';
+import type { CredentialCheck, CredentialStatus } from './route.js';
 
 /** Options of `openVisitEventStream`. */
 export interface VisitEventStreamOptions {
@@ -24,6 +26,12 @@ export interface VisitEventStreamOptions {
   readonly maxQueuedBytes?: number;
   /** The stream's place in the server's budget: told the bytes it keeps, released when it ends. */
   readonly slot?: EventStreamSlot;
+  /** The token or session that opened the stream: once it is no longer valid, the stream ends. */
+  readonly credential?: CredentialCheck;
+  /** The least time between two asks of the credential's store, in milliseconds (default 1,000). */
+  readonly credentialCheckMs?: number;
+  /** Milliseconds, for the time between credential checks (default `Date.now`). */
+  readonly clock?: { now(): number };
 }
 
 // Replay reads the store a page per pull, so a slow client is never flooded; the page shrinks so
@@ -36,6 +44,10 @@ const HEARTBEAT = encoder.encode(': heartbeat\n\n');
 // The last event of a stream closed for falling behind: a named event, so EventSource's onmessage
 // ignores it, with no id, so Last-Event-ID stays the last visit the client received.
 const TOO_FAR_BEHIND = encoder.encode('event: closed\ndata: {"reason":"too-far-behind"}\n\n');
+// The last event of a stream whose token or session is no longer valid. EventSource reconnects
+// after it and gets a 401, which tells the client to log in again or use another token.
+const CREDENTIAL_REVOKED = encoder.encode('event: closed\ndata: {"reason":"credential-revoked"}\n\n');
+const DEFAULT_CREDENTIAL_CHECK_MS = 1000;
 
 // Streams given the same `serialize` share each visit's encoded event: the fan-out hands every
 // subscriber the same visit objects, so ten streams behind on one visit hold one copy, not ten.
@@ -59,12 +71,22 @@ interface HeldEvent {
  * (data `{"reason":"too-far-behind"}`) and ends; EventSource then reconnects with Last-Event-ID
  * and catches up from the store. Cancelling the stream (the client left, the server shuts down)
  * unsubscribes and stops the heartbeat.
+ *
+ * The `credential` that opened the stream is asked about again before an event goes out once
+ * `credentialCheckMs` have passed since the last ask or `credential.changes()` moved (a revocation
+ * through this server), and at each heartbeat on the same terms: a busy stream asks the store at
+ * most about once a second, never per event. While an ask is pending, events wait. Once the
+ * credential is revoked the stream drops what waited, sends `event: closed` (data
+ * `{"reason":"credential-revoked"}`) and ends. A store that cannot answer ('unknown') does not end
+ * the stream: the credential keeps the standing it had, and is asked again after the interval.
  * @throws {VisitQueryError} (rejects) when the store does not know `lastEventId`.
  * @example
  * const body = await openVisitEventStream({ visits, projectId, heartbeatMs: 15_000, retryMs: 3000, serialize: JSON.stringify });
  */
 export async function openVisitEventStream(options: VisitEventStreamOptions): Promise<ReadableStream<Uint8Array>> {
-  const { visits, projectId, filter, serialize, slot } = options;
+  const { visits, projectId, filter, serialize, slot, credential } = options;
+  const clock = options.clock ?? { now: () => Date.now() };
+  const credentialCheckMs = options.credentialCheckMs ?? DEFAULT_CREDENTIAL_CHECK_MS;
   const maxEvents = options.maxQueuedEvents ?? DEFAULT_EVENT_STREAM_LIMITS.maxQueuedEvents;
   const maxBytes = options.maxQueuedBytes ?? DEFAULT_EVENT_STREAM_LIMITS.maxQueuedBytes;
   let controller!: ReadableStreamDefaultController<Uint8Array>;
@@ -86,6 +108,10 @@ export async function openVisitEventStream(options: VisitEventStreamOptions): Pr
   let closed = false;
   let heartbeat: ReturnType<typeof setInterval> | undefined;
   let unsubscribe: () => void = () => undefined;
+  // The request was authenticated a moment ago: that counts as the first ask.
+  let checkedAt = clock.now();
+  let changesSeen = credential?.changes();
+  let checking: Promise<void> | undefined;
 
   const stop = () => {
     if (closed) return;
@@ -109,16 +135,36 @@ export async function openVisitEventStream(options: VisitEventStreamOptions): Pr
     readerWaiting = false;
     controller.enqueue(chunk);
   };
-  const fellBehind = () => {
+  /** Drops what waited, sends a last named event and ends the stream. */
+  const end = (lastEvent: Uint8Array) => {
     if (closed) return;
     stop();
     try {
-      controller.enqueue(TOO_FAR_BEHIND);
+      controller.enqueue(lastEvent);
       controller.close();
     } catch {
       // Already errored or closed.
     }
   };
+  const fellBehind = () => end(TOO_FAR_BEHIND);
+  /** Whether the credential must be asked about before the next event goes out. */
+  const credentialDue = (): boolean =>
+    credential !== undefined && (checking !== undefined || clock.now() - checkedAt >= credentialCheckMs || credential.changes() !== changesSeen);
+  /** Asks about the credential (one ask at a time); ends the stream when it was revoked. */
+  const recheck = (): Promise<void> =>
+    (checking ??= (async () => {
+      changesSeen = credential!.changes();
+      checkedAt = clock.now();
+      let status: CredentialStatus;
+      try {
+        status = await credential!.check();
+      } catch {
+        status = 'unknown';
+      }
+      checking = undefined;
+      if (status === 'revoked') end(CREDENTIAL_REVOKED);
+      else flush();
+    })());
   const count = (bytes: number) => {
     waitingBytes += bytes;
     slot?.adjust(bytes);
@@ -126,10 +172,11 @@ export async function openVisitEventStream(options: VisitEventStreamOptions): Pr
   /** Sends a live event now if the reader waits for one, else keeps it for the reader's next read. */
   const offer = (chunk: Uint8Array) => {
     if (closed) return;
-    if (readerWaiting && outbox.length === 0 && replayOut.length === 0) deliver(chunk);
+    if (readerWaiting && outbox.length === 0 && replayOut.length === 0 && !credentialDue()) deliver(chunk);
     else {
       outbox.push(chunk);
       count(chunk.byteLength);
+      flush();
     }
   };
   const next = (): Uint8Array | undefined => {
@@ -141,6 +188,16 @@ export async function openVisitEventStream(options: VisitEventStreamOptions): Pr
     const chunk = outbox.shift();
     if (chunk !== undefined) count(-chunk.byteLength);
     return chunk;
+  };
+  /** Hands a waiting reader the next event, once the credential is known to be good. */
+  const flush = () => {
+    if (closed || !readerWaiting) return;
+    if (credentialDue()) {
+      void recheck();
+      return;
+    }
+    const chunk = next();
+    if (chunk !== undefined) deliver(chunk);
   };
   const checkBehind = () => {
     if (outbox.length + held.length > maxEvents || waitingBytes > maxBytes) fellBehind();
@@ -176,6 +233,8 @@ export async function openVisitEventStream(options: VisitEventStreamOptions): Pr
       },
       // Called only while the reader waits for an event (high-water mark 0).
       async pull() {
+        // Asked again while it keeps changing: a revocation during an ask may have come after its read.
+        while (credentialDue() && !closed) await recheck();
         if (closed) return;
         let chunk = next();
         while (chunk === undefined && !live && !closed) {
@@ -234,6 +293,8 @@ export async function openVisitEventStream(options: VisitEventStreamOptions): Pr
   heartbeat = setInterval(() => {
     if (closed) return;
     if (live && replayed.size > 0 && --forgetReplayedIn <= 0) replayed.clear();
+    // An idle stream is asked about too, so one whose credential went ends within a heartbeat.
+    if (credentialDue()) void recheck();
     // Only to a reader waiting with nothing to read: one that is behind has events coming, and a
     // heartbeat queued behind them would only add to what waits.
     if (!readerWaiting) return;

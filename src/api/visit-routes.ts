@@ -31,7 +31,7 @@ export interface VisitRoutesOptions {
   readonly clock?: { now(): number };
   /** Nesting limit of JSON bodies (default 64). */
   readonly maxJsonDepth?: number;
-  /** Event stream timing (heartbeat comment interval, default 15,000 ms; the `retry:` hint, default 3,000 ms) and limits. */
+  /** Event stream timing (heartbeat comment interval, default 15,000 ms; the `retry:` hint, default 3,000 ms; credential checks, default 1,000 ms) and limits. */
   readonly eventStream?: EventStreamOptions;
 }
 
@@ -39,6 +39,8 @@ export interface VisitRoutesOptions {
 export interface EventStreamOptions extends EventStreamLimits {
   readonly heartbeatMs?: number;
   readonly retryMs?: number;
+  /** The least time between two asks whether the stream's token or session is still valid (default 1,000 ms). */
+  readonly credentialCheckMs?: number;
 }
 
 const INTERVALS: readonly StatsInterval[] = ['minute', 'hour', 'day'];
@@ -104,6 +106,9 @@ export function createVisitRoutes(options: VisitRoutesOptions): RouteTable {
   const maxJsonDepth = options.maxJsonDepth ?? 64;
   const heartbeatMs = positiveMs('eventStream.heartbeatMs', options.eventStream?.heartbeatMs, 15_000);
   const retryMs = positiveMs('eventStream.retryMs', options.eventStream?.retryMs, 3000);
+  // Often enough that a revoked credential reads little more; rarely enough that a busy stream
+  // does not ask the token or session store for every visit.
+  const credentialCheckMs = positiveMs('eventStream.credentialCheckMs', options.eventStream?.credentialCheckMs, 1000);
   const streams = createEventStreamBudget(options.eventStream);
   const { maxQueuedBytes, maxQueuedEvents } = streams.limits;
   const agentName = (id: string | null) => (id === null ? null : (catalog.getAgent(id)?.name ?? null));
@@ -180,7 +185,7 @@ export function createVisitRoutes(options: VisitRoutesOptions): RouteTable {
       }),
     },
     '/visits/stream': {
-      GET: read(async ({ query, request, admin }, projectId) => {
+      GET: read(async ({ query, request, admin, credential }, projectId) => {
         const filter = visitFilterParams(query);
         // EventSource resends the last id it saw in Last-Event-ID (WHATWG HTML §9.2.4); the query form serves manual resumes.
         const header = headerValue(request.headers, 'last-event-id');
@@ -197,7 +202,9 @@ export function createVisitRoutes(options: VisitRoutesOptions): RouteTable {
         const slot = admission.slot;
         let body: ReadableStream<Uint8Array>;
         try {
-          body = await openVisitEventStream({ visits, projectId, filter, lastEventId, heartbeatMs, retryMs, serialize, maxQueuedBytes, maxQueuedEvents, slot });
+          // The token or session is asked about again while the stream is open: a logout, a new
+          // admin secret, a revoked or rotated token or a deleted project ends it.
+          body = await openVisitEventStream({ visits, projectId, filter, lastEventId, heartbeatMs, retryMs, serialize, maxQueuedBytes, maxQueuedEvents, slot, credential, credentialCheckMs });
         } catch (error) {
           slot.release();
           // A header is named as a header, as Idempotency-Key is, not as a query parameter.

@@ -10,6 +10,8 @@ import {
   createMemoryProjectStore,
   createMemoryVisitStore,
   createVisitFanout,
+  type CredentialCheck,
+  type CredentialStatus,
   type EnrichedVisit,
   type StoredVisit,
   type VisitStore,
@@ -212,6 +214,127 @@ describe('createEventStreamBudget', () => {
 
   it('refuses limits that are not positive integers, naming the option', () => {
     expect(() => createEventStreamBudget({ maxStreamsPerToken: 0 })).toThrow(/eventStream.maxStreamsPerToken must be a positive integer, got 0/);
+  });
+});
+
+describe('openVisitEventStream with the credential that opened it', () => {
+  const REVOKED = 'event: closed\ndata: {"reason":"credential-revoked"}\n\n';
+
+  /** A credential the test controls, with a clock it moves by hand, counting the asks. */
+  function controlled(status: CredentialStatus | (() => Promise<CredentialStatus>)) {
+    const state = { time: 0, version: 0, asks: 0, status };
+    const credential: CredentialCheck = {
+      changes: () => state.version,
+      check: () => {
+        state.asks++;
+        return typeof state.status === 'function' ? state.status() : Promise.resolve(state.status);
+      },
+    };
+    return { state, credential, clock: { now: () => state.time } };
+  }
+
+  it('asks before an event only once the interval passed or the credential changed, never per event', async () => {
+    const { fanout, inner, store } = manualStore();
+    const { state, credential, clock } = controlled('valid');
+    const stream = await openVisitEventStream({ visits: store, projectId: 'p', heartbeatMs: 60_000, retryMs: 1000, serialize: () => '{}', credential, credentialCheckMs: 1000, clock });
+    const reader = stream.getReader();
+    await reader.read();
+    const deliver = async (count: number) => {
+      for (let i = 0; i < count; i++) {
+        const reading = reader.read();
+        fanout.publish('p', await inner.append('p', [enriched(`/${i}`)]));
+        expect(decoder.decode((await reading).value)).toMatch(/^id: \d+\ndata: \{\}\n\n$/);
+      }
+    };
+    // Just authenticated: 100 events within the interval ask nothing.
+    state.time = 999;
+    await deliver(100);
+    expect(state.asks).toBe(0);
+    // Past it: one ask, then 100 more events ask nothing until the next interval.
+    state.time = 1000;
+    await deliver(100);
+    expect(state.asks).toBe(1);
+    state.time = 1999;
+    await deliver(10);
+    expect(state.asks).toBe(1);
+    // A revocation through this server (the version moves) is asked about at the next event.
+    state.version++;
+    await deliver(10);
+    expect(state.asks).toBe(2);
+    await reader.cancel();
+  });
+
+  it('ends the stream at the first ask after the revocation, without the event that triggered it', async () => {
+    const { fanout, inner, store } = manualStore();
+    const { state, credential, clock } = controlled('valid');
+    const stream = await openVisitEventStream({ visits: store, projectId: 'p', heartbeatMs: 60_000, retryMs: 1000, serialize: (v) => JSON.stringify(v.request_path), credential, clock });
+    const reader = stream.getReader();
+    await reader.read();
+    state.status = 'revoked';
+    state.version++;
+    fanout.publish('p', await inner.append('p', [enriched('/after-logout')]));
+    expect(await readAll(reader)).toBe(REVOKED);
+    expect(state.asks).toBe(1);
+    expect(fanout.size()).toBe(0);
+  });
+
+  it('holds events while an ask is pending, then sends them in order when the credential is still good', async () => {
+    const { fanout, inner, store } = manualStore();
+    let answer!: (status: CredentialStatus) => void;
+    const { state, credential, clock } = controlled(() => new Promise<CredentialStatus>((resolve) => (answer = resolve)));
+    const stream = await openVisitEventStream({ visits: store, projectId: 'p', heartbeatMs: 60_000, retryMs: 1000, serialize: (v) => JSON.stringify(v.request_path), credential, clock });
+    const reader = stream.getReader();
+    await reader.read();
+    state.time = 5000;
+    const reading = reader.read();
+    fanout.publish('p', await inner.append('p', [enriched('/a')]));
+    fanout.publish('p', await inner.append('p', [enriched('/b')]));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(state.asks).toBe(1);
+    answer('valid');
+    expect(decoder.decode((await reading).value)).toBe('id: 1\ndata: "/a"\n\n');
+    expect(decoder.decode((await reader.read()).value)).toBe('id: 2\ndata: "/b"\n\n');
+    expect(state.asks).toBe(1);
+    await reader.cancel();
+  });
+
+  it("keeps the stream when the store cannot answer ('unknown' or a rejection), asking again only after the interval", async () => {
+    const { fanout, inner, store } = manualStore();
+    const { state, credential, clock } = controlled('unknown');
+    const stream = await openVisitEventStream({ visits: store, projectId: 'p', heartbeatMs: 60_000, retryMs: 1000, serialize: () => '{}', credential, credentialCheckMs: 1000, clock });
+    const reader = stream.getReader();
+    await reader.read();
+    for (const [time, status] of [[1000, 'unknown'], [1500, 'unknown'], [2000, () => Promise.reject(new Error('store down'))], [2500, 'unknown']] as const) {
+      state.time = time;
+      state.status = status;
+      const reading = reader.read();
+      fanout.publish('p', await inner.append('p', [enriched('/x')]));
+      expect(decoder.decode((await reading).value)).toMatch(/^id: /);
+    }
+    // Asked at 1000 and 2000: within the interval after a failed ask, events go on without one.
+    expect(state.asks).toBe(2);
+    // The store answers again: revoked ends it.
+    state.time = 3000;
+    state.status = 'revoked';
+    fanout.publish('p', await inner.append('p', [enriched('/y')]));
+    expect(await readAll(reader)).toBe(REVOKED);
+  });
+
+  it('asks at the heartbeat too, so an idle stream ends', async () => {
+    const { fanout, store } = manualStore();
+    const { state, credential } = controlled('valid');
+    // The real clock: heartbeats every 10 ms, asks at most every 30 ms.
+    const stream = await openVisitEventStream({ visits: store, projectId: 'p', heartbeatMs: 10, retryMs: 1000, serialize: () => '{}', credential, credentialCheckMs: 30 });
+    const reader = stream.getReader();
+    await reader.read();
+    expect(decoder.decode((await reader.read()).value)).toBe(': heartbeat\n\n');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // About three asks in 100 ms of heartbeats every 10 ms: the interval holds at the heartbeat too.
+    expect(state.asks).toBeGreaterThanOrEqual(1);
+    expect(state.asks).toBeLessThanOrEqual(5);
+    state.status = 'revoked';
+    expect(await readAll(reader)).toMatch(/(?:: heartbeat\n\n)*event: closed\ndata: \{"reason":"credential-revoked"\}\n\n$/);
+    expect(fanout.size()).toBe(0);
   });
 });
 

@@ -55,6 +55,8 @@ export interface AdminStore extends AdminAuthenticator {
   authenticate(request: ApiRequest): (AdminSession & { readonly expires: number }) | undefined;
   /** Live sessions now. */
   countSessions(): number;
+  /** Changes at every logout and secret reset through this store, so open event streams ask about their session at once. */
+  sessionsVersion(): number;
   close(): void;
 }
 
@@ -180,6 +182,9 @@ export function openAdminStore(options: AdminStoreOptions): AdminStore {
 
   // 192 random bits: unguessable, and short enough to paste.
   const newSecret = () => `aws_${base64url(randomBytes(24))}`;
+  // Bumped after every session end written here. A reset by another process (the CLI while the
+  // server runs) is not seen here: streams find it at their next periodic ask.
+  let sessionsVersion = 0;
 
   const store: AdminStore = {
     async ensureSecret() {
@@ -197,6 +202,7 @@ export function openAdminStore(options: AdminStoreOptions): AdminStore {
         // Whoever knew the old secret must not stay logged in with it.
         deleteAll.run();
       }).immediate();
+      sessionsVersion++;
       return secret;
     },
     async login(secret, clientAddress) {
@@ -223,8 +229,11 @@ export function openAdminStore(options: AdminStoreOptions): AdminStore {
       return row === undefined ? undefined : { id: row.id_hash, csrfToken: row.csrf_token, expires: row.expires };
     },
     logout(sessionId) {
-      return deleteSession.run(sessionId).changes > 0;
+      const ended = deleteSession.run(sessionId).changes > 0;
+      sessionsVersion++;
+      return ended;
     },
+    sessionsVersion: () => sessionsVersion,
     countSessions() {
       return countLive.get(clock.now())!.n;
     },

@@ -198,7 +198,7 @@ function processAlive(pid: number): boolean {
 /** The admin sessions of this server, finding the projects a session names (`?project=`) in ClickHouse when projects live there. */
 function adminAuthenticator(admin: AdminStore, clickhouse: ClickHouseVisitStore | undefined): AdminAuthenticator {
   if (clickhouse === undefined) return admin;
-  return { authenticate: (request) => admin.authenticate(request), findProject: (projectId) => clickhouse.findProject(projectId) };
+  return { authenticate: (request) => admin.authenticate(request), findProject: (projectId) => clickhouse.findProject(projectId), sessionsVersion: () => admin.sessionsVersion() };
 }
 
 /** `agentwarden serve`: the reference server (API, dashboard, store). */
