@@ -15,6 +15,7 @@ import { resolveLimits, type ApiLimits } from './limits.js';
 import { createOpenApiDocument } from './openapi.js';
 import { pointerTo, type FieldError } from '../field-error.js';
 import { headerProblem, notJsonProblem, problem, unsupportedMediaType } from './problem.js';
+import { withSecurityHeaders } from './security-headers.js';
 import type { Project, ProjectLookup, TokenRecord } from './projects.js';
 import { createRateLimiter, type RateLimiter } from './rate-limit.js';
 import { createReadinessProbe } from './readiness.js';
@@ -655,6 +656,8 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
     return problem('internal-error', 'An unexpected error occurred. It has been logged.');
   };
 
+  // Every answer leaves through here, so every one gets the security headers, whichever route or
+  // module built it (problem() adds them itself, for the transports' own refusals).
   return (request) => {
     let response: ApiResponse | PromiseLike<ApiResponse>;
     try {
@@ -662,6 +665,6 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
     } catch (error) {
       return Promise.resolve(fail(error, request));
     }
-    return isThenable(response) ? Promise.resolve(response).catch((error: unknown) => fail(error, request)) : Promise.resolve(response);
+    return isThenable(response) ? Promise.resolve(response).then(withSecurityHeaders, (error: unknown) => fail(error, request)) : Promise.resolve(withSecurityHeaders(response));
   };
 }

@@ -1,5 +1,6 @@
 // RFC 9457 problem details (application/problem+json): the one shape of every 4xx/5xx body.
 import type { FieldError } from '../field-error.js';
+import { API_SECURITY_HEADERS } from './security-headers.js';
 import type { ApiResponse } from './types.js';
 
 /** The closed set of problem codes this API answers with. */
@@ -84,7 +85,9 @@ export function problem(
   if (options.extra !== undefined) Object.assign(body, options.extra);
   return {
     status,
-    headers: { 'content-type': 'application/problem+json', 'cache-control': 'no-store', ...options.headers },
+    // With the API's security headers here, not only at the handler's exit: the transports build
+    // their own refusals (a malformed request, a body too large) with problem().
+    headers: { 'content-type': 'application/problem+json', 'cache-control': 'no-store', ...API_SECURITY_HEADERS, ...options.headers },
     body: JSON.stringify(body),
   };
 }
