@@ -220,8 +220,12 @@ describe('createEventStreamBudget', () => {
 describe('openVisitEventStream with the credential that opened it', () => {
   const REVOKED = 'event: closed\ndata: {"reason":"credential-revoked"}\n\n';
 
-  /** A credential the test controls, with a clock it moves by hand, counting the asks. */
-  function controlled(status: CredentialStatus | (() => Promise<CredentialStatus>)) {
+  /**
+   * A stream of a credential the test controls, counting its asks, past its `retry:` line. The
+   * clock is moved by hand unless `realClock` (for heartbeats, which follow the real one).
+   */
+  async function openWithCredential(status: CredentialStatus | (() => Promise<CredentialStatus>), options: { heartbeatMs?: number; credentialCheckMs?: number; realClock?: boolean } = {}) {
+    const { fanout, inner, store } = manualStore();
     const state = { time: 0, version: 0, asks: 0, status };
     const credential: CredentialCheck = {
       changes: () => state.version,
@@ -230,20 +234,30 @@ describe('openVisitEventStream with the credential that opened it', () => {
         return typeof state.status === 'function' ? state.status() : Promise.resolve(state.status);
       },
     };
-    return { state, credential, clock: { now: () => state.time } };
+    const stream = await openVisitEventStream({
+      visits: store,
+      projectId: 'p',
+      heartbeatMs: options.heartbeatMs ?? 60_000,
+      retryMs: 1000,
+      serialize: (v) => JSON.stringify(v.request_path),
+      credential,
+      credentialCheckMs: options.credentialCheckMs ?? 1000,
+      ...(options.realClock === true ? {} : { clock: { now: () => state.time } }),
+    });
+    const reader = stream.getReader();
+    await reader.read();
+    /** Stores and publishes one visit. */
+    const publish = async (path: string) => fanout.publish('p', await inner.append('p', [enriched(path)]));
+    return { fanout, state, reader, publish };
   }
 
   it('asks before an event only once the interval passed or the credential changed, never per event', async () => {
-    const { fanout, inner, store } = manualStore();
-    const { state, credential, clock } = controlled('valid');
-    const stream = await openVisitEventStream({ visits: store, projectId: 'p', heartbeatMs: 60_000, retryMs: 1000, serialize: () => '{}', credential, credentialCheckMs: 1000, clock });
-    const reader = stream.getReader();
-    await reader.read();
+    const { state, reader, publish } = await openWithCredential('valid');
     const deliver = async (count: number) => {
       for (let i = 0; i < count; i++) {
         const reading = reader.read();
-        fanout.publish('p', await inner.append('p', [enriched(`/${i}`)]));
-        expect(decoder.decode((await reading).value)).toMatch(/^id: \d+\ndata: \{\}\n\n$/);
+        await publish(`/${i}`);
+        expect(decoder.decode((await reading).value)).toMatch(/^id: \d+\ndata: "\/\d+"\n\n$/);
       }
     };
     // Just authenticated: 100 events within the interval ask nothing.
@@ -265,30 +279,22 @@ describe('openVisitEventStream with the credential that opened it', () => {
   });
 
   it('ends the stream at the first ask after the revocation, without the event that triggered it', async () => {
-    const { fanout, inner, store } = manualStore();
-    const { state, credential, clock } = controlled('valid');
-    const stream = await openVisitEventStream({ visits: store, projectId: 'p', heartbeatMs: 60_000, retryMs: 1000, serialize: (v) => JSON.stringify(v.request_path), credential, clock });
-    const reader = stream.getReader();
-    await reader.read();
+    const { fanout, state, reader, publish } = await openWithCredential('valid');
     state.status = 'revoked';
     state.version++;
-    fanout.publish('p', await inner.append('p', [enriched('/after-logout')]));
+    await publish('/after-logout');
     expect(await readAll(reader)).toBe(REVOKED);
     expect(state.asks).toBe(1);
     expect(fanout.size()).toBe(0);
   });
 
   it('holds events while an ask is pending, then sends them in order when the credential is still good', async () => {
-    const { fanout, inner, store } = manualStore();
     let answer!: (status: CredentialStatus) => void;
-    const { state, credential, clock } = controlled(() => new Promise<CredentialStatus>((resolve) => (answer = resolve)));
-    const stream = await openVisitEventStream({ visits: store, projectId: 'p', heartbeatMs: 60_000, retryMs: 1000, serialize: (v) => JSON.stringify(v.request_path), credential, clock });
-    const reader = stream.getReader();
-    await reader.read();
+    const { state, reader, publish } = await openWithCredential(() => new Promise<CredentialStatus>((resolve) => (answer = resolve)));
     state.time = 5000;
     const reading = reader.read();
-    fanout.publish('p', await inner.append('p', [enriched('/a')]));
-    fanout.publish('p', await inner.append('p', [enriched('/b')]));
+    await publish('/a');
+    await publish('/b');
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(state.asks).toBe(1);
     answer('valid');
@@ -299,16 +305,12 @@ describe('openVisitEventStream with the credential that opened it', () => {
   });
 
   it("keeps the stream when the store cannot answer ('unknown' or a rejection), asking again only after the interval", async () => {
-    const { fanout, inner, store } = manualStore();
-    const { state, credential, clock } = controlled('unknown');
-    const stream = await openVisitEventStream({ visits: store, projectId: 'p', heartbeatMs: 60_000, retryMs: 1000, serialize: () => '{}', credential, credentialCheckMs: 1000, clock });
-    const reader = stream.getReader();
-    await reader.read();
+    const { state, reader, publish } = await openWithCredential('unknown');
     for (const [time, status] of [[1000, 'unknown'], [1500, 'unknown'], [2000, () => Promise.reject(new Error('store down'))], [2500, 'unknown']] as const) {
       state.time = time;
       state.status = status;
       const reading = reader.read();
-      fanout.publish('p', await inner.append('p', [enriched('/x')]));
+      await publish('/x');
       expect(decoder.decode((await reading).value)).toMatch(/^id: /);
     }
     // Asked at 1000 and 2000: within the interval after a failed ask, events go on without one.
@@ -316,17 +318,13 @@ describe('openVisitEventStream with the credential that opened it', () => {
     // The store answers again: revoked ends it.
     state.time = 3000;
     state.status = 'revoked';
-    fanout.publish('p', await inner.append('p', [enriched('/y')]));
+    await publish('/y');
     expect(await readAll(reader)).toBe(REVOKED);
   });
 
   it('asks at the heartbeat too, so an idle stream ends', async () => {
-    const { fanout, store } = manualStore();
-    const { state, credential } = controlled('valid');
-    // The real clock: heartbeats every 10 ms, asks at most every 30 ms.
-    const stream = await openVisitEventStream({ visits: store, projectId: 'p', heartbeatMs: 10, retryMs: 1000, serialize: () => '{}', credential, credentialCheckMs: 30 });
-    const reader = stream.getReader();
-    await reader.read();
+    // Heartbeats every 10 ms, asks at most every 30 ms.
+    const { fanout, state, reader } = await openWithCredential('valid', { heartbeatMs: 10, credentialCheckMs: 30, realClock: true });
     expect(decoder.decode((await reader.read()).value)).toBe(': heartbeat\n\n');
     await new Promise((resolve) => setTimeout(resolve, 100));
     // About three asks in 100 ms of heartbeats every 10 ms: the interval holds at the heartbeat too.

@@ -6,7 +6,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApiHandler, createEngine, type ApiHandlerOptions, type CatalogDocument } from '../../src/index.js';
 import { claudebotAgent, googlebotRecord, gptbotAgent } from '../helpers/agents.js';
-import { hashTokenNode, openSqliteStore, startNodeServer, type NodeServer, type SqliteStore } from '../../src/adapters/node/index.js';
+import {
+  createAdminRoutes,
+  hashTokenNode,
+  openAdminStore,
+  openSqliteStore,
+  startNodeServer,
+  type AdminStore,
+  type NodeServer,
+  type NodeServerOptions,
+  type ScryptCost,
+  type SqliteStore,
+} from '../../src/adapters/node/index.js';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
 export const CLI = join(ROOT, 'dist', 'cli.js');
@@ -28,14 +39,23 @@ export function tempDir(): { dir: string; cleanup: () => void } {
 /** An in-process server over a real SQLite store in a temporary directory. */
 export interface TestServer {
   readonly url: string;
+  /** The data directory of the store (other stores may open it too: the admin's, the CLI's). */
+  readonly dir: string;
   readonly store: SqliteStore;
   readonly server: NodeServer;
   readonly logs: Record<string, unknown>[];
   stop(): Promise<void>;
 }
 
-/** Starts the API on the node server (127.0.0.1, port 0) with the test catalog and a SQLite store. */
-export async function startTestServer(overrides: Partial<ApiHandlerOptions> = {}, serverOptions: { maxBodyBytes?: number } = {}): Promise<TestServer> {
+/**
+ * Starts the API on the node server (127.0.0.1, port 0) with the test catalog and a SQLite store.
+ * `overrides` may be a function of the store and its directory, for options built on them (admin
+ * routes, a wrapped token lookup).
+ */
+export async function startTestServer(
+  overrides: Partial<ApiHandlerOptions> | ((store: SqliteStore, dir: string) => Partial<ApiHandlerOptions>) = {},
+  serverOptions: Partial<Omit<NodeServerOptions, 'handler' | 'port'>> = {},
+): Promise<TestServer> {
   const { dir, cleanup } = tempDir();
   const store = openSqliteStore({ dataDir: dir });
   const logs: Record<string, unknown>[] = [];
@@ -46,12 +66,13 @@ export async function startTestServer(overrides: Partial<ApiHandlerOptions> = {}
     settings: store,
     hashToken: hashTokenNode,
     rateLimit: false,
-    ...overrides,
+    ...(typeof overrides === 'function' ? overrides(store, dir) : overrides),
   });
   // Parsing each access-log line also checks it is valid JSON.
   const server = await startNodeServer({ handler, port: 0, log: (entry) => logs.push(entry), accessLog: (line) => logs.push(JSON.parse(line)), ...serverOptions });
   return {
     url: server.url,
+    dir,
     store,
     server,
     logs,
@@ -59,6 +80,47 @@ export async function startTestServer(overrides: Partial<ApiHandlerOptions> = {}
       await server.close();
       store.close();
       cleanup();
+    },
+  };
+}
+
+/** scrypt at a cost that makes a test login take about a millisecond. */
+export const FAST_SCRYPT: ScryptCost = { N: 1024, r: 8, p: 1 };
+
+/** A test server with the dashboard's admin store and routes. */
+export interface AdminTestServer extends TestServer {
+  readonly admin: AdminStore;
+  /** Logs in with the admin secret: the session cookie (`name=value`) and its CSRF token. */
+  login(): Promise<{ cookie: string; csrf: string }>;
+}
+
+/**
+ * Starts `startTestServer` with an admin store in the same data directory (its sessions checked
+ * by the API) and the admin routes; `overrides` may replace the API's view of either store, and
+ * its routes come after the admin routes.
+ */
+export async function startAdminTestServer(
+  overrides: (store: SqliteStore, dir: string, admin: AdminStore) => Partial<ApiHandlerOptions> = () => ({}),
+  serverOptions: Partial<Omit<NodeServerOptions, 'handler' | 'port'>> = {},
+): Promise<AdminTestServer> {
+  let admin!: AdminStore;
+  const started = await startTestServer((store, dir) => {
+    admin = openAdminStore({ dataDir: dir, scrypt: FAST_SCRYPT, findProject: (id) => store.listProjects().find((p) => p.id === id) });
+    const options = overrides(store, dir, admin);
+    return { admin, ...options, routes: [createAdminRoutes({ admin, projects: store, visits: store }), ...(options.routes ?? [])] };
+  }, serverOptions);
+  const secret = (await admin.ensureSecret())!;
+  return {
+    ...started,
+    admin,
+    async login() {
+      const response = await post(`${started.url}/admin/login`, undefined, { secret });
+      if (response.status !== 200) throw new Error(`login answered ${response.status}: ${response.text}`);
+      return { cookie: response.headers.get('set-cookie')!.split(';')[0]!, csrf: response.json.csrf_token };
+    },
+    async stop() {
+      await started.stop();
+      admin.close();
     },
   };
 }

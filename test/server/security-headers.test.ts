@@ -6,51 +6,27 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAdminRoutes } from '../../src/adapters/node/admin-routes.js';
-import { openAdminStore, type AdminStore } from '../../src/adapters/node/admin-store.js';
 import { createWebRoutes } from '../../src/adapters/node/web-routes.js';
-import { hashTokenNode, openSqliteStore, startNodeServer, type NodeServer, type SqliteStore } from '../../src/adapters/node/index.js';
-import { createApiHandler, createEngine } from '../../src/index.js';
-import { GPTBOT_UA, parseResponses, post, tempDir, TEST_CATALOG } from './helpers.js';
+import { GPTBOT_UA, parseResponses, post, startAdminTestServer, type AdminTestServer } from './helpers.js';
 
 const API_POLICY = "default-src 'none'; frame-ancestors 'none'";
 
-let server: NodeServer | undefined;
-let store: SqliteStore | undefined;
-let admin: AdminStore | undefined;
-let cleanup: (() => void) | undefined;
+let server: AdminTestServer | undefined;
 afterEach(async () => {
-  await server?.close();
-  admin?.close();
-  store?.close();
-  cleanup?.();
-  server = store = admin = cleanup = undefined;
+  await server?.stop();
+  server = undefined;
 });
 
 async function start() {
-  const temp = tempDir();
-  cleanup = temp.cleanup;
-  store = openSqliteStore({ dataDir: temp.dir });
-  const sqlite = store;
-  admin = openAdminStore({ dataDir: temp.dir, scrypt: { N: 1024, r: 8, p: 1 }, findProject: (id) => sqlite.listProjects().find((p) => p.id === id) });
-  const secret = (await admin.ensureSecret())!;
-  // A stand-in for the built dashboard, so the test needs no build.
-  const web = join(temp.dir, 'web');
-  mkdirSync(web);
-  for (const file of ['index.html', 'app.js', 'app.css']) writeFileSync(join(web, file), `/* ${file} */`);
-  const { id: projectId, token } = store.createProject('site');
-  const handler = createApiHandler({
-    engine: createEngine({ catalog: TEST_CATALOG }),
-    projects: store,
-    visits: store,
-    settings: store,
-    hashToken: hashTokenNode,
-    rateLimit: false,
-    admin,
-    routes: [createAdminRoutes({ admin, projects: store }), createWebRoutes({ dir: web })],
+  server = await startAdminTestServer((_store, dir) => {
+    // A stand-in for the built dashboard, so the test needs no build.
+    const web = join(dir, 'web');
+    mkdirSync(web);
+    for (const file of ['index.html', 'app.js', 'app.css']) writeFileSync(join(web, file), `/* ${file} */`);
+    return { routes: [createWebRoutes({ dir: web })] };
   });
-  server = await startNodeServer({ handler, port: 0 });
-  return { url: server.url, projectId, token, secret };
+  const { id: projectId, token } = server.store.createProject('site');
+  return { url: server.url, projectId, token, session: await server.login() };
 }
 
 /** The status and headers of a response whose body is not read to the end (a stream is cancelled). */
@@ -74,13 +50,12 @@ function raw(url: string, bytes: string): Promise<string> {
 
 describe('security headers of the API', () => {
   it('are on every kind of answer, and the dashboard keeps its own', async () => {
-    const { url, projectId, token, secret } = await start();
+    const { url, projectId, token, session } = await start();
+    const { cookie } = session;
     const bearer = { authorization: `Bearer ${token}` };
     const json = { ...bearer, 'content-type': 'application/json' };
     const visit = JSON.stringify({ request_path: '/<script>alert(1)</script>', request_method: 'GET', request_headers: { 'user-agent': GPTBOT_UA } });
     expect((await post(`${url}/visits`, token, JSON.parse(visit))).status).toBe(202);
-    const login = await post(`${url}/admin/login`, undefined, { secret });
-    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
     const robots = await fetch(`${url}/robots-txts`, { method: 'POST', headers: json, body: JSON.stringify({ agent_types: ['AI Data Scraper'], disallow: '/' }) });
     const etag = robots.headers.get('etag')!;
     await robots.body?.cancel();

@@ -4,27 +4,18 @@
 // 127.0.0.1, and no visit stored after the revocation reaches it. A store that cannot answer the
 // check leaves the stream open, and a busy stream asks the token store about once a second.
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAdminRoutes } from '../../src/adapters/node/admin-routes.js';
-import { openAdminStore, type AdminStore } from '../../src/adapters/node/admin-store.js';
-import { hashTokenNode, openSqliteStore, startNodeServer, type NodeServer, type SqliteStore } from '../../src/adapters/node/index.js';
-import { createApiHandler, createEngine, VisitStoreUnavailableError, type AdminAuthenticator, type EnrichedVisit, type ProjectLookup } from '../../src/index.js';
-import { GPTBOT_UA, post, tempDir, TEST_CATALOG } from './helpers.js';
+import { openAdminStore, openSqliteStore, type AdminStore, type SqliteStore } from '../../src/adapters/node/index.js';
+import { VisitStoreUnavailableError, type AdminAuthenticator, type EnrichedVisit, type ProjectLookup } from '../../src/index.js';
+import { FAST_SCRYPT, GPTBOT_UA, post, startAdminTestServer, type AdminTestServer } from './helpers.js';
 
-const FAST_SCRYPT = { N: 1024, r: 8, p: 1 };
 const REVOKED = 'event: closed\ndata: {"reason":"credential-revoked"}\n\n';
 
-interface Running {
-  readonly url: string;
-  readonly dir: string;
-  readonly store: SqliteStore;
-  readonly admin: AdminStore;
+interface Running extends AdminTestServer {
   readonly projectId: string;
   /** A token of the project that opens streams in the tests, and its id; `poster` posts their visits. */
   readonly token: string;
   readonly tokenId: string;
   readonly poster: string;
-  login(): Promise<{ cookie: string; csrf: string }>;
-  stop(): Promise<void>;
 }
 
 const running: Running[] = [];
@@ -42,47 +33,30 @@ interface StartOptions {
 }
 
 async function start(options: StartOptions = {}): Promise<Running> {
-  const { dir, cleanup } = tempDir();
-  const store = openSqliteStore({ dataDir: dir });
-  const admin = openAdminStore({ dataDir: dir, scrypt: FAST_SCRYPT, findProject: (id) => store.listProjects().find((p) => p.id === id) });
-  const secret = (await admin.ensureSecret())!;
-  const { id: projectId, token: poster } = store.createProject('site');
-  const { token, tokenId } = store.issueToken(projectId, { revokeOthers: false });
-  const handler = createApiHandler({
-    engine: createEngine({ catalog: TEST_CATALOG }),
-    projects: options.projects?.(store) ?? store,
-    visits: store,
-    settings: store,
-    hashToken: hashTokenNode,
-    rateLimit: false,
-    admin: options.admin?.(admin) ?? admin,
-    routes: [createAdminRoutes({ admin, projects: store, visits: store })],
-    eventStream: { heartbeatMs: options.heartbeatMs ?? 100, retryMs: 60_000, ...(options.credentialCheckMs === undefined ? {} : { credentialCheckMs: options.credentialCheckMs }) },
-  });
-  const server: NodeServer = await startNodeServer({ handler, port: 0, shutdownGraceMs: 1000 });
-  const r: Running = {
-    url: server.url,
-    dir,
-    store,
-    admin,
-    projectId,
-    token,
-    tokenId,
-    poster,
-    async login() {
-      const response = await post(`${server.url}/admin/login`, undefined, { secret });
-      expect(response.status).toBe(200);
-      return { cookie: response.headers.get('set-cookie')!.split(';')[0]!, csrf: response.json.csrf_token };
-    },
-    async stop() {
-      await server.close();
-      admin.close();
-      store.close();
-      cleanup();
-    },
-  };
+  const server = await startAdminTestServer(
+    (store, _dir, admin) => ({
+      projects: options.projects?.(store) ?? store,
+      admin: options.admin?.(admin) ?? admin,
+      eventStream: { heartbeatMs: options.heartbeatMs ?? 100, retryMs: 60_000, ...(options.credentialCheckMs === undefined ? {} : { credentialCheckMs: options.credentialCheckMs }) },
+    }),
+    { shutdownGraceMs: 1000 },
+  );
+  const { id: projectId, token: poster } = server.store.createProject('site');
+  const { token, tokenId } = server.store.issueToken(projectId, { revokeOthers: false });
+  const r: Running = { ...server, projectId, token, tokenId, poster };
   running.push(r);
   return r;
+}
+
+/** A token lookup that runs `before` first (to count calls, or to fail). */
+function lookupWith(before: () => void): (store: SqliteStore) => ProjectLookup {
+  return (store) => ({
+    findByTokenHash: (hash) => {
+      before();
+      return store.findByTokenHash(hash);
+    },
+    tokensVersion: () => store.tokensVersion!(),
+  });
 }
 
 /** An open event stream, read in the background. */
@@ -301,13 +275,7 @@ describe('the credential check', () => {
     let lookups = 0;
     const r = await start({
       heartbeatMs: 60_000,
-      projects: (store) => ({
-        findByTokenHash: (hash) => {
-          lookups++;
-          return store.findByTokenHash(hash);
-        },
-        tokensVersion: () => store.tokensVersion!(),
-      }),
+      projects: lookupWith(() => lookups++),
     });
     const stream = await openStream(r, { authorization: `Bearer ${r.token}` });
     const opened = lookups;
@@ -330,12 +298,8 @@ describe('the credential check', () => {
     const r = await start({
       heartbeatMs: 100,
       credentialCheckMs: 100,
-      projects: (store) => ({
-        findByTokenHash: (hash) => {
-          if (down) throw new VisitStoreUnavailableError('unavailable', 1, 'the test took the store down');
-          return store.findByTokenHash(hash);
-        },
-        tokensVersion: () => store.tokensVersion!(),
+      projects: lookupWith(() => {
+        if (down) throw new VisitStoreUnavailableError('unavailable', 1, 'the test took the store down');
       }),
     });
     const stream = await openStream(r, { authorization: `Bearer ${r.token}` });
