@@ -197,7 +197,14 @@ export async function openVisitEventStream(options: VisitEventStreamOptions): Pr
       return;
     }
     const chunk = next();
-    if (chunk !== undefined) deliver(chunk);
+    if (chunk === undefined) return;
+    try {
+      deliver(chunk);
+    } catch {
+      // The stream was errored or closed without a cancel (as at the heartbeat); after an ask
+      // nothing else would catch this.
+      stop();
+    }
   };
   const checkBehind = () => {
     if (outbox.length + held.length > maxEvents || waitingBytes > maxBytes) fellBehind();
