@@ -30,7 +30,7 @@ export { ipRangeVerifier } from './verify/ip-ranges/ip-range-verifier.js';
 export type { IpRangeVerifierOptions } from './verify/ip-ranges/ip-range-verifier.js';
 export { escapeControlCharacters, parseCreationTime, parseIpRangeList } from './verify/ip-ranges/ip-list.js';
 export type { IpRangeList } from './verify/ip-ranges/ip-list.js';
-export { clientAddressFromPeer, createClientIpRule, forwardedRequestRule } from './verify/client-ip.js';
+export { clientAddressFromPeer, createClientIpRule, remoteAddrPeerRule } from './verify/client-ip.js';
 export { CLOUDFLARE_IP_RANGES } from './verify/proxy-ranges.js';
 export type { ClientIpOptions, ClientIpRule } from './verify/client-ip.js';
 export { reverseDnsVerifier } from './verify/reverse-dns.js';

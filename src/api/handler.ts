@@ -31,7 +31,7 @@ import { createWordPressRoutes } from './wordpress-routes.js';
 import { createVisitRoutes, type EventStreamOptions } from './visit-routes.js';
 import { createAnalyticsRoutes } from './analytics-routes.js';
 import { createCatalogRoutes } from './catalog-routes.js';
-import { createClientIpRule, type ClientIpRule } from '../verify/client-ip.js';
+import { createClientIpRule, remoteAddrPeerRule, type ClientIpRule } from '../verify/client-ip.js';
 import type { ApiRequest, ApiResponse } from './types.js';
 
 /** A function from a plain request to a plain response; it never rejects. */
@@ -228,11 +228,12 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
   // through another server apply here too.
   const requestRules = createProjectRequestRules(settings, defaultClientIp, options.clock === undefined ? {} : { clock: options.clock });
   const serverRules: ProjectRequestRules = { clientIp: defaultClientIp };
-  const enrichFor = async (projectId: string, parsed: readonly Visit[]) => {
+  const enrichWith = (ruleOf: (rules: ProjectRequestRules) => ClientIpRule) => async (projectId: string, parsed: readonly Visit[]) => {
     const pending = requestRules.rulesFor(projectId);
     const rules = pending instanceof Promise ? await pending : pending;
-    return enrich(parsed, rules.clientIp, rules.siteAuthorities);
+    return enrich(parsed, ruleOf(rules), rules.siteAuthorities);
   };
+  const enrichFor = enrichWith((rules) => rules.clientIp);
 
   const parseBody = (request: ApiRequest): { ok: true; value: unknown } | { ok: false; response: ApiResponse } => {
     const parsed = parseJsonBody(request.body, limits.maxJsonDepth);
@@ -242,6 +243,15 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
   const readiness = createReadinessProbe(visits, { ...(options.clock === undefined ? {} : { clock: options.clock }), onChange: options.onReadinessChange, ...(options.watchReadiness === undefined ? {} : { watch: options.watchReadiness }) });
 
   const ingestVisits = createVisitIngest({ visits, limits, enrich: enrichFor, parseBody, ...(options.clock === undefined ? {} : { clock: options.clock }) });
+  // The WordPress plugin records the socket address it saw as Remote-Addr, which no visitor can
+  // set there: its visits are judged with that address as the peer (remoteAddrPeerRule).
+  const remoteAddrRules = new WeakMap<ClientIpRule, ClientIpRule>();
+  const enrichWordPress = enrichWith(({ clientIp }) => {
+    let rule = remoteAddrRules.get(clientIp);
+    if (rule === undefined) remoteAddrRules.set(clientIp, (rule = remoteAddrPeerRule(clientIp)));
+    return rule;
+  });
+  const ingestWordPress = createVisitIngest({ visits, limits, enrich: enrichWordPress, parseBody, ...(options.clock === undefined ? {} : { clock: options.clock }) });
 
   const requestItems = (request: ApiRequest): { ok: true; single: boolean; items: RequestItem[] } | { ok: false; response: ApiResponse } => {
     const body = parseBody(request);
@@ -366,7 +376,7 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
   const settingsRoutes = createProjectSettingsRoutes({ settings, requestRules, catalog: engine.catalog, maxJsonDepth: limits.maxJsonDepth });
   const analyticsRoutes = createAnalyticsRoutes({ engine, visits, clock: options.clock });
   const catalogRoutes = createCatalogRoutes(engine.catalog);
-  const wordPressRoutes = createWordPressRoutes({ ingest: ingestVisits, limits, visits, catalog: engine.catalog });
+  const wordPressRoutes = createWordPressRoutes({ ingest: ingestWordPress, limits, visits, catalog: engine.catalog });
   for (const table of [readRoutes, settingsRoutes, analyticsRoutes, catalogRoutes, wordPressRoutes, ...(options.routes ?? [])]) {
     for (const [path, methods] of Object.entries(table)) {
       for (const method of Object.keys(methods)) {

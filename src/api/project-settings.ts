@@ -5,7 +5,7 @@ import type { Catalog } from '../catalog/catalog.js';
 import { validateRobotsOptions, type RobotsAgentEntry, type ValidatedAgentRule } from '../robots/options.js';
 import { RobotsOptionsError } from '../robots/errors.js';
 import type { AgentType } from '../catalog/types.js';
-import { createClientIpRule, forwardedRequestRule, type ClientIpRule } from '../verify/client-ip.js';
+import { createClientIpRule, type ClientIpRule } from '../verify/client-ip.js';
 import { siteAuthority } from '../verify/web-bot-auth/components.js';
 import { isSecretHeader } from '../visits/visit.js';
 import { pointerTo, type FieldError } from '../field-error.js';
@@ -324,10 +324,7 @@ export function createProjectRequestRules(store: ProjectSettingsStore, fallback:
   if (!Number.isSafeInteger(maxProjects) || maxProjects < 1) throw new RangeError(`maxProjects must be a positive integer, got ${String(maxProjects)}`);
   if (!Number.isSafeInteger(ttlMs) || ttlMs < 1) throw new RangeError(`ttlMs must be a positive integer, got ${String(ttlMs)}`);
   const clock = options.clock ?? { now: () => Date.now() };
-  // Visits and items are requests a site forwards: the socket address its integration recorded
-  // (Remote-Addr) is their peer (forwardedRequestRule).
-  const forwardedFallback = forwardedRequestRule(fallback);
-  const defaults: ProjectRequestRules = Object.freeze({ clientIp: forwardedFallback });
+  const defaults: ProjectRequestRules = Object.freeze({ clientIp: fallback });
   const cache = new Map<string, { readonly rules: ProjectRequestRules; readonly until: number }>();
   // One read per project at a time: the visits arriving while it runs share it.
   const loading = new Map<string, Promise<ProjectRequestRules>>();
@@ -337,14 +334,13 @@ export function createProjectRequestRules(store: ProjectSettingsStore, fallback:
     if (settings === undefined) return defaults;
     let clientIp: ClientIpRule;
     try {
-      const own = projectClientIpRule(settings);
-      clientIp = own === undefined ? forwardedFallback : forwardedRequestRule(own);
+      clientIp = projectClientIpRule(settings) ?? fallback;
     } catch {
       // Saved settings were validated; a rule that no longer compiles falls back rather than failing visits.
-      clientIp = forwardedFallback;
+      clientIp = fallback;
     }
     const hosts = settings.site_hosts;
-    return hosts === undefined || hosts.length === 0 ? (clientIp === forwardedFallback ? defaults : { clientIp }) : { clientIp, siteAuthorities: hosts };
+    return hosts === undefined || hosts.length === 0 ? (clientIp === fallback ? defaults : { clientIp }) : { clientIp, siteAuthorities: hosts };
   };
   const remember = (projectId: string, rules: ProjectRequestRules) => {
     if (cache.size >= maxProjects && !cache.has(projectId)) cache.clear();

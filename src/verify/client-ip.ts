@@ -8,7 +8,6 @@ import { compilePrefixSet, parseCidr, type CidrPrefix } from './ip-ranges/prefix
 const MIN_PROXY_PREFIX_V4 = 8;
 const MIN_PROXY_PREFIX_V6 = 16;
 import { isNonPublicAddress } from './ip-ranges/public-address.js';
-import { CLOUDFLARE_IP_RANGES } from './proxy-ranges.js';
 
 /** Options of `createClientIpRule`. */
 export interface ClientIpOptions {
@@ -32,17 +31,6 @@ export interface ClientIpOptions {
   readonly trustedProxies?: number | readonly string[];
 }
 
-// Cloudflare's proxy connects from its published ranges and sets CF-Connecting-IP itself: by
-// default such a peer is believed as a private one is, so a site behind it works as it stands.
-let cloudflarePeers: ((address: IpAddress) => boolean) | undefined;
-function isCloudflarePeer(address: IpAddress): boolean {
-  if (cloudflarePeers === undefined) {
-    const set = compilePrefixSet(CLOUDFLARE_IP_RANGES.map((cidr) => parseCidr(cidr) as CidrPrefix));
-    cloudflarePeers = (candidate) => set.has(candidate);
-  }
-  return cloudflarePeers(address);
-}
-
 /**
  * Picks the client address from lower-cased request headers; undefined when none can be trusted or
  * parsed. Rules made by `createClientIpRule` also list the headers they consult, in order: the
@@ -52,7 +40,7 @@ export type ClientIpRule = ((headers: ReadonlyMap<string, string>) => string | u
   readonly headers?: readonly string[];
   /** The client address of a request received directly from `peer` (see `clientAddressFromPeer`). */
   readonly fromPeer?: (headers: ReadonlyMap<string, string>, peer: string | undefined) => string | undefined;
-  /** The header the address came from, for a rule that may take it from elsewhere than its first header present (`forwardedRequestRule`). */
+  /** The header the address came from, for a rule that may take it from elsewhere than its first header present (`remoteAddrPeerRule`). */
   readonly sourceHeader?: (headers: ReadonlyMap<string, string>) => string | undefined;
 };
 
@@ -265,12 +253,8 @@ export function createClientIpRule(options: ClientIpOptions = {}): ClientIpRule 
   let skip = 0;
   // The hops a walk from the right passes; undefined to take the hop `skip` places from the right.
   let ours: ((address: IpAddress) => boolean) | undefined;
-  // The peers whose headers are believed: the hops a walk passes, and by default Cloudflare's
-  // proxy too (not in the walk: its ranges also hold WARP's users, who are clients).
-  let peerOurs: ((address: IpAddress) => boolean) | undefined;
   if (trusted === undefined) {
     ours = isNonPublicAddress;
-    peerOurs = (address) => isNonPublicAddress(address) || isCloudflarePeer(address);
   } else if (typeof trusted === 'number') {
     if (!Number.isInteger(trusted) || trusted < 0 || trusted > 64) throw new RangeError(`trustedProxies must be an integer from 0 to 64 or a list of CIDRs, got ${trusted}`);
     skip = trusted;
@@ -332,8 +316,7 @@ export function createClientIpRule(options: ClientIpOptions = {}): ClientIpRule 
       const address = parseHop(peer);
       lastPeer = peer;
       lastPeerText = address === undefined ? undefined : hopText(peer, address);
-      const believed = peerOurs ?? ours;
-      lastPeerOurs = address !== undefined && (believed === undefined || believed(address));
+      lastPeerOurs = address !== undefined && (ours === undefined || ours(address));
     }
     if (lastPeerText === undefined) return rule(map);
     // The peer is the rightmost hop: past it only when it is one of ours.
@@ -344,19 +327,19 @@ export function createClientIpRule(options: ClientIpOptions = {}): ClientIpRule 
 }
 
 /**
- * The rule for requests a site forwards as data (visits, identification items) rather than ones
- * this process received. Where the site's integration recorded the socket address it saw as
- * `Remote-Addr` (the WordPress plugin sends PHP's REMOTE_ADDR under that name, which no client
- * can set), that address is the peer, as for a live request (`clientAddressFromPeer`): a visitor
- * reaching the site directly is judged by it, whatever CF-Connecting-IP it wrote, and the
- * headers are believed only from one of the rule's proxies (by default a private address or
- * Cloudflare's). Without it, the rule reads the headers as they are. Never use it for a live
- * request: there `Remote-Addr` is a header like any other, written by the client.
+ * The rule for visits from an integration known to record the socket address it saw as
+ * `Remote-Addr`: the WordPress plugin, which sends PHP's REMOTE_ADDR under that name (a visitor's
+ * own `Remote-Addr` header would be HTTP_REMOTE_ADDR there). That address is then the peer, as
+ * for a live request (`clientAddressFromPeer`): a visitor reaching the site directly is judged by
+ * it, whatever CF-Connecting-IP it wrote, and the headers are believed only from one of the
+ * rule's proxies (by default a private address). Without it, the rule reads the headers as they
+ * are. Only for such an integration: other SDKs forward every request header, and there
+ * `Remote-Addr` is whatever the visitor wrote, as it is in a live request.
  * @example
- * const rule = forwardedRequestRule(createClientIpRule());
+ * const rule = remoteAddrPeerRule(createClientIpRule());
  * rule(new Map([['remote-addr', '198.51.100.7'], ['cf-connecting-ip', '66.249.66.1']])); // '198.51.100.7'
  */
-export function forwardedRequestRule(rule: ClientIpRule): ClientIpRule {
+export function remoteAddrPeerRule(rule: ClientIpRule): ClientIpRule {
   const forwarded = (map: ReadonlyMap<string, string>): string | undefined => {
     const peer = map.get('remote-addr');
     return peer === undefined ? rule(map) : clientAddressFromPeer(rule, map, peer);

@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CLOUDFLARE_IP_RANGES, createClientIpRule } from '../../src/index.js';
-import { clientAddressFromPeer, clientIpHeader, forwardedRequestRule, parseClientAddress, parseIpLiteral } from '../../src/verify/client-ip.js';
+import { clientAddressFromPeer, clientIpHeader, remoteAddrPeerRule, parseClientAddress, parseIpLiteral } from '../../src/verify/client-ip.js';
 import { normalizeIpAddress } from '../../src/verify/ip-ranges/ip-address.js';
 
 const headers = (entries: Record<string, string>) => new Map(Object.entries(entries));
@@ -183,17 +183,12 @@ describe('the client address of a request received from a peer', () => {
     expect(clientAddressFromPeer(rule, xff('203.0.113.7'), undefined)).toBe('203.0.113.7');
   });
 
-  it("by default also believes Cloudflare's proxy, which connects from its published public ranges (a site behind it works as it stands), but skips no Cloudflare hop in X-Forwarded-For", () => {
+  it("does not believe a public peer's headers by default, Cloudflare's included: a Worker of anyone's can connect from its ranges with a CF-Connecting-IP of its choice", () => {
     const rule = createClientIpRule();
     const viaCloudflare = headers({ 'cf-connecting-ip': '66.249.66.1', 'x-forwarded-for': '66.249.66.1' });
-    expect(clientAddressFromPeer(rule, viaCloudflare, '104.16.0.1')).toBe('66.249.66.1');
-    expect(clientAddressFromPeer(rule, viaCloudflare, '2606:4700::1')).toBe('66.249.66.1');
-    // Another public peer still speaks for itself.
-    expect(clientAddressFromPeer(rule, viaCloudflare, '198.51.100.9')).toBe('198.51.100.9');
-    // A Cloudflare address among the hops is a client (WARP's users share the ranges), not a proxy to walk past.
-    expect(rule(xff('198.51.100.1, 104.28.0.9'))).toBe('104.28.0.9');
-    // An explicit trustedProxies replaces the default, Cloudflare included.
-    expect(clientAddressFromPeer(createClientIpRule({ trustedProxies: ['10.0.0.0/8'] }), viaCloudflare, '104.16.0.1')).toBe('104.16.0.1');
+    expect(clientAddressFromPeer(rule, viaCloudflare, '104.16.0.1')).toBe('104.16.0.1');
+    // Given as trustedProxies, Cloudflare's ranges are believed.
+    expect(clientAddressFromPeer(createClientIpRule({ trustedProxies: CLOUDFLARE_IP_RANGES }), viaCloudflare, '104.16.0.1')).toBe('66.249.66.1');
   });
 
   it('follows an explicit trustedProxies', () => {
@@ -297,21 +292,23 @@ describe('hostile header values', () => {
   });
 });
 
-describe('forwardedRequestRule: the address of a request a site forwarded as data', () => {
-  const rule = forwardedRequestRule(createClientIpRule());
+describe("remoteAddrPeerRule: the address of a visit whose integration recorded the socket's as Remote-Addr (the WordPress plugin)", () => {
+  const rule = remoteAddrPeerRule(createClientIpRule());
   const forged = { 'cf-connecting-ip': '132.196.86.0', 'true-client-ip': '132.196.86.0' };
 
   it("takes the socket address the site's integration recorded (Remote-Addr) as the peer: a visitor reaching the site directly cannot name its own address", () => {
     const direct = headers({ ...forged, 'remote-addr': '198.51.100.7' });
     expect(rule(direct)).toBe('198.51.100.7');
     expect(clientIpHeader(rule, direct)).toBe('remote-addr');
-    // Behind the site's own proxy (a private Remote-Addr) or Cloudflare's, the headers decide.
+    // Behind the site's own proxy (a private Remote-Addr), the headers decide; behind Cloudflare, when its ranges are the rule's proxies.
     const viaProxy = headers({ 'x-forwarded-for': '203.0.113.7', 'remote-addr': '10.0.0.2' });
     expect(rule(viaProxy)).toBe('203.0.113.7');
     expect(clientIpHeader(rule, viaProxy)).toBe('x-forwarded-for');
     const viaCloudflare = headers({ 'cf-connecting-ip': '66.249.66.1', 'remote-addr': '172.64.0.1' });
-    expect(rule(viaCloudflare)).toBe('66.249.66.1');
-    expect(clientIpHeader(rule, viaCloudflare)).toBe('cf-connecting-ip');
+    expect(rule(viaCloudflare)).toBe('172.64.0.1');
+    const behindCloudflare = remoteAddrPeerRule(createClientIpRule({ trustedProxies: CLOUDFLARE_IP_RANGES }));
+    expect(behindCloudflare(viaCloudflare)).toBe('66.249.66.1');
+    expect(clientIpHeader(behindCloudflare, viaCloudflare)).toBe('cf-connecting-ip');
     // A proxy that forwarded nothing: its own address.
     expect(rule(headers({ 'remote-addr': '10.0.0.2' }))).toBe('10.0.0.2');
   });

@@ -62,7 +62,7 @@ export interface AdminRoutesOptions {
    * How the login limit finds the client address it counts attempts by, through the site's own
    * proxies, so behind a reverse proxy one client's wrong guesses do not lock out everyone else.
    * Default: the hops proxies append (`X-Forwarded-For`, `Forwarded`), walked from the right and
-   * believed from a private peer or Cloudflare's, never a single-address header such as
+   * believed from a private peer (or `--trusted-proxies`), never a single-address header such as
    * `CF-Connecting-IP` that a proxy may pass on as the client wrote it (a client choosing its key
    * could lock out the admin's address, or never be counted). Give a rule naming the header when
    * your proxy sets (and overwrites) one.
