@@ -178,15 +178,35 @@ export function reverseDnsVerifier(options: ReverseDnsVerifierOptions): Verifier
     return plan;
   };
 
-  const lookup = async (address: IpAddress, text: string, suffixes: readonly string[], deadline: number): Promise<VerificationCheck> => {
+  /**
+   * Looks an address up in its turn. Its slot is given back when it has an answer or at its
+   * deadline, whichever comes first: a reverse zone that never answers holds a slot no longer than
+   * the deadline its lookup was given (the resolver's own query runs on, holding none).
+   * `started` says whether it asked anything: a timeout spent waiting for a turn is no verdict on
+   * the address, and is not cached.
+   */
+  const lookup = async (address: IpAddress, text: string, suffixes: readonly string[], deadline: number, started: { value: boolean }): Promise<VerificationCheck> => {
     const waited = turn();
     if (waited !== undefined) await waited;
+    let held = true;
+    const free = () => {
+      if (held) {
+        held = false;
+        release();
+      }
+    };
+    // The wait used up the deadline (the answer went out as dns-timeout): ask nothing.
+    if (Date.now() >= deadline) {
+      free();
+      return DNS_TIMEOUT;
+    }
+    started.value = true;
+    const timer = setTimeout(free, deadline - Date.now());
     try {
-      // The wait used up the deadline (the answer went out as dns-timeout): ask nothing.
-      if (Date.now() >= deadline) return DNS_TIMEOUT;
       return await lookupNow(address, text, suffixes);
     } finally {
-      release();
+      clearTimeout(timer);
+      free();
     }
   };
 
@@ -250,9 +270,10 @@ export function reverseDnsVerifier(options: ReverseDnsVerifierOptions): Verifier
       }
       let pending = inFlight.get(key);
       if (pending === undefined) {
-        pending = withDeadline(lookup(address, text, suffixes, Date.now() + timeoutMs)).then((result) => {
+        const started = { value: false };
+        pending = withDeadline(lookup(address, text, suffixes, Date.now() + timeoutMs, started)).then((result) => {
           inFlight.delete(key);
-          if (cache !== undefined) {
+          if (cache !== undefined && started.value) {
             const ttl = result.outcome === 'pass' ? positiveTtl : result.outcome === 'fail' ? negativeTtl : errorTtl;
             if (ttl > 0) cache.set(key, { check: result, expires: context.now() + ttl });
           }

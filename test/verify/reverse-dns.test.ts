@@ -148,6 +148,21 @@ describe('reverseDnsVerifier', () => {
     expect(() => reverseDnsVerifier({ resolver, maxConcurrentLookups: 0 })).toThrow(/maxConcurrentLookups/);
   });
 
+  it('gives a slot back at its deadline: reverse zones that never answer cannot starve a genuine crawler, and a timeout spent waiting for a turn is not cached', async () => {
+    const hanging = Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`203.0.113.${200 + i}`, 'hang' as const]));
+    const { resolver, calls } = fakeResolver({ ptr: { ...records.ptr, ...hanging }, a: records.a });
+    const verifier = reverseDnsVerifier({ resolver, maxConcurrentLookups: 2, timeoutMs: 100 });
+    const stalled = Object.keys(hanging).map((ip) => verifier.verify(googlebot, request(ip), context));
+    // Two hold the slots and two wait; all four time out at their deadline.
+    for (const result of await Promise.all(stalled)) expect(result).toMatchObject({ reason: 'dns-timeout' });
+    // The slots are free again although the resolver never answered: the genuine crawler passes.
+    expect(await verifier.verify(googlebot, request('66.249.66.1'), context)).toMatchObject({ outcome: 'pass' });
+    // The two that only waited asked nothing, and their timeout was not kept: asked again, they are looked up.
+    expect(calls.filter((call) => call.startsWith('PTR 203.0.113.2'))).toHaveLength(2);
+    await Promise.race([verifier.verify(googlebot, request('203.0.113.203'), context), new Promise((resolve) => setTimeout(resolve, 150))]);
+    expect(calls.filter((call) => call.startsWith('PTR 203.0.113.2'))).toHaveLength(3);
+  });
+
   it('does not look up forward names outside the domain', async () => {
     const { resolver, calls } = fakeResolver(records);
     await reverseDnsVerifier({ resolver }).verify(googlebot, request('203.0.113.4'), context);
