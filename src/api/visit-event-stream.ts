@@ -161,6 +161,9 @@ export async function openVisitEventStream(options: VisitEventStreamOptions): Pr
       } catch {
         status = 'unknown';
       }
+      // The interval runs from the answer: an ask slower than the interval (a store timing out)
+      // would otherwise be due again as it ends, and events would wait behind ask after ask.
+      checkedAt = clock.now();
       checking = undefined;
       if (status === 'revoked') end(CREDENTIAL_REVOKED);
       else flush();

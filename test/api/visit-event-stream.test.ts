@@ -322,6 +322,25 @@ describe('openVisitEventStream with the credential that opened it', () => {
     expect(await readAll(reader)).toBe(REVOKED);
   });
 
+  it('delivers the waiting event once an ask slower than the interval answers, and asks next an interval after that answer', async () => {
+    // Each ask takes 60 ms, longer than the 50 ms interval (a store near its timeout), on the real clock.
+    let slow = 'valid' as CredentialStatus;
+    const { state, reader, publish } = await openWithCredential(() => new Promise((resolve) => setTimeout(() => resolve(slow), 60)), { credentialCheckMs: 50, realClock: true });
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    const reading = reader.read();
+    await publish('/a');
+    const got = await Promise.race([reading.then((r) => decoder.decode(r.value)), new Promise<string>((resolve) => setTimeout(() => resolve('nothing after 1 s'), 1000))]);
+    expect(got).toBe('id: 1\ndata: "/a"\n\n');
+    expect(state.asks).toBe(1);
+    slow = 'unknown';
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    const second = reader.read();
+    await publish('/b');
+    expect(await Promise.race([second.then((r) => decoder.decode(r.value)), new Promise<string>((resolve) => setTimeout(() => resolve('nothing after 1 s'), 1000))])).toBe('id: 2\ndata: "/b"\n\n');
+    expect(state.asks).toBe(2);
+    await reader.cancel();
+  });
+
   it('asks at the heartbeat too, so an idle stream ends', async () => {
     // Heartbeats every 10 ms, asks at most every 30 ms.
     const { fanout, state, reader } = await openWithCredential('valid', { heartbeatMs: 10, credentialCheckMs: 30, realClock: true });
