@@ -166,7 +166,7 @@ export { agentwardenResult, checkFetchRequest, createFetchMiddleware, detectPlat
 export { fetchHeaderMap, lowerCaseHeaderMap } from './embed/header-maps.js';
 export { originFormPath, recordNodeResponse, sentHeaders } from './embed/node-response.js';
 export type { NodeRequestLike, NodeResponseLike } from './embed/node-response.js';
-export type { FetchMiddleware, FetchNext, FetchPlatform } from './embed/fetch-middleware.js';
+export type { FetchMiddleware, FetchNext, FetchOutcome, FetchPlatform } from './embed/fetch-middleware.js';
 
 // Alerts: per-project webhooks for new agents, spoofed-visit rises and robots.txt violations.
 export { ALERT_EVENT_TYPES, createAlertMonitor, DEFAULT_SPOOFED_RISE_RULE, DEFAULT_UNLISTED_FIRST_VISIT_LIMIT, DEFAULT_VIOLATION_COOLDOWN_MS, TEST_EVENT_TYPE } from './alerts/alert-monitor.js';

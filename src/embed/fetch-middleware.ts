@@ -67,9 +67,17 @@ export type FetchOutcome = Response | undefined | 'threw';
  * it has been sent), and with `waitUntil` (Workers, Next.js) flushes the sink within the request's
  * lifetime. Exported for the framework adapters built on Request objects (Hono).
  */
-export function recordFetchResponse(agentwarden: Agentwarden, check: RequestCheck, request: Request, outcome: FetchOutcome, platform: FetchPlatform | undefined): void {
+export function recordFetchResponse(agentwarden: Agentwarden, check: RequestCheck, request: Request, outcome: FetchOutcome, platform?: FetchPlatform): void;
+/**
+ * The earlier form, `(status, headers)`: `headers` undefined when the application threw. Kept
+ * for adapters written against it.
+ * @deprecated pass the Request and the handler's outcome, which also records Bun's upgrades and clients that left.
+ */
+export function recordFetchResponse(agentwarden: Agentwarden, check: RequestCheck, status: number, headers: Headers | undefined, platform?: FetchPlatform): void;
+export function recordFetchResponse(agentwarden: Agentwarden, check: RequestCheck, requestOrStatus: Request | number, outcome: FetchOutcome | Headers | undefined, platform?: FetchPlatform): void {
   if (!recordsVisits(agentwarden)) return;
-  const response = fetchResponseRecord(request, outcome, platform);
+  const response =
+    typeof requestOrStatus === 'number' ? statusRecord(requestOrStatus, outcome as Headers | undefined) : fetchResponseRecord(requestOrStatus, outcome as FetchOutcome, platform);
   const completed = platform?.completed;
   if (completed === undefined) agentwarden.record(check, response);
   else {
@@ -80,6 +88,15 @@ export function recordFetchResponse(agentwarden: Agentwarden, check: RequestChec
   if (platform?.waitUntil !== undefined) platform.waitUntil(completed === undefined ? agentwarden.flush() : completed.then(agentwarden.flush, agentwarden.flush));
 }
 
+/** What a visit keeps of a status and the headers answered with it (none: the application threw). */
+function statusRecord(status: number, headers: Headers | undefined): RecordedResponse {
+  if (headers === undefined) return { status };
+  // Next.js middleware's NextResponse.next() and rewrite() (and Vercel's next()) hand the request
+  // on: the page answers later, with a status this response does not have.
+  if (headers.has('x-middleware-next') || headers.has('x-middleware-rewrite')) return { status: undefined };
+  return { status, headers: headersOf(headers) };
+}
+
 /** What a visit keeps of a fetch handler's answer. */
 function fetchResponseRecord(request: Request, outcome: FetchOutcome, platform: FetchPlatform | undefined): RecordedResponse {
   if (outcome === 'threw') return { status: 500 };
@@ -88,14 +105,10 @@ function fetchResponseRecord(request: Request, outcome: FetchOutcome, platform: 
   if (typeof outcome?.status !== 'number') return { status: upgraded ? 101 : 0 };
   // Hono's WebSocket helper for Bun answers an empty 200 once Bun has upgraded the connection.
   if (upgraded && outcome.status === 200 && outcome.body === null) return { status: 101 };
-  const headers = outcome.headers;
-  // Next.js middleware's NextResponse.next() and rewrite() (and Vercel's next()) hand the request
-  // on: the page answers later, with a status this response does not have.
-  if (headers.has('x-middleware-next') || headers.has('x-middleware-rewrite')) return { status: undefined };
   // A client that left before the answer never got it (Bun aborts the request's signal; Deno's
   // signal is read only through \`completed\`, since it aborts on every response there).
   if (platform?.completed === undefined && request.signal?.aborted === true) return { status: 0 };
-  return { status: outcome.status, headers: headersOf(headers) };
+  return statusRecord(outcome.status, outcome.headers);
 }
 
 function isWebSocketUpgrade(request: Request): boolean {
@@ -106,7 +119,9 @@ function isWebSocketUpgrade(request: Request): boolean {
  * Checks a Fetch request: the check and the request data the visit needs. Exported for the
  * framework adapters built on Request objects (Hono).
  */
-export function checkFetchRequest(agentwarden: Agentwarden, request: Request, platform: FetchPlatform | undefined): RequestCheck | Promise<RequestCheck> {
+export function checkFetchRequest(agentwarden: Agentwarden, request: Request, platform?: FetchPlatform | string): RequestCheck | Promise<RequestCheck> {
+  // The earlier form took the client address itself.
+  if (typeof platform === 'string') platform = { clientIp: platform };
   const url = new URL(request.url);
   const headerRecord = headersOf(request.headers);
   // Fetch requests built by a platform may lack Host; the visit keeps it (signatures cover @authority).

@@ -3,12 +3,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   agentwardenResult,
+  checkFetchRequest,
   createAccessPolicy,
+  createAgentwarden,
   createEngine,
   createFetchMiddleware,
   createMemoryVisitStore,
   createStoreSink,
   detectPlatform,
+  recordFetchResponse,
   webBotAuthVerifier,
   withAgentwarden,
   AGENT_TYPES,
@@ -371,6 +374,25 @@ describe('access policy in the middleware', () => {
     const create = () => createAccessPolicy(policy as never, embedEngine().catalog);
     expect(create).toThrow(type);
     expect(create).toThrow(message);
+  });
+});
+
+describe('checkFetchRequest and recordFetchResponse for adapters of their own', () => {
+  it('take the Request and the handler\'s outcome, and still the earlier form (the client address; the status and headers)', async () => {
+    const sink = collectingSink();
+    const core = createAgentwarden({ engine: embedEngine(), sink });
+    const request = get('/page', GPTBOT_UA);
+    const check = await checkFetchRequest(core, request, { clientIp: '203.0.113.7' });
+    recordFetchResponse(core, check, request, new Response('gone', { status: 410 }));
+    const earlier = await checkFetchRequest(core, request, '203.0.113.8');
+    expect(earlier.clientIp).toBe('203.0.113.8');
+    recordFetchResponse(core, earlier, 404, new Headers({ 'content-type': 'text/plain' }));
+    recordFetchResponse(core, await checkFetchRequest(core, request, '203.0.113.9'), 500, undefined);
+    expect(sink.visits.map((v) => [v.client_ip, v.response_status_code, v.response_headers?.['content-type']])).toEqual([
+      ['203.0.113.7', 410, 'text/plain;charset=UTF-8'],
+      ['203.0.113.8', 404, 'text/plain'],
+      ['203.0.113.9', 500, undefined],
+    ]);
   });
 });
 
