@@ -9,6 +9,7 @@ import { problem } from './problem.js';
 import { integerParam, rangeParams, readRoute, visitFilterParams } from './read-query.js';
 import type { RouteTable } from './route.js';
 import type { ApiResponse } from './types.js';
+import { JSON_NO_STORE_HEADERS } from './security-headers.js';
 
 /** Options of `createAnalyticsRoutes`. */
 export interface AnalyticsRoutesOptions {
@@ -18,7 +19,6 @@ export interface AnalyticsRoutesOptions {
   readonly clock?: { now(): number };
 }
 
-const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
 const DAY_MS = INTERVAL_MS.day;
 // How far back first and last seen look: the longest range day stats answer.
 const SEEN_DAYS = MAX_STATS_BUCKETS - 1;
@@ -26,7 +26,7 @@ const SEEN_DAYS = MAX_STATS_BUCKETS - 1;
 const AI_TYPES: ReadonlySet<AgentType> = new Set(['AI Agent', 'AI Assistant', 'AI Coding Agent', 'AI Data Provider', 'AI Data Scraper', 'AI Search Crawler', 'Undocumented AI Agent']);
 
 function json(value: unknown): ApiResponse {
-  return { status: 200, headers: JSON_HEADERS, body: JSON.stringify(value) };
+  return { status: 200, headers: JSON_NO_STORE_HEADERS, body: JSON.stringify(value) };
 }
 
 function iso(time: number): string {

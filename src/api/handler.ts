@@ -15,7 +15,7 @@ import { resolveLimits, type ApiLimits } from './limits.js';
 import { createOpenApiDocument } from './openapi.js';
 import { pointerTo, type FieldError } from '../field-error.js';
 import { headerProblem, notJsonProblem, problem, unsupportedMediaType } from './problem.js';
-import { withSecurityHeaders } from './security-headers.js';
+import { JSON_NO_STORE_HEADERS, withSecurityHeaders } from './security-headers.js';
 import type { Project, ProjectLookup, TokenRecord } from './projects.js';
 import { createRateLimiter, type RateLimiter } from './rate-limit.js';
 import { createReadinessProbe } from './readiness.js';
@@ -156,10 +156,9 @@ const TOKEN_CACHE_MAX = 10_000;
 // RFC 9110 §9.2.1: methods that change nothing, so they need no CSRF token.
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
 
 function json(status: number, value: unknown, projectId?: string): ApiResponse {
-  return { status, headers: JSON_HEADERS, body: JSON.stringify(value), projectId };
+  return { status, headers: JSON_NO_STORE_HEADERS, body: JSON.stringify(value), projectId };
 }
 
 /** Whether an If-None-Match list names this ETag (RFC 9110 §13.1.2: weak comparison, or "*"). */
@@ -278,10 +277,10 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
       if (single) {
         const result = answer(items[0]!, rules);
         return result instanceof Promise
-          ? result.then((value: T): ApiResponse => ({ status: 200, headers: JSON_HEADERS, body: serialize(value), projectId }))
-          : { status: 200, headers: JSON_HEADERS, body: serialize(result), projectId };
+          ? result.then((value: T): ApiResponse => ({ status: 200, headers: JSON_NO_STORE_HEADERS, body: serialize(value), projectId }))
+          : { status: 200, headers: JSON_NO_STORE_HEADERS, body: serialize(result), projectId };
       }
-      const batch = (results: readonly T[]): ApiResponse => ({ status: 200, headers: JSON_HEADERS, body: `[${results.map((result) => serialize(result)).join(',')}]`, projectId });
+      const batch = (results: readonly T[]): ApiResponse => ({ status: 200, headers: JSON_NO_STORE_HEADERS, body: `[${results.map((result) => serialize(result)).join(',')}]`, projectId });
       const answers = items.map((item) => answer(item, rules));
       // A batch whose answers all came at once is answered at once too.
       return answers.some((value) => value instanceof Promise) ? Promise.all(answers).then(batch) : batch(answers as T[]);
@@ -367,7 +366,7 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
         async run() {
           const { status } = await readiness();
           if (status === 'ok') return json(200, { status: 'ready', checks: { store: status } });
-          return { ...json(503, { status: 'not_ready', checks: { store: status } }), headers: { ...JSON_HEADERS, 'retry-after': '5' } };
+          return { ...json(503, { status: 'not_ready', checks: { store: status } }), headers: { ...JSON_NO_STORE_HEADERS, 'retry-after': '5' } };
         },
       },
     },

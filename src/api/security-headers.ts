@@ -16,6 +16,12 @@ export const API_SECURITY_HEADERS: Readonly<Record<string, string>> = Object.fre
 });
 
 /**
+ * The head of a JSON answer no cache keeps, security headers included: one shared object, so the
+ * routes that answer with it (most of them) leave withSecurityHeaders nothing to copy.
+ */
+export const JSON_NO_STORE_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'content-type': 'application/json', 'cache-control': 'no-store', ...API_SECURITY_HEADERS });
+
+/**
  * The response with the API's security headers; a header the response sets itself stands (the
  * dashboard's pages send their own policy). A response that already has them all is returned as
  * it is, with no copy.

@@ -6,6 +6,7 @@ import { problem } from './problem.js';
 import { DEFAULT_PROJECT_SETTINGS, parseProjectSettings, type ProjectRequestRulesCache, type ProjectSettingsStore } from './project-settings.js';
 import type { RouteTable } from './route.js';
 import type { ApiResponse } from './types.js';
+import { JSON_NO_STORE_HEADERS } from './security-headers.js';
 
 /** Options of `createProjectSettingsRoutes`. */
 export interface ProjectSettingsRoutesOptions {
@@ -19,7 +20,7 @@ export interface ProjectSettingsRoutesOptions {
 }
 
 function json(value: unknown): ApiResponse {
-  return { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: JSON.stringify(value) };
+  return { status: 200, headers: JSON_NO_STORE_HEADERS, body: JSON.stringify(value) };
 }
 
 /**

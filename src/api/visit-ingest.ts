@@ -11,6 +11,7 @@ import type { ApiLimits } from './limits.js';
 import { headerProblem, problem } from './problem.js';
 import { headerValue } from './request-headers.js';
 import type { ApiRequest, ApiResponse } from './types.js';
+import { JSON_NO_STORE_HEADERS } from './security-headers.js';
 
 /** What the route needs from the handler. */
 export interface VisitIngestOptions {
@@ -47,12 +48,11 @@ function withinErrorBudget(rejected: readonly Rejection[]): Rejection[] {
   });
 }
 
-const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
 // Stripe's name for it: tells a client (and its logs) that this answer is the first request's.
-const REPLAYED_HEADERS = { ...JSON_HEADERS, 'idempotent-replayed': 'true' } as const;
+const REPLAYED_HEADERS = { ...JSON_NO_STORE_HEADERS, 'idempotent-replayed': 'true' } as const;
 
 function accepted(body: string, replayed = false): ApiResponse {
-  return { status: 202, headers: replayed ? REPLAYED_HEADERS : JSON_HEADERS, body };
+  return { status: 202, headers: replayed ? REPLAYED_HEADERS : JSON_NO_STORE_HEADERS, body };
 }
 
 /**

@@ -18,6 +18,7 @@ import type { ApiResponse } from './types.js';
 import { visitCsvRow, visitJson, VISIT_CSV_HEADER } from './visit-json.js';
 import { openVisitEventStream } from './visit-event-stream.js';
 import { createEventStreamBudget, type EventStreamLimits } from './event-stream-budget.js';
+import { JSON_NO_STORE_HEADERS } from './security-headers.js';
 
 /** Options of `createVisitRoutes`. */
 export interface VisitRoutesOptions {
@@ -45,7 +46,6 @@ export interface EventStreamOptions extends EventStreamLimits {
 
 const INTERVALS: readonly StatsInterval[] = ['minute', 'hour', 'day'];
 const DIMENSIONS: readonly StatsDimension[] = ['agent', 'agent_type', 'result', 'path', 'referral', 'status'];
-const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
 // A CSV export may hold more than one JSON page; the store is still read a page at a time.
 const MAX_CSV_VISITS = 100_000;
 const TIMELINE_PAGE = 1000;
@@ -61,7 +61,7 @@ const STREAM_RETRY_AFTER_SECONDS = 5;
 const VIOLATION_SCAN_ROWS = 10_000;
 
 function json(status: number, value: unknown): ApiResponse {
-  return { status, headers: JSON_HEADERS, body: JSON.stringify(value) };
+  return { status, headers: JSON_NO_STORE_HEADERS, body: JSON.stringify(value) };
 }
 
 function iso(time: number): string {
@@ -174,14 +174,14 @@ export function createVisitRoutes(options: VisitRoutesOptions): RouteTable {
         }
         const next = full || written.length === limit ? last! : null;
         if (csv) return csvResponse(`visits-${projectId}.csv`, csvLine(VISIT_CSV_HEADER) + written.join(''), next === null ? {} : { 'x-next-cursor': next });
-        return { status: 200, headers: JSON_HEADERS, body: `{"visits":[${written.join(',')}],"next":${JSON.stringify(next)}}` };
+        return { status: 200, headers: JSON_NO_STORE_HEADERS, body: `{"visits":[${written.join(',')}],"next":${JSON.stringify(next)}}` };
       }),
     },
     '/visits/{id}': {
       GET: read(async ({ params }, projectId) => {
         const visit = await visits.getVisit(projectId, params['id']!);
         if (visit === undefined) return problem('not-found', `This project has no visit ${JSON.stringify(params['id']!.slice(0, 64))}.`);
-        return { status: 200, headers: JSON_HEADERS, body: serialize(visit) };
+        return { status: 200, headers: JSON_NO_STORE_HEADERS, body: serialize(visit) };
       }),
     },
     '/visits/stream': {

@@ -18,6 +18,7 @@ import type { RouteTable } from './route.js';
 import type { ApiRequest, ApiResponse } from './types.js';
 import type { VisitIngest, VisitItems } from './visit-ingest.js';
 import type { VisitStore } from '../visits/visit-store.js';
+import { JSON_NO_STORE_HEADERS } from './security-headers.js';
 
 /** The most a log may hold once decompressed: the plugin's own cap on its log file (16 MiB). */
 export const WORDPRESS_LOG_MAX_BYTES = 16 * 1024 * 1024;
@@ -208,7 +209,7 @@ export function createWordPressRoutes(options: { readonly ingest: VisitIngest; r
         json: false,
         run: ({ project }) => ({
           status: 200,
-          headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
+          headers: JSON_NO_STORE_HEADERS,
           body: JSON.stringify({ is_analytics_allowed: true, is_robots_txt_enforcement_allowed: true, analytics_script_tag: '' }),
           projectId: project?.id,
         }),
@@ -234,7 +235,7 @@ export function createWordPressRoutes(options: { readonly ingest: VisitIngest; r
           const errors = types.flatMap((type, i) => (type === undefined ? [{ pointer: `/agent_types/${i}`, code: 'enum', message: 'not an agent type' }] : []));
           if (errors.length > 0) return problem('validation-failed', 'agent_types names an unknown agent type; see errors.', { errors });
           const strings = await observedUserAgents(visits, catalog, project!.id, [...new Set(types as AgentType[])]);
-          return { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: JSON.stringify(strings), projectId: project?.id };
+          return { status: 200, headers: JSON_NO_STORE_HEADERS, body: JSON.stringify(strings), projectId: project?.id };
         },
       },
     },
