@@ -1,5 +1,8 @@
 // The published address ranges of CDNs that connect to a site's server themselves, so that a
-// client-IP rule can believe their headers from them and from nobody else (see data/README.md).
+// client-IP rule can believe their headers from them and from nobody else (see data/README.md),
+// and a verifier knows such an address for a proxy's, not a client's.
+import type { IpAddress } from './ip-ranges/ip-address.js';
+import { compilePrefixSet, parseCidr, type CidrPrefix } from './ip-ranges/prefix-set.js';
 
 /**
  * The addresses Cloudflare's proxy connects to an origin from, as Cloudflare publishes them at
@@ -35,3 +38,20 @@ export const CLOUDFLARE_IP_RANGES: readonly string[] = Object.freeze([
   '2a06:98c0::/29',
   '2c0f:f248::/32',
 ]);
+
+let cdnProxies: ((address: IpAddress) => boolean) | undefined;
+
+/**
+ * Whether an address is one a CDN's proxy connects to a site from (Cloudflare's published
+ * ranges): the address a site without the CDN among its trusted proxies takes for the client's.
+ * It says nothing of who sent the request, so a verifier finds no evidence in it either way: a
+ * genuine crawler reaching a site through Cloudflare is not branded a spoofer for the edge's
+ * address.
+ */
+export function isCdnProxyAddress(address: IpAddress): boolean {
+  if (cdnProxies === undefined) {
+    const set = compilePrefixSet(CLOUDFLARE_IP_RANGES.map((cidr) => parseCidr(cidr) as CidrPrefix));
+    cdnProxies = (candidate) => set.has(candidate);
+  }
+  return cdnProxies(address);
+}

@@ -4,6 +4,7 @@ import { LRUCache } from 'lru-cache';
 import type { Agent } from '../catalog/types.js';
 import { formatIpAddress, parseIpAddress, type IpAddress } from './ip-ranges/ip-address.js';
 import { isNonPublicAddress } from './ip-ranges/public-address.js';
+import { isCdnProxyAddress } from './proxy-ranges.js';
 import type { ReverseDnsReason, VerificationCheck, VerificationContext, Verifier } from './types.js';
 
 /**
@@ -62,6 +63,7 @@ const DNS_TIMEOUT = check('inconclusive', 'dns-timeout');
 const MISSING = check('inconclusive', 'client-ip-missing');
 const INVALID = check('inconclusive', 'client-ip-invalid');
 const NOT_PUBLIC = check('inconclusive', 'client-ip-not-public');
+const CDN_PROXY = check('inconclusive', 'client-ip-is-proxy');
 
 // Bounds the work one address can cause: a reverse zone owner chooses how many PTRs it returns,
 // and each name in the domain costs a forward lookup.
@@ -258,6 +260,8 @@ export function reverseDnsVerifier(options: ReverseDnsVerifierOptions): Verifier
       if (address === undefined) return INVALID;
       // The site's own network: its reverse zone is whatever the local resolver says, no evidence.
       if (isNonPublicAddress(address)) return NOT_PUBLIC;
+      // A CDN's edge, not the sender's address: its reverse zone is the CDN's, no evidence either way.
+      if (isCdnProxyAddress(address)) return CDN_PROXY;
       const text = formatIpAddress(address);
       const { suffixes, key: suffixKey } = suffixesOf(agent);
       const key = `${text} ${suffixKey}`;

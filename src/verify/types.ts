@@ -41,7 +41,7 @@ export type WebBotAuthReason =
   | 'nonce-replayed';
 
 /** Reason codes of the IP-range verifier. */
-export type IpRangeReason = 'ip-in-range' | 'ip-not-in-range' | 'client-ip-missing' | 'client-ip-invalid' | 'client-ip-not-public';
+export type IpRangeReason = 'ip-in-range' | 'ip-not-in-range' | 'client-ip-missing' | 'client-ip-invalid' | 'client-ip-not-public' | 'client-ip-is-proxy';
 
 /** Reason codes of the reverse-DNS verifier. */
 export type ReverseDnsReason =
@@ -54,7 +54,8 @@ export type ReverseDnsReason =
   | 'dns-timeout'
   | 'client-ip-missing'
   | 'client-ip-invalid'
-  | 'client-ip-not-public';
+  | 'client-ip-not-public'
+  | 'client-ip-is-proxy';
 
 /** Every reason a built-in verifier can give, plus `verifier-error` when a verifier throws. */
 export type VerificationReason = WebBotAuthReason | IpRangeReason | ReverseDnsReason | 'verifier-error';

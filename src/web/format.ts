@@ -173,6 +173,7 @@ const REASONS: Record<string, string> = {
   'client-ip-missing': 'No client address was found in the request headers.',
   'client-ip-invalid': 'The client address could not be read.',
   'client-ip-not-public': "The only client address known is a private or loopback one (the site's own network): no evidence either way.",
+  'client-ip-is-proxy': "The only client address known is a CDN's edge (Cloudflare's, not among the project's trusted proxies): no evidence either way.",
   'ptr-and-forward-match': "The address's reverse DNS name is in the operator's domain and resolves back to it.",
   'ptr-not-in-domain': "The address's reverse DNS name is outside the operator's domains.",
   'forward-mismatch': "The reverse DNS name does not resolve back to the address.",

@@ -46,9 +46,10 @@ describe('the client address of a forwarded request', () => {
     const { wordpress, stored, call } = await setup();
     await wordpress({ 'Remote-Addr': '10.0.0.2', 'X-Forwarded-For': GPTBOT_ADDRESS });
     expect(await stored()).toMatchObject({ result: 'verified', client_ip: GPTBOT_ADDRESS, client_ip_header: 'x-forwarded-for' });
-    // A public peer is not believed by default, Cloudflare's included (anyone's Worker connects from its ranges).
+    // A public peer is not believed by default, Cloudflare's included (anyone's Worker connects from
+    // its ranges), and its edge's address is no evidence against the claim either.
     await wordpress({ 'Remote-Addr': '172.64.0.1', 'CF-Connecting-IP': GPTBOT_ADDRESS });
-    expect(await stored()).toMatchObject({ result: 'verification_failed', client_ip: '172.64.0.1', client_ip_header: 'remote-addr' });
+    expect(await stored()).toMatchObject({ result: 'not_verifiable', client_ip: '172.64.0.1', client_ip_header: 'remote-addr', verification: { checks: [{ reason: 'client-ip-is-proxy' }] } });
     const saved = await call('/project-settings', JSON.stringify({ client_ip: { trusted_proxies: CLOUDFLARE_IP_RANGES } }), { 'content-type': 'application/json' }, 'PUT');
     expect(saved.status).toBe(200);
     await wordpress({ 'Remote-Addr': '172.64.0.1', 'CF-Connecting-IP': GPTBOT_ADDRESS });

@@ -131,6 +131,16 @@ describe('ipRangeVerifier', () => {
     }
   });
 
+  it("finds no evidence in a CDN edge's address (Cloudflare's ranges): a site behind Cloudflare that does not name it as its proxy sees only the edge, and a genuine crawler is not branded a spoofer for it", () => {
+    const verifier = ipRangeVerifier({ lists });
+    for (const ip of ['104.16.0.1', '172.64.0.1', '2606:4700::1', '::ffff:162.158.1.1']) {
+      expect(verifier.verify(crawler, request(ip), context), ip).toEqual({ method: 'ip-ranges', outcome: 'inconclusive', reason: 'client-ip-is-proxy' });
+    }
+    // An agent whose own list holds the address passes all the same.
+    const onCloudflare = ipRangeVerifier({ lists: { 'edge.json': jafar({ ipv4Prefix: '104.16.0.0/24' }) } });
+    expect(onCloudflare.verify(agent('edge-bot', { ip_ranges: ['edge.json'] }), request('104.16.0.1'), context)).toMatchObject({ outcome: 'pass' });
+  });
+
   it('matches IPv4 addresses against IPv6 prefixes covering ::ffff:0:0/96 (lists refuse them; trusted-proxy rules do not)', () => {
     const v4 = parseIpAddress('192.0.2.1')!;
     expect(compilePrefixSet([parseCidr('::ff00:0:0/88') as CidrPrefix]).has(v4)).toBe(true);

@@ -88,6 +88,8 @@ describe('reverseDnsVerifier', () => {
     ['203.0.113.2', 'fail', 'ptr-not-in-domain'],
     ['203.0.113.3', 'fail', 'ptr-not-in-domain'],
     ['203.0.113.99', 'fail', 'no-ptr'],
+    // A CDN edge's address (Cloudflare's) is the proxy's, not the sender's: never looked up.
+    ['104.16.0.1', 'inconclusive', 'client-ip-is-proxy'],
     ['203.0.113.5', 'inconclusive', 'dns-error'],
     ['203.0.113.6', 'inconclusive', 'dns-error'],
     [undefined, 'inconclusive', 'client-ip-missing'],

@@ -4,6 +4,7 @@ import type { IpRangeReason, VerificationCheck, Verifier } from '../types.js';
 import { parseIpAddress } from './ip-address.js';
 import { parseIpRangeList } from './ip-list.js';
 import { isNonPublicAddress } from './public-address.js';
+import { isCdnProxyAddress } from '../proxy-ranges.js';
 import { compilePrefixSet, type CidrPrefix, type PrefixSet } from './prefix-set.js';
 
 /** Options of `ipRangeVerifier`. */
@@ -38,6 +39,7 @@ const MISS_INCONCLUSIVE = check('inconclusive', 'ip-not-in-range');
 const MISSING = check('inconclusive', 'client-ip-missing');
 const INVALID = check('inconclusive', 'client-ip-invalid');
 const NOT_PUBLIC = check('inconclusive', 'client-ip-not-public');
+const CDN_PROXY = check('inconclusive', 'client-ip-is-proxy');
 
 /**
  * Creates the `ip-ranges` verifier. Every list is validated and compiled into interval tables
@@ -128,6 +130,8 @@ export function ipRangeVerifier(options: IpRangeVerifierOptions): Verifier {
       // A private or loopback address is the site's own network: nothing is known of the sender.
       if (isNonPublicAddress(address)) return NOT_PUBLIC;
       if (set.has(address)) return PASS;
+      // A CDN's edge (a site behind Cloudflare that does not name it as its proxy): not the sender's address.
+      if (isCdnProxyAddress(address)) return CDN_PROXY;
       return missFails ? FAIL : MISS_INCONCLUSIVE;
     },
   };
