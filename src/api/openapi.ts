@@ -1016,7 +1016,7 @@ export function createOpenApiDocument(options: {
               description:
                 'Header names (RFC 9110 tokens), at most 20, read in order; secret headers (authorization, cookie, tokens, API keys) are refused. [] trusts no header, for a site with no proxy in front, where the client writes them all: its visits then have an address only when sent with client_ip.',
             },
-            trusted_proxies: { oneOf: [{ type: 'integer', minimum: 0, maximum: 64 }, { type: 'array', maxItems: 100, items: { type: 'string' }, description: 'At most 100 CIDRs.' }] },
+            trusted_proxies: { oneOf: [{ type: 'integer', minimum: 0, maximum: 64 }, { type: 'array', maxItems: 100, items: { type: 'string' }, description: 'At most 100 CIDRs; the entry "cloudflare" stands for Cloudflare\'s published ranges.' }] },
           },
         },
         ProjectSettings: {

@@ -8,6 +8,7 @@ import { compilePrefixSet, parseCidr, type CidrPrefix } from './ip-ranges/prefix
 const MIN_PROXY_PREFIX_V4 = 8;
 const MIN_PROXY_PREFIX_V6 = 16;
 import { isNonPublicAddress } from './ip-ranges/public-address.js';
+import { CLOUDFLARE_IP_RANGES } from './proxy-ranges.js';
 
 /** Options of `createClientIpRule`. */
 export interface ClientIpOptions {
@@ -26,7 +27,8 @@ export interface ClientIpOptions {
    * one; when every hop is non-public, the leftmost. A number N: skip exactly the N rightmost
    * entries (added by your own proxies beyond the first) and take the next one, whatever it is. A
    * list of CIDRs: walk from the right past addresses inside them only, and take the first address
-   * outside them. An explicit setting replaces the default walk.
+   * outside them; the entry `cloudflare` stands for Cloudflare's published ranges
+   * (`CLOUDFLARE_IP_RANGES`), for a site behind it. An explicit setting replaces the default walk.
    */
   readonly trustedProxies?: number | readonly string[];
 }
@@ -259,8 +261,9 @@ export function createClientIpRule(options: ClientIpOptions = {}): ClientIpRule 
     if (!Number.isInteger(trusted) || trusted < 0 || trusted > 64) throw new RangeError(`trustedProxies must be an integer from 0 to 64 or a list of CIDRs, got ${trusted}`);
     skip = trusted;
   } else if (Array.isArray(trusted)) {
-    const prefixes: CidrPrefix[] = trusted.map((cidr: unknown, i) => {
+    const prefixes: CidrPrefix[] = trusted.flatMap((cidr: unknown, i) => {
       if (typeof cidr !== 'string') throw new TypeError(`trustedProxies[${i}] must be a CIDR string, got ${String(cidr)}`);
+      if (cidr.trim().toLowerCase() === 'cloudflare') return CLOUDFLARE_IP_RANGES.map((range) => parseCidr(range) as CidrPrefix);
       // A bare address is a /32 or /128.
       const result = parseCidr(cidr.includes('/') ? cidr : `${cidr}/${cidr.includes(':') ? 128 : 32}`);
       if (typeof result === 'string') throw new RangeError(`trustedProxies[${i}] is not a valid CIDR (${result}): ${JSON.stringify(cidr)}`);
@@ -269,7 +272,7 @@ export function createClientIpRule(options: ClientIpOptions = {}): ClientIpRule 
       if (result.length < (result.address.family === 4 ? MIN_PROXY_PREFIX_V4 : MIN_PROXY_PREFIX_V6)) {
         throw new RangeError(`trustedProxies[${i}] is too wide to be a site's own proxies (at least /${MIN_PROXY_PREFIX_V4} for IPv4, /${MIN_PROXY_PREFIX_V6} for IPv6): ${JSON.stringify(cidr)}`);
       }
-      return result;
+      return [result];
     });
     const proxies = compilePrefixSet(prefixes);
     ours = (address) => proxies.has(address);

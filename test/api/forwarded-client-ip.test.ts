@@ -6,7 +6,7 @@
 // sent, it stays a header like any other (a review found the first fix applied it to them too).
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { CLOUDFLARE_IP_RANGES, createApiHandler, createEngine, createMemoryProjectStore, createMemoryVisitStore } from '../../src/index.js';
+import { createApiHandler, createEngine, createMemoryProjectStore, createMemoryVisitStore } from '../../src/index.js';
 import { createNodeVerifiers } from '../../src/adapters/node/index.js';
 import { GPTBOT_UA } from '../server/helpers.js';
 
@@ -50,7 +50,8 @@ describe('the client address of a forwarded request', () => {
     // its ranges), and its edge's address is no evidence against the claim either.
     await wordpress({ 'Remote-Addr': '172.64.0.1', 'CF-Connecting-IP': GPTBOT_ADDRESS });
     expect(await stored()).toMatchObject({ result: 'not_verifiable', client_ip: '172.64.0.1', client_ip_header: 'remote-addr', verification: { checks: [{ reason: 'client-ip-is-proxy' }] } });
-    const saved = await call('/project-settings', JSON.stringify({ client_ip: { trusted_proxies: CLOUDFLARE_IP_RANGES } }), { 'content-type': 'application/json' }, 'PUT');
+    // "cloudflare" stands for its published ranges.
+    const saved = await call('/project-settings', JSON.stringify({ client_ip: { trusted_proxies: ['cloudflare'] } }), { 'content-type': 'application/json' }, 'PUT');
     expect(saved.status).toBe(200);
     await wordpress({ 'Remote-Addr': '172.64.0.1', 'CF-Connecting-IP': GPTBOT_ADDRESS });
     expect(await stored()).toMatchObject({ result: 'verified', client_ip: GPTBOT_ADDRESS, client_ip_header: 'cf-connecting-ip' });

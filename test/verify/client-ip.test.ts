@@ -187,8 +187,12 @@ describe('the client address of a request received from a peer', () => {
     const rule = createClientIpRule();
     const viaCloudflare = headers({ 'cf-connecting-ip': '66.249.66.1', 'x-forwarded-for': '66.249.66.1' });
     expect(clientAddressFromPeer(rule, viaCloudflare, '104.16.0.1')).toBe('104.16.0.1');
-    // Given as trustedProxies, Cloudflare's ranges are believed.
+    // Given as trustedProxies, Cloudflare's ranges are believed: the list, or "cloudflare" for it beside other CIDRs.
     expect(clientAddressFromPeer(createClientIpRule({ trustedProxies: CLOUDFLARE_IP_RANGES }), viaCloudflare, '104.16.0.1')).toBe('66.249.66.1');
+    const named = createClientIpRule({ trustedProxies: ['10.0.0.0/8', 'Cloudflare'] });
+    for (const peer of ['104.16.0.1', '2a06:98c0::1', '10.1.2.3']) expect(clientAddressFromPeer(named, viaCloudflare, peer), peer).toBe('66.249.66.1');
+    expect(clientAddressFromPeer(named, viaCloudflare, '198.51.100.9')).toBe('198.51.100.9');
+    expect(() => createClientIpRule({ trustedProxies: ['cloudflare.com'] })).toThrow(/trustedProxies\[0\] is not a valid CIDR/);
   });
 
   it('follows an explicit trustedProxies', () => {

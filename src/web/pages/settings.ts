@@ -176,7 +176,7 @@ export const renderSettings: Page = async ({ main, project, refresh }) => {
         },
       },
       field('Headers, in order', headersInput, 'Comma-separated, e.g. cf-connecting-ip, x-forwarded-for; none when no proxy stands in front of the site, so its visitors write these headers themselves (visits then have an address only when sent with client_ip).'),
-      field('Trusted proxies', proxiesInput, 'A number of X-Forwarded-For hops added by your own proxies, or a comma-separated CIDR list.'),
+      field('Trusted proxies', proxiesInput, 'A number of X-Forwarded-For hops added by your own proxies, or a comma-separated CIDR list ("cloudflare" stands for Cloudflare\'s published ranges).'),
       ipMessage,
       h('button', { type: 'submit' }, 'Save client IP settings'),
     ),
