@@ -435,14 +435,20 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
     return cached !== undefined && cached.until > now() ? cached : undefined;
   };
 
+  /** The store's record of a token and the token's hash; no record for a token the store does not hold. @throws what the store throws. */
+  const lookUpToken = async (token: string): Promise<{ record: TokenRecord | undefined; hash: string }> => {
+    const hash = await hashToken(token);
+    const record = await projects.findByTokenHash(hash);
+    return { record: record !== undefined && constantTimeEqual(record.tokenHash, hash) ? record : undefined, hash };
+  };
+
   const authenticate = async (request: ApiRequest): Promise<{ ok: true; project: Project; key: string } | { ok: false; response: ApiResponse }> => {
     const bearer = readBearer(request.headers);
     if (!bearer.ok) return { ok: false, response: unauthorized(bearer.reason, bearer.header) };
     const time = now();
-    const hash = await hashToken(bearer.token);
-    let record: TokenRecord | undefined;
+    let found: { record: TokenRecord | undefined; hash: string };
     try {
-      record = await projects.findByTokenHash(hash);
+      found = await lookUpToken(bearer.token);
     } catch (error) {
       if (!(error instanceof VisitStoreUnavailableError)) throw error;
       // The store cannot say whether the token is valid: not a 401 (the client would drop a good
@@ -454,7 +460,8 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
         }),
       };
     }
-    if (record === undefined || !constantTimeEqual(record.tokenHash, hash)) {
+    const { record, hash } = found;
+    if (record === undefined) {
       tokenCache.delete(bearer.token);
       return { ok: false, response: unauthorized('unknown-token') };
     }
@@ -521,9 +528,8 @@ export function createApiHandler(options: ApiHandlerOptions): ApiHandler {
         if (project === undefined) return 'valid';
         const bearer = readBearer(request.headers);
         if (!bearer.ok) return 'revoked';
-        const hash = await hashToken(bearer.token);
-        const record = await projects.findByTokenHash(hash);
-        return record !== undefined && constantTimeEqual(record.tokenHash, hash) && record.project.id === project.id ? 'valid' : 'revoked';
+        const { record } = await lookUpToken(bearer.token);
+        return record?.project.id === project.id ? 'valid' : 'revoked';
       } catch (error) {
         // A store that cannot answer says nothing about the credential: the stream keeps the
         // standing it had (and asks again later) rather than ending for every client at once.

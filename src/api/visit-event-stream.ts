@@ -154,7 +154,6 @@ export async function openVisitEventStream(options: VisitEventStreamOptions): Pr
   const recheck = (): Promise<void> =>
     (checking ??= (async () => {
       changesSeen = credential!.changes();
-      checkedAt = clock.now();
       let status: CredentialStatus;
       try {
         status = await credential!.check();

@@ -84,8 +84,8 @@ export function recordFetchResponse(agentwarden: Agentwarden, check: RequestChec
     const record = () => agentwarden.record(check, response);
     void completed.then(record, record);
   }
-  if (platform?.waitUntil === undefined && onCloudflareWorkers()) warnOnceWithoutWaitUntil();
   if (platform?.waitUntil !== undefined) platform.waitUntil(completed === undefined ? agentwarden.flush() : completed.then(agentwarden.flush, agentwarden.flush));
+  else if (onCloudflareWorkers()) warnOnceWithoutWaitUntil();
 }
 
 /** What a visit keeps of a status and the headers answered with it (none: the application threw). */
