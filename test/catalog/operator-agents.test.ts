@@ -67,6 +67,8 @@ describe("operators' documented crawlers are separate agents with their own robo
     ['Amazon Route 53 Health Check Service; ref:0e9ba8e1-0000-0000-0000-000000000000; report http://amzn.to/1vsZADi', 'amazon-route53-health-check-service | Developer Helper | Amazon-Route53-Health-Check-Service'],
     ['ELB-HealthChecker/2.0', 'elb-healthchecker | Developer Helper | ELB-HealthChecker'],
     ['Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/120.0.6099.0 Safari/537.36 CloudWatchSynthetics/arn:aws:synthetics:us-east-1:123456789012:canary:example', 'cloudwatchsynthetics | Developer Helper | CloudWatchSynthetics'],
+    // Scriptable browsers: SlimerJS appends its product to Firefox's header (its webpage.settings docs).
+    ['Mozilla/5.0 (X11; Linux x86_64; rv:59.0) Gecko/20100101 Firefox/59.0 SlimerJS/1.0.0', 'slimerjs | Automated Agent | SlimerJS'],
     ['Edge Health Probe', 'edge-health-probe | Developer Helper | Edge Health Probe'],
     ['ReadyForRequest/1.0 (HealthCheck)', 'readyforrequest | Developer Helper | ReadyForRequest'],
     ['Cloudflare Custom Hostname Verification', 'cloudflare-custom-hostname-verification | Developer Helper | Cloudflare-Custom-Hostname-Verification'],
