@@ -14,8 +14,10 @@ export interface NodeResponseLike {
   readonly statusCode: number;
   readonly headersSent: boolean;
   readonly destroyed?: boolean;
-  /** Null while the response waits behind an earlier one on its connection (HTTP/1.1 pipelining). */
+  /** Null while the response waits behind an earlier one on its connection (HTTP/1.1 pipelining), and after it finished. */
   readonly socket?: unknown;
+  /** Whether the response was handed to the connection in full ('finish'). */
+  readonly writableFinished?: boolean;
   getHeaders(): Readonly<Record<string, string | number | readonly string[] | undefined>>;
   on(event: 'close', listener: () => void): unknown;
   /** The response head as written (Node's, long-standing though underscored). */
@@ -28,7 +30,8 @@ export interface NodeResponseLike {
  * went away. Also when that happened before this call (the client left while a verifier waited
  * on DNS or a key directory), and when a pipelined request queued behind another loses its
  * connection (Node then emits 'close' on its request only). A response whose head was never sent
- * is recorded without a status: Node's `statusCode` would say 200 for it.
+ * is recorded without a status: Node's `statusCode` would say 200 for it (nor is a queued one's,
+ * which the application may have written but which never left the server).
  * @example
  * const check = await core.check(request);
  * recordNodeResponse(core, check, req, res);
@@ -47,9 +50,11 @@ export function recordNodeResponse(
   res.on('close', record);
   if (res.socket === null) {
     req.once('close', () => {
-      // The connection closed under a response still waiting its turn; a request whose body was
-      // read closes too, with its connection open, and its response is recorded on its own 'close'.
-      if (req.socket?.destroyed === true && !res.headersSent) record();
+      // The connection closed under a response still waiting its turn: nothing of it was sent,
+      // even when the application had answered (its head is only buffered), and Node emits no
+      // 'close' for it. A request whose body was read closes too, with its connection open, and a
+      // response that got its turn is recorded on its own 'close'.
+      if (req.socket?.destroyed === true && res.socket === null && res.writableFinished !== true) core.record(check, { status: 0 });
     });
   }
 }

@@ -177,6 +177,18 @@ describe.each(Object.keys(apps))('%s', (name) => {
     expect(paths.sort()).toEqual(['/slow?n=1', '/slow?n=2', '/slow?n=3']);
   });
 
+  it('records pipelined requests the application answered while they waited behind a slow one, without a status (none left the server)', async () => {
+    // Found with nmap's http-enum, which pipelines: the answers queued behind the first response
+    // were written by the site but never sent, and the connection's end lost their visits.
+    const before = sink.visits.length;
+    await rawExchange(app.port, request('/slow?n=1', BROWSER_UA) + request('/page?n=2', BROWSER_UA) + request('/page?n=3', BROWSER_UA), 100);
+    await until(sink, before + 3);
+    await sleep(400);
+    const visits = sink.visits.slice(before).sort((a, b) => a.request_path.localeCompare(b.request_path));
+    expect(visits.map((visit) => visit.request_path)).toEqual(['/page?n=2', '/page?n=3', '/slow?n=1']);
+    for (const visit of visits) expect(visit.response_status_code).toBeUndefined();
+  });
+
   it('records the headers of a head the application wrote with writeHead and an object', async () => {
     const before = sink.visits.length;
     const response = await fetch(`http://127.0.0.1:${app.port}/head`, { headers: { 'user-agent': BROWSER_UA } });
