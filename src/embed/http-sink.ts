@@ -43,7 +43,11 @@ export interface HttpSinkOptions {
   readonly requestTimeoutMs?: number;
   /** How long `close` keeps delivering before it drops what is left (default 10,000 ms). */
   readonly closeTimeoutMs?: number;
-  /** Called with each delivery error (a status, a timeout, a dropped batch); the sink never throws. */
+  /**
+   * Called with each delivery error (a status, a timeout, a dropped batch); the sink never throws.
+   * Omitted, errors are written with `console.warn` (each message once a minute at most), since a
+   * wrong token or url would otherwise lose every visit in silence; `() => {}` keeps them quiet.
+   */
   readonly onError?: (message: string) => void;
   /** Injected for tests and platforms: the Fetch API, timers, the clock and randomness. */
   readonly fetch?: typeof fetch;
@@ -52,6 +56,29 @@ export interface HttpSinkOptions {
   readonly random?: () => number;
   /** A random prefix for this sink's Idempotency-Keys (default `crypto.randomUUID()`); batches add their number. */
   readonly keyPrefix?: string;
+}
+
+/** An error's message, with its cause's: Node's fetch says only "fetch failed", its cause why (connect ECONNREFUSED 127.0.0.1:8080). */
+function errorText(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = (error as { cause?: unknown }).cause;
+  return cause instanceof Error && cause.message !== '' && cause.message !== error.message ? `${error.message} (${cause.message})` : error.message;
+}
+
+/** How often the same delivery error is written again when no onError was given. */
+const REPEAT_WARNING_MS = 60_000;
+
+/** Delivery errors to the console: a new message at once, the same one again at most once a minute. */
+function consoleWarning(clock: { now(): number }): (message: string) => void {
+  let last: string | undefined;
+  let lastAt = 0;
+  return (message) => {
+    const now = clock.now();
+    if (message === last && now - lastAt < REPEAT_WARNING_MS) return;
+    last = message;
+    lastAt = now;
+    console.warn(`agentwarden: visit delivery: ${message} (sink.stats() counts the visits; an onError option replaces this warning)`);
+  };
 }
 
 /** A sink that also reports its counters (queued, delivered, dropped, ...). */
@@ -253,7 +280,7 @@ export function createHttpSink(options: HttpSinkOptions): HttpSink {
       response = await fetchImpl(endpoint, { method: 'POST', headers, body: jsonArray(batch.items), signal: controller.signal, redirect: 'manual' });
     } catch (error) {
       timers.clearTimeout(timeout);
-      const reason = controller.signal.aborted ? `timed out after ${requestTimeoutMs} ms` : error instanceof Error ? error.message : String(error);
+      const reason = controller.signal.aborted ? `timed out after ${requestTimeoutMs} ms` : errorText(error);
       return { outcome: 'retry', error: `POST ${endpoint.href}: ${reason}` };
     }
     let text = '';
@@ -303,7 +330,7 @@ export function createHttpSink(options: HttpSinkOptions): HttpSink {
     timers,
     now: () => clock.now(),
     random: options.random ?? Math.random,
-    ...(options.onError === undefined ? {} : { onError: options.onError }),
+    onError: options.onError ?? consoleWarning(clock),
   });
 
   // It strips secret headers itself and never throws: the middleware hands it visits as they are.

@@ -1,7 +1,7 @@
 // The HTTP visit sink against a real agentwarden server on loopback (delivery, idempotent retries,
 // secrets), and against stub servers where the test is about our own retry and queue logic.
 import { request as httpRequest } from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createHttpSink, parseRetryAfter, serializeVisit, type SinkVisit, type Timers } from '../../src/index.js';
 import { createNodeHttpSink } from '../../src/adapters/node/index.js';
 import { startTestServer, type TestServer } from '../server/helpers.js';
@@ -254,6 +254,38 @@ describe.each(SINKS)('%s', (_transport, createSink) => {
       await sink.flush();
       expect(sink.stats()).toMatchObject({ delivered: 0, dropped: 2, retries: 0 });
       expect(errors.join('\n')).toContain('answered 401');
+    });
+
+    it('without an onError, says on the console why visits are not delivered: each message once a minute at most', async () => {
+      const stub = await startStub((_req, res) => res.writeHead(401, { 'content-type': 'application/problem+json' }).end('{"title":"Unauthorized"}'));
+      cleanups.push(() => stub.close());
+      const warnings: string[] = [];
+      const warn = vi.spyOn(console, 'warn').mockImplementation((message: string) => void warnings.push(message));
+      cleanups.push(async () => warn.mockRestore());
+      let now = 1_000_000;
+      const sink = createSink({ url: stub.url, token: 'wrong', flushIntervalMs: 0, clock: { now: () => now } });
+      for (const i of [1, 2, 3]) {
+        sink.push(visit(i));
+        await sink.flush();
+      }
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatch(/^agentwarden: visit delivery: POST .* answered 401/);
+      now += 60_000;
+      sink.push(visit(4));
+      await sink.flush();
+      expect(warnings).toHaveLength(2);
+      // A server that is not there is named with the reason, not fetch's bare "fetch failed".
+      const gone = await startStub((_req, res) => res.end());
+      await gone.close();
+      const refused = createSink({ url: gone.url, token: 't', flushIntervalMs: 0, maxAttempts: 1 });
+      refused.push(visit(6));
+      await refused.flush();
+      expect(warnings.at(-1)).toMatch(/ECONNREFUSED/);
+      // A sink given onError leaves the console alone.
+      const quiet = createSink({ url: stub.url, token: 'wrong', flushIntervalMs: 0, onError: () => {} });
+      quiet.push(visit(5));
+      await quiet.flush();
+      expect(warnings).toHaveLength(3);
     });
 
     it('does not follow a redirect: the visits and the token go only to the url given, and the batch is dropped with the reason', async () => {
