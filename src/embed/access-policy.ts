@@ -137,7 +137,7 @@ export function createAccessPolicy(options: AccessPolicyOptions, catalog: Catalo
   const allowedVerifiedTypes = agentTypes(options.allowVerifiedAgentTypes, 'allowVerifiedAgentTypes');
   const deniedAgents = new Set(
     stringList(options.denyAgents, 'denyAgents').map((id, i) => {
-      if (catalog.getAgent(id) === undefined) throw new RangeError(`denyAgents[${i}] is not an agent of the catalog: ${JSON.stringify(id)}`);
+      if (catalog.getAgent(id) === undefined) throw new RangeError(`denyAgents[${i}] is not an agent of the catalog: ${JSON.stringify(id)}${agentIdHint(id, catalog)}`);
       return id;
     }),
   );
@@ -164,7 +164,10 @@ export function createAccessPolicy(options: AccessPolicyOptions, catalog: Catalo
   if (options.robotsTxt === true) {
     // Nothing denied at all is a mistake; everything denied let in when verified is a policy (its robots.txt names nobody).
     if (deniedTypes.size === 0 && [...deniedAgents].every(isUnlistedAgentId)) {
-      throw new RangeError('robotsTxt: true renders robots.txt from denyAgentTypes and the catalog agents of denyAgents, which are empty; list agentTypes in robotsTxt or deny some types or agents');
+      // It would answer /robots.txt with an empty file in place of the site's own.
+      throw new RangeError(
+        'robotsTxt: true renders robots.txt from denyAgentTypes and the catalog agents of denyAgents, and this policy has none (spoofed and unlisted agents are turned away at the door: robots.txt cannot name them), so it would serve an empty robots.txt in place of your own; deny some types or agents, or pass robotsTxt: { agentTypes: [...] } for the types robots.txt should disallow, or { siteRobotsTxt: "..." } for your own lines',
+      );
     }
     robotsTxt = checkRobotsSource({}, denied, catalog);
   } else if (options.robotsTxt !== undefined && options.robotsTxt !== false) {
@@ -191,4 +194,11 @@ export function createAccessPolicy(options: AccessPolicyOptions, catalog: Catalo
     reportOnly,
     robotsTxt,
   };
+}
+
+/** ", the id of GPTBot is \"gptbot\"" when a name or robots token was given where an id belongs. */
+function agentIdHint(given: string, catalog: Catalog): string {
+  const wanted = given.toLowerCase();
+  const agent = catalog.agents.find((candidate) => candidate.name.toLowerCase() === wanted || candidate.robots_tokens.some((token) => token.toLowerCase() === wanted));
+  return agent === undefined ? ' (agents are named by their catalog id: GET /agents, or agentwarden identify)' : `; denyAgents takes catalog ids: ${agent.name}'s is ${JSON.stringify(agent.id)}`;
 }

@@ -199,7 +199,17 @@ describe('access policy in the middleware', () => {
     const byType = middleware({ denyAgentTypes: ['Uncategorized'] });
     expect((await byType.run(get('/', 'OtherBot/1.0'), app, LOOPBACK)).status).toBe(403);
     expect((await byType.run(get('/', BROWSER_UA), app, LOOPBACK)).status).toBe(200);
-    expect(() => middleware({ denyAgents: ['unlisted:AcmeBot'], robotsTxt: true })).toThrow(/the catalog agents of denyAgents, which are empty/);
+    // robots.txt would have nothing to say: an empty file in place of the site's own is refused,
+    // saying what to do; the site's own lines alone are served.
+    expect(() => middleware({ denyAgents: ['unlisted:AcmeBot'], robotsTxt: true })).toThrow(/this policy has none .*would serve an empty robots.txt in place of your own; .*siteRobotsTxt/);
+    expect(() => middleware({ denyVerificationFailed: true, robotsTxt: true })).toThrow(/would serve an empty robots.txt/);
+    const ownLines = middleware({ denyVerificationFailed: true, robotsTxt: { siteRobotsTxt: 'User-agent: *\nDisallow: /admin\n' } });
+    expect(await (await ownLines.run(get('/robots.txt', BROWSER_UA), app, LOOPBACK)).text()).toBe('User-agent: *\nDisallow: /admin\n');
+  });
+
+  it('names the id of an agent given by its name or robots token where denyAgents takes ids', () => {
+    expect(() => middleware({ denyAgents: ['GPTBot'] })).toThrow(`denyAgents[0] is not an agent of the catalog: "GPTBot"; denyAgents takes catalog ids: GPTBot's is "gptbot"`);
+    expect(() => middleware({ denyAgents: ['NoSuchBot'] })).toThrow(/not an agent of the catalog: "NoSuchBot" \(agents are named by their catalog id/);
   });
 
   it('in report-only mode records the decision and lets the request through', async () => {
