@@ -78,6 +78,8 @@ describe('agentwarden serve', () => {
       .map((line) => JSON.parse(line))
       .find((entry) => entry.msg === 'IP lists out of date');
     expect(warning?.lists?.map((list: { name: string }) => list.name) ?? []).not.toContain('openai-gptbot.json');
+    // The lists still out of date are the bundled copies the directory lacks, and it says so.
+    expect(warning?.detail).toContain(`now ${lists}, and the bundled copy of each list it lacks`);
   });
 
   it('rejects an unknown verifier name', async () => {

@@ -85,6 +85,10 @@ describe('agentwarden refresh-ip-ranges', () => {
       const { code } = await refresh({ 'a.json': '/ok.json' });
       expect(code).toBe(0);
       expect(read('a.json')).toBe(NEW_LIST);
+      // A list that fails there has no previous copy to keep: serve reads the bundled one for it.
+      const failed = await refresh({ 'b.json': '/error.json' });
+      expect(failed.code).toBe(1);
+      expect(failed.out).toMatch(new RegExp(`^FAILED +b\\.json +HTTP 500.*; no copy in ${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} yet, so the bundled one is used$`, 'm'));
     } finally {
       rmSync(parent, { recursive: true, force: true });
     }

@@ -1,7 +1,7 @@
 // `agentwarden refresh-ip-ranges`: downloads the operators' official IP lists, validates each and
 // replaces the local copy atomically, keeping the last good copy on any failure.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Validator } from 'ip-num';
@@ -235,7 +235,9 @@ export const refreshIpRangesCommand: Command = {
           // Messages quote what the server sent (JSON.parse shows the text it stopped at): escape
           // it, and mask any password an error message repeats from a URL.
           const reason = escapeControlCharacters(withoutPassword((error as Error).message));
-          return { ok: false, line: `FAILED  ${name.padEnd(width)}  ${reason}; kept the previous copy` };
+          // A directory of one's own may not have the list yet: then serve reads the bundled one.
+          const kept = existsSync(join(dir, name)) ? 'kept the previous copy' : `no copy in ${dir} yet, so the bundled one is used`;
+          return { ok: false, line: `FAILED  ${name.padEnd(width)}  ${reason}; ${kept}` };
         }
       }),
     );

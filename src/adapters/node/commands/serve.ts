@@ -465,7 +465,7 @@ export const serveCommand: Command = {
           time: new Date().toISOString(),
           level: 'warn',
           msg: 'IP lists out of date',
-          detail: `published more than ${IP_LISTS_MAX_AGE_DAYS} days ago: a crawler's newer addresses fail verification until "agentwarden refresh-ip-ranges --dir DIR" runs and serve reads DIR (--ip-ranges-dir DIR; now ${ipRangesDir ?? 'the bundled lists'})`,
+          detail: `published more than ${IP_LISTS_MAX_AGE_DAYS} days ago: a crawler's newer addresses fail verification until "agentwarden refresh-ip-ranges --dir DIR" runs and serve reads DIR (--ip-ranges-dir DIR; now ${ipRangesDir === undefined ? 'the bundled lists' : `${ipRangesDir}, and the bundled copy of each list it lacks`})`,
           lists: outdated,
         });
       }
