@@ -1,5 +1,7 @@
 // Building blocks the dashboard's pages share: panels with a CSV link, tables that become one
-// labelled block per row in a narrow window, share bars, verification badges and outcome tiles.
+// labelled block per row in a narrow window, share bars, verification and decision badges and
+// outcome tiles.
+import type { VisitJson } from './api.js';
 import { h, replace, type Child } from './dom.js';
 import { formatCount, plural, RESULT_LABELS } from './format.js';
 
@@ -100,6 +102,48 @@ export function resultBadge(result: string, href?: string): HTMLElement {
   const label = RESULT_LABELS[result] ?? result;
   if (href === undefined) return h('span', { class: `badge result-${result}` }, label);
   return h('a', { class: `badge result-${result}`, href, title: 'See the checks that decided it', 'aria-label': `${label}: see why` }, label);
+}
+
+// The rules of agentwarden's access policies (src/embed/access-policy.ts), in the visit page's
+// words. A Map: a site's own rule may be named "constructor", which a plain object would find.
+const POLICY_RULES = new Map([
+  ['deny-verification-failed', 'Deny spoofed agents'],
+  ['deny-agent', 'Deny chosen agents'],
+  ['deny-agent-type', 'Deny chosen agent types'],
+  ['allow-verified', 'Allow verified agents'],
+]);
+
+/** An access-policy rule in words; a site's own rule shows by its name. */
+export function policyRuleName(rule: string): string {
+  return POLICY_RULES.get(rule) ?? rule;
+}
+
+/**
+ * What the site's access policy did with a visit, as a badge and the rule: "Blocked", "Would
+ * block (report only)" (report-only mode let it through) or "Allowed"; "Blocked" alone when the
+ * site reported a block without a decision (the WordPress plugin). Null when there is neither.
+ */
+export function decisionBadge(visit: Pick<VisitJson, 'decision' | 'is_blocked'>): HTMLElement | null {
+  const { decision } = visit;
+  const [label, kind] =
+    decision?.action === 'deny'
+      ? decision.report_only === true
+        ? ['Would block (report only)', 'warn-badge']
+        : ['Blocked', 'bad-badge']
+      : decision?.action === 'allow'
+        ? ['Allowed', 'ok']
+        : visit.is_blocked === true
+          ? ['Blocked', 'bad-badge']
+          : [];
+  if (label === undefined) return null;
+  const rule = typeof decision?.rule === 'string' ? decision.rule : undefined;
+  return h(
+    'span',
+    { class: 'decision' },
+    h('span', { class: `badge ${kind}` }, label),
+    // Said aloud, the badge and the rule read as one sentence.
+    rule === undefined ? null : h('span', { class: 'decision-rule', title: rule }, h('span', { class: 'visually-hidden' }, ' by the rule '), policyRuleName(rule)),
+  );
 }
 
 /** The order outcome tiles are shown in: spoofed first. */

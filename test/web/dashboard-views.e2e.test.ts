@@ -51,9 +51,11 @@ describe.skipIf(!available)('dashboard views in Chromium', () => {
     const at = (minutesAgo: number) => new Date(now - minutesAgo * 60_000).toISOString();
     await api('PUT', '/project-settings', { robots: { agent_types: ['AI Data Scraper'], disallow: ['/private/'] } });
     await api('POST', '/visits', [
-      visit(GPTBOT, '/private/report', { created: at(90) }, { 'x-forwarded-for': FOREIGN_IP }),
+      // The same spoofer earlier, when the site's policy only reported what it would block.
+      visit(GPTBOT, '/private/report', { is_blocked: false, decision: { rule: 'deny-verification-failed', action: 'deny', report_only: true }, created: at(90) }, { 'x-forwarded-for': FOREIGN_IP }),
       visit(GPTBOT, '/private/report', { response_status_code: 404, is_blocked: true, decision: { rule: 'deny-verification-failed', action: 'deny', report_only: false }, created: at(80) }, { 'x-forwarded-for': FOREIGN_IP, accept: 'text/html', authorization: 'Bearer secret-of-the-site' }),
-      ...[200, 150, 100, 50, 20].map((m) => visit(GPTBOT, m === 20 ? '/robots.txt' : '/blog/first-post', { created: at(m) }, { 'x-forwarded-for': OPENAI_IP })),
+      // The genuine GPTBot's last visit let in by an allow rule.
+      ...[200, 150, 100, 50, 20].map((m) => visit(GPTBOT, m === 20 ? '/robots.txt' : '/blog/first-post', m === 20 ? { is_blocked: false, decision: { rule: 'allow-verified', action: 'allow', report_only: false }, created: at(m) } : { created: at(m) }, { 'x-forwarded-for': OPENAI_IP })),
       visit(CLAUDEBOT, '/docs', { created: at(70) }),
       visit(CLAUDEBOT, '/old-page', { response_status_code: 404, created: at(60) }),
       visit(BROWSER, '/pricing?utm_source=chatgpt.com', { created: at(40) }, { referer: 'https://chatgpt.com/' }),
@@ -78,6 +80,11 @@ describe.skipIf(!available)('dashboard views in Chromium', () => {
     expect(await badge.textContent()).toBe('Spoofed');
     // Red: the badge is filled with the "bad" colour.
     expect(await badge.evaluate((el) => getComputedStyle(el).backgroundColor)).toBe('rgb(179, 38, 30)');
+    // The site's decision is on the row, in words: blocked, or only reported, and by which rule.
+    const decisions = page.locator('table.timeline tbody tr', { hasText: '/private/report' }).locator('td[data-label="Status"]');
+    expect(await decisions.allTextContents()).toEqual(['404Blocked by the rule Deny spoofed agents', '200Would block (report only) by the rule Deny spoofed agents']);
+    expect(await page.locator('table.timeline tbody tr', { hasText: '/robots.txt' }).locator('td[data-label="Status"]').textContent()).toBe('200Allowed by the rule Allow verified agents');
+    expect(await page.locator('table.timeline tbody tr', { hasText: '/blog/first-post' }).first().locator('.decision').count()).toBe(0);
     await badge.click();
     await page.getByRole('heading', { level: 1, name: /Visit GET \/private\/report/ }).waitFor();
     const verification = page.getByRole('region', { name: 'Verification' });

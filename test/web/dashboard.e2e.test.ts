@@ -171,13 +171,18 @@ describe.skipIf(!available)('dashboard in Chromium', () => {
       request_method: 'GET',
       request_headers: { 'user-agent': 'Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot)', 'x-forwarded-for': '203.0.113.7' },
       response_status_code: 200,
+      // A policy in report-only mode let it through, and says what it would have done.
+      is_blocked: false,
+      decision: { rule: 'deny-verification-failed', action: 'deny', report_only: true },
     };
     expect((await api('/visits', projectToken, [visit])).status).toBe(202);
     await expect.poll(() => page.locator('table.timeline tbody tr').count(), { timeout: 1000 }).toBe(2);
     const spoofed = page.locator('table.timeline tbody tr').first();
     expect(await spoofed.textContent()).toContain('GPTBot');
-    expect(await spoofed.locator('.badge').textContent()).toBe('Spoofed');
+    expect(await spoofed.locator('a.badge').textContent()).toBe('Spoofed');
     expect(await spoofed.textContent()).toContain('203.0.113.7');
+    // The streamed row draws the decision as the loaded ones do.
+    expect(await spoofed.locator('td[data-label="Status"]').textContent()).toBe('200Would block (report only) by the rule Deny spoofed agents');
     await shot('06-timeline');
     // Filters: only the spoofed visit, then all again.
     const rows = () => page.locator('table.timeline tbody tr').count();

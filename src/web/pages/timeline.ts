@@ -9,7 +9,7 @@ import { field, h, replace, type Child } from '../dom.js';
 import { formatCount, formatDateTime, formatTime, referralName, RESULT_LABELS } from '../format.js';
 import { zoneLine } from '../range.js';
 import { href, updateParams } from '../route-state.js';
-import { clippedPath, resultBadge } from '../view.js';
+import { clippedPath, decisionBadge, resultBadge } from '../view.js';
 
 const MAX_ROWS = 500;
 
@@ -20,7 +20,8 @@ function cell(label: string, className: string, ...children: Child[]): HTMLTable
 
 /**
  * One visit as a timeline row (also used by the agent page): the time and the result badge link
- * to the visit's detail, the agent to its page.
+ * to the visit's detail, the agent to its page. The status carries the site's access decision, so
+ * a report-only policy shows here what it would have blocked.
  */
 export function visitRow(projectId: string, visit: VisitJson, fresh = false): HTMLTableRowElement {
   const detail = href(['p', projectId, 'visits', visit.id]);
@@ -34,7 +35,7 @@ export function visitRow(projectId: string, visit: VisitJson, fresh = false): HT
     cell('Time', 'nowrap', h('a', { href: detail, 'aria-label': `Visit at ${formatDateTime(visit.time)}: details` }, h('time', { datetime: visit.time, title: formatDateTime(visit.time) }, formatTime(visit.time)))),
     cell('Agent', 'agent', agent, ' ', resultBadge(visit.result, detail)),
     cell('Path', 'path', clippedPath(visit.request_path, h('span', { class: 'method' }, visit.request_method), ' ')),
-    cell('Status', 'num', visit.response_status_code === undefined ? '—' : String(visit.response_status_code)),
+    cell('Status', 'num', visit.response_status_code === undefined ? '—' : String(visit.response_status_code), decisionBadge(visit)),
     cell('Client IP', 'mono', visit.client_ip ?? '—'),
     cell('Referral', '', visit.referral === null ? '—' : referralName(visit.referral)),
   );
