@@ -214,6 +214,19 @@ describe.skipIf(!available)('dashboard pages showing hostile visit data in Chrom
     expect((await admin('DELETE', `projects/${id}`)).status).toBe(204);
   });
 
+  it("shows a site's own rule by its name, also one named like an object's own member", async () => {
+    const api = projectApi(server);
+    const browserUa = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0';
+    await api('POST', '/visits', [{ request_path: '/own-rule', request_method: 'GET', request_headers: { 'user-agent': browserUa }, response_status_code: 403, decision: { rule: 'constructor', action: 'deny', report_only: false } }]);
+    const id = (await api('GET', '/visits?limit=1')).visits[0].id;
+    await openView(page, server.dashboard, `#/p/${server.projectId}/visits/${id}`, /Visit GET \/own-rule/);
+    expect(await page.locator('dt:text-is("Rule") + dd').textContent()).toBe('constructor constructor');
+    await openView(page, server.dashboard, `#/p/${server.projectId}/timeline`, /realtime timeline/);
+    const row = page.locator('table.timeline tbody tr', { hasText: '/own-rule' });
+    expect(await row.textContent()).toContain('Blocked by the rule constructor');
+    expect(await row.textContent()).not.toContain('function');
+  });
+
   it('had no script error, console error or CSP violation', () => {
     expect(problems).toEqual([]);
   });

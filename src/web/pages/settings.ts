@@ -107,7 +107,7 @@ export const renderSettings: Page = async ({ main, project, refresh }) => {
       'div',
       { class: 'row' },
       h('button', { type: 'button', class: 'primary', onclick: () => void issue(true) }, live.length === 0 ? 'Issue a token' : 'Rotate token'),
-      live.length === 0 ? null : h('button', { type: 'button', onclick: () => void issue(false) }, 'Add a second token'),
+      live.length === 0 ? null : h('button', { type: 'button', onclick: () => void issue(false) }, live.length === 1 ? 'Add a second token' : 'Add another token'),
     ),
   );
 

@@ -7,7 +7,7 @@ import { h, replace, setTitle, visibleText, type Child } from '../dom.js';
 import { formatDateTime, formatDuration, METHOD_LABELS, OUTCOME_LABELS, reasonText, referralName, shownTimeZone } from '../format.js';
 import { zoneLine } from '../range.js';
 import { href } from '../route-state.js';
-import { collapsible, dataTable, resultBadge } from '../view.js';
+import { collapsible, dataTable, policyRuleName, resultBadge } from '../view.js';
 
 // Fields drawn in their own sections; anything else a client sent is listed under "Other fields".
 const SHOWN = new Set([
@@ -32,14 +32,6 @@ const SHOWN = new Set([
   'decision',
   'is_blocked',
 ]);
-
-// The rules of agentwarden's access policies (src/embed/access-policy.ts), in words; a site's own rules show by name.
-const POLICY_RULES: Record<string, string> = {
-  'deny-verification-failed': 'Deny spoofed agents',
-  'deny-agent': 'Deny chosen agents',
-  'deny-agent-type': 'Deny chosen agent types',
-  'allow-verified': 'Allow verified agents',
-};
 
 /** A term and its description, for the summary lists. */
 function item(term: string, ...description: Child[]): HTMLElement[] {
@@ -157,7 +149,7 @@ export const renderVisit: Page = async ({ main, project, route }) => {
                     decision.action === 'deny' ? 'Deny' : decision.action === 'allow' ? 'Allow' : String(decision.action ?? '—'),
                     decision.report_only === true ? ' — report only: recorded, not enforced' : '',
                   ),
-                  ...(decision.rule === undefined ? [] : item('Rule', POLICY_RULES[String(decision.rule)] ?? String(decision.rule), ' ', h('code', { class: 'reason' }, String(decision.rule)))),
+                  ...(decision.rule === undefined ? [] : item('Rule', policyRuleName(String(decision.rule)), ' ', h('code', { class: 'reason' }, String(decision.rule)))),
                   ...(visit.is_blocked === undefined ? [] : item('Blocked', visit.is_blocked ? 'Yes: the site refused the request' : 'No: the request went through')),
                 ),
           );
