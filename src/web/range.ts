@@ -3,7 +3,7 @@
 // live mode that redraws as visits arrive.
 import { apiUrl, request } from './api.js';
 import { field, h, type Child } from './dom.js';
-import { dayOf, formatTime, isUtc, setUtc, shownTimeZone, startOfDay } from './format.js';
+import { dayOf, formatTime, isUtc, setUtc, shownTimeZone, startOfDay, viewerTimeZone } from './format.js';
 import { currentParams, updateParams } from './route-state.js';
 
 type Interval = 'minute' | 'hour' | 'day';
@@ -119,6 +119,9 @@ export function rangeToolbar(changed: () => void, extra: Child[] = []): RangeToo
   };
 }
 
+/** The names a browser gives UTC as its own time zone. */
+const UTC_ZONES = new Set(['UTC', 'Etc/UTC', 'Etc/Universal', 'Etc/Zulu', 'Universal', 'Zulu']);
+
 /**
  * The line naming the zone times are shown in, with a switch to UTC (kept in the URL as tz=utc);
  * `changed` redraws the page's times.
@@ -133,8 +136,10 @@ export function zoneLine(changed: () => void): { element: HTMLElement; updated(a
     zoneName.textContent = shownTimeZone();
     changed();
   });
+  // A viewer whose own zone is UTC has nothing to switch to.
+  const switchToUtc = UTC_ZONES.has(viewerTimeZone()) ? null : h('label', { class: 'check inline' }, utcBox, ' Show UTC');
   return {
-    element: h('p', { class: 'muted small zone-line' }, 'Times in ', zoneName, '. ', h('label', { class: 'check inline' }, utcBox, ' Show UTC'), status),
+    element: h('p', { class: 'muted small zone-line' }, 'Times in ', zoneName, '.', switchToUtc === null ? null : ' ', switchToUtc, status),
     updated(at) {
       status.textContent = ` Updated ${formatTime(at.toISOString())}.`;
     },

@@ -93,8 +93,8 @@ export async function watchedPage(browser: Browser, problems: string[], options:
 }
 
 /** A watched page (see `watchedPage`) logged in to the dashboard with the admin secret, on the projects list. */
-export async function loggedInPage(browser: Browser, dashboard: string, secret: string, problems: string[]): Promise<Page> {
-  const page = await watchedPage(browser, problems);
+export async function loggedInPage(browser: Browser, dashboard: string, secret: string, problems: string[], options: Parameters<Browser['newPage']>[0] = {}): Promise<Page> {
+  const page = await watchedPage(browser, problems, options);
   await page.goto(dashboard);
   await page.getByLabel('Admin secret').fill(secret);
   await page.keyboard.press('Enter');

@@ -26,6 +26,7 @@ describe.skipIf(!available)('dashboard views in Chromium', () => {
   let dashboard: string;
   let token: string;
   let projectId: string;
+  let secret: string;
   const problems: string[] = [];
   const cleanups: (() => void | Promise<void>)[] = [];
 
@@ -44,7 +45,7 @@ describe.skipIf(!available)('dashboard views in Chromium', () => {
   beforeAll(async () => {
     const server = await startDashboardServer();
     cleanups.push(() => server.stop());
-    ({ proc, dashboard, token, projectId } = server);
+    ({ proc, dashboard, token, projectId, secret } = server);
 
     // A morning of traffic: GPTBot genuine and spoofed, ClaudeBot hitting a missing page, people from ChatGPT and Perplexity.
     const now = Date.now();
@@ -66,7 +67,7 @@ describe.skipIf(!available)('dashboard views in Chromium', () => {
     browser = await launchChromium();
     cleanups.push(() => browser.close());
     // Any script error, console error or CSP violation is a failure of the page.
-    page = await loggedInPage(browser, dashboard, server.secret, problems);
+    page = await loggedInPage(browser, dashboard, secret, problems);
   }, 60_000);
 
   afterAll(async () => {
@@ -242,6 +243,12 @@ describe.skipIf(!available)('dashboard views in Chromium', () => {
     await page.getByLabel('From').dispatchEvent('change');
     await expect.poll(() => page.getByRole('alert').filter({ hasText: 'Choose a From date' }).count()).toBe(0);
     expect(await page.locator('.zone-line').textContent()).toContain('Europe/Berlin');
+    // A browser whose own zone is UTC has no switch to UTC to offer.
+    const inUtc = await loggedInPage(browser, dashboard, secret, problems, { timezoneId: 'UTC' });
+    await openView(inUtc, dashboard, `#/p/${projectId}/analytics`, /analytics/);
+    expect(await inUtc.locator('.zone-line').textContent()).toMatch(/^Times in UTC\. Updated/);
+    expect(await inUtc.getByLabel('Show UTC').count()).toBe(0);
+    await inUtc.close();
     // Timeline filters: a link shows the same filtered view.
     await open(`#/p/${projectId}/timeline?result=verification_failed`, /realtime timeline/);
     await expect.poll(() => page.locator('table.timeline tbody tr').count()).toBe(2);
