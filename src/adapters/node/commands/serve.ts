@@ -202,6 +202,74 @@ function adminAuthenticator(admin: AdminStore, clickhouse: ClickHouseVisitStore 
   return { authenticate: (request) => admin.authenticate(request), findProject: (projectId) => clickhouse.findProject(projectId), sessionsVersion: () => admin.sessionsVersion() };
 }
 
+/** Where the first project is made (and unmade): the SQLite store's calls are synchronous, ClickHouse's not. */
+interface FirstProjectStore {
+  listProjects(): readonly FirstProjectInfo[] | Promise<readonly FirstProjectInfo[]>;
+  createProject(name: string): FirstProject | Promise<FirstProject>;
+  issueToken(projectId: string): { token: string } | Promise<{ token: string }>;
+  deleteProject(projectId: string): boolean | Promise<boolean>;
+}
+interface FirstProjectInfo {
+  readonly id: string;
+  readonly name: string;
+  /** Revoked ones too: a project that never had one was left by a start that failed making it. */
+  readonly tokens: readonly unknown[];
+}
+interface FirstProject {
+  readonly id: string;
+  readonly name: string;
+  readonly token: string;
+}
+
+/**
+ * Makes what a first start shows once: the first project of an empty store (or a token for it,
+ * when a start failed between the project and its token: ClickHouse writes them apart), and this
+ * server's admin login secret when its data directory has none. Called once the port is held, and
+ * nothing that can fail comes between it and printing what it returns. When a step fails, what
+ * the start made is undone, so the next start makes and shows it anew; `lines` then holds only
+ * what could not be undone, to be shown rather than lost.
+ */
+async function makeFirstStartSecrets(admin: AdminStore, projects: FirstProjectStore): Promise<{ lines: string[] } | { problem: string; lines: string[] }> {
+  const why = (error: unknown) => (error instanceof Error ? error.message : String(error)).replace(/^agentwarden: /, '');
+  let projectLine: string | undefined;
+  // The project this start created, which it may remove again; not an older one it only gave a
+  // token (another server's admin may have set that one up).
+  let created: string | undefined;
+  try {
+    // The project first: with --store clickhouse this is the step a network fault can break.
+    const existing = await projects.listProjects();
+    if (existing.length === 0) {
+      const project = await projects.createProject('default');
+      created = project.id;
+      projectLine = `agentwarden created project "${project.name}" (${project.id}); its access token, shown only now: ${project.token}\n`;
+    } else if (existing.every((project) => project.tokens.length === 0)) {
+      const first = existing[0]!;
+      const { token } = await projects.issueToken(first.id);
+      projectLine = `agentwarden project "${first.name}" (${first.id}) had no access token (a start failed while creating it); its access token, shown only now: ${token}\n`;
+    }
+  } catch (error) {
+    return { problem: `cannot create the first project: ${why(error)}; no secret was shown, and the next start that succeeds makes and shows them`, lines: [] };
+  }
+  let adminSecret: string | undefined;
+  try {
+    adminSecret = await admin.ensureSecret();
+  } catch (error) {
+    const problem = `cannot create the admin login secret: ${why(error)}`;
+    if (projectLine === undefined) return { problem: `${problem}; the next start that succeeds makes and shows it`, lines: [] };
+    // Nobody could have used a project made a moment ago: its one token and the admin secret are both unseen.
+    try {
+      if (created !== undefined) {
+        await projects.deleteProject(created);
+        return { problem: `${problem}; the first project was removed again, and the next start that succeeds makes both and shows them`, lines: [] };
+      }
+    } catch {
+      // Not removed: its token is shown rather than lost.
+    }
+    return { problem: `${problem}; the first project's new token is printed all the same and stays valid; the next start that succeeds makes and shows the secret`, lines: [projectLine] };
+  }
+  return { lines: [...(adminSecret === undefined ? [] : [`agentwarden admin login secret, shown only now: ${adminSecret}\n`]), ...(projectLine === undefined ? [] : [projectLine])] };
+}
+
 /** `agentwarden serve`: the reference server (API, dashboard, store). */
 export const serveCommand: Command = {
   name: 'serve',
@@ -363,8 +431,6 @@ export const serveCommand: Command = {
     const readinessWatch = new AbortController();
     try {
       await alerts.start();
-      const adminSecret = await admin.ensureSecret();
-      if (adminSecret !== undefined) io.stdout.write(`agentwarden admin login secret, shown only now: ${adminSecret}\n`);
       const webDir = findWebDirectory();
       if (webDir === undefined) io.stderr.write('agentwarden serve: the dashboard is not built (run "npm run build"); serving the API only\n');
       // Projects are administered where they live; the sessions stay in this server's data directory.
@@ -380,10 +446,6 @@ export const serveCommand: Command = {
         secureCookies: v['secure-cookies'] === 'true',
         clientIp: loginClientIpRule,
       });
-      if (clickhouse !== undefined ? (await clickhouse.listProjects()).length === 0 : store.listProjects().length === 0) {
-        const created = clickhouse !== undefined ? await clickhouse.createProject('default') : store.createProject('default');
-        io.stdout.write(`agentwarden created project "${created.name}" (${created.id}); its access token, shown only now: ${created.token}\n`);
-      }
       const handler = createApiHandler({
         engine,
         projects: clickhouse ?? store,
@@ -443,6 +505,17 @@ export const serveCommand: Command = {
         io.stderr.write(`agentwarden serve: cannot listen on --host ${JSON.stringify(host ?? '127.0.0.1')} --port ${port as number}: ${(error as Error).message}\n`);
         return 1;
       }
+      // The port is held: only now are the one-time secrets made, so a start that cannot listen
+      // (or fails before) makes none, and the next start that does listen makes and prints them.
+      const firstStart = await makeFirstStartSecrets(admin, clickhouse ?? store);
+      if ('problem' in firstStart) {
+        // Whatever could not be undone is shown all the same: stored and unseen, it would be lost.
+        for (const line of firstStart.lines) io.stdout.write(line);
+        io.stderr.write(`agentwarden serve: ${firstStart.problem}\n`);
+        await server.close();
+        return 1;
+      }
+      for (const line of firstStart.lines) io.stdout.write(line);
       const base = basePath.replace(/\/+$/, '');
       // Before the listening line, which tools (and tests) wait for as the sign that all is printed.
       log?.({
