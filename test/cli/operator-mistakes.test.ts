@@ -102,6 +102,11 @@ describe('the data directory', () => {
     writeFileSync(file, 'x');
     // The program prints the message of what main() throws (exit 1).
     await expect(run(['project', 'create', '--name', 'site', '--data-dir', file])).rejects.toThrow(/cannot open the data directory's database ".*afile.*": it is not a directory/);
+    // serve says so too, naming the option, instead of a bare EEXIST from mkdir.
+    const served = await run(['serve', '--port', '0', '--data-dir', file]);
+    expect(served.code).toBe(1);
+    expect(served.err).toMatch(/^agentwarden serve: cannot use --data-dir ".*afile": EEXIST/);
+    expect(served.out).not.toContain('shown only now');
   });
 
   it('takes project names up to the dashboard\'s 200 characters', async () => {

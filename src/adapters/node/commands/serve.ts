@@ -168,7 +168,12 @@ function dnsServersProblem(value: string | undefined): string | undefined {
  * directory is taken, or the release.
  */
 function lockDataDir(dataDir: string): { release(): void } | string {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  try {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    // A file of that name, a parent that is a file, no permission: say which option it was.
+    return `cannot use --data-dir ${JSON.stringify(dataDir)}: ${(error as Error).message}`;
+  }
   const file = join(dataDir, 'serve.lock');
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
