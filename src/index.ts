@@ -106,12 +106,14 @@ export { isSecretHeader, parseVisit } from './visits/visit.js';
 export type { JsonObject, Visit, VisitDecision, VisitHeaders, VisitParseResult } from './visits/visit.js';
 export { FAILED_WRITE_MEMORY_MS, IDEMPOTENCY_WINDOW_MS, STORE_READY, VisitQueryError, VisitStoreUnavailableError } from './visits/visit-store.js';
 export type {
+  AgentSeen,
   EnrichedVisit,
   IdempotencyRecord,
   IdempotentAppendResult,
   IdempotentBatch,
   PathCount,
   PathCountsQuery,
+  SeenQuery,
   StatsBucket,
   StatsDimension,
   StatsInterval,
@@ -131,7 +133,7 @@ export { summarizeProjectVisits } from './visits/project-summary.js';
 export type { ProjectVisitSummary, ProjectVisitSummaryOptions } from './visits/project-summary.js';
 export { createVisitFanout } from './visits/fanout.js';
 export type { VisitFanout } from './visits/fanout.js';
-export { bucketStart, buildStatsResult, dimensionKey, INTERVAL_MS, matchesFilter, MAX_STATS_BUCKETS, MAX_STATS_KEYS, pathWithoutQuery, statusKey, validateStatsQuery } from './visits/stats.js';
+export { bucketStart, buildStatsResult, dimensionKey, INTERVAL_MS, matchesFilter, MAX_STATS_BUCKETS, MAX_STATS_KEYS, pathWithoutQuery, statusKey, validateSeenQuery, validateStatsQuery } from './visits/stats.js';
 export type { StatsCell } from './visits/stats.js';
 export { createVisitEnricher, enrichVisit } from './visits/enrich.js';
 export type { VisitEnricher, VisitEnricherOptions } from './visits/enrich.js';

@@ -155,26 +155,22 @@ export function createAnalyticsRoutes(options: AnalyticsRoutesOptions): RouteTab
         const now = clock.now();
         const to = Math.floor(now / DAY_MS) * DAY_MS + DAY_MS;
         const filter: VisitFilter = { agent_id: agentId };
-        const days = await visits.stats({ projectId, from: to - SEEN_DAYS * DAY_MS, to, interval: 'day', by: 'result', filter, limit: 4 });
+        const from = to - SEEN_DAYS * DAY_MS;
+        const [days, seen] = await Promise.all([
+          visits.stats({ projectId, from, to, interval: 'day', by: 'result', filter, limit: 4 }),
+          // The exact times of its first and last visit (one row: the filter names the agent).
+          visits.seen({ projectId, from, to, filter }),
+        ]);
         if (!known && days.total === 0) return unknown();
-        const active = days.buckets.filter((b) => b.other + b.counts.reduce((sum, n) => sum + n, 0) > 0);
-        /** The first (or last) minute with a visit on a day that had some. */
-        const minuteOf = async (day: number, last: boolean): Promise<number> => {
-          const minutes = await visits.stats({ projectId, from: day, to: day + DAY_MS, interval: 'minute', by: 'result', filter, limit: 4 });
-          const seen = minutes.buckets.filter((b) => b.other + b.counts.reduce((sum, n) => sum + n, 0) > 0);
-          // Minute counts need raw visits; past retention only the day is known.
-          return (last ? seen[seen.length - 1] : seen[0])?.start ?? day;
-        };
-        const first = active[0];
-        const last = active[active.length - 1];
+        const times = seen.find((row) => row.agent_id === agentId);
         const results = Object.fromEntries(days.series.map((s) => [s.key, s.total]));
         return json({
           agent_id: agentId,
           agent_name: agentName(agentId),
           visits: days.total,
           results,
-          first_seen: first === undefined ? null : iso(await minuteOf(first.start, false)),
-          last_seen: last === undefined ? null : iso(await minuteOf(last.start, true)),
+          first_seen: times === undefined ? null : iso(times.first),
+          last_seen: times === undefined ? null : iso(times.last),
         });
       }),
     },

@@ -487,7 +487,7 @@ export function createOpenApiDocument(options: {
       '/stats/agents/{id}': {
         get: {
           security: TOKEN_OR_ADMIN,
-          summary: "One agent's activity in the project over the days kept: visits by result, first and last seen (to the minute while raw visits are kept, else to the day).",
+          summary: "One agent's activity in the project over the last 10,000 days: visits by result, and when its first and last visit happened (to the millisecond).",
           parameters: [idParameter('The catalog agent id.'), ...READ_PARAMETERS],
           responses: { '200': { description: 'The activity.', content: { 'application/json': { schema: ref('AgentActivity') } } }, ...openApiErrorResponses(READ_ERRORS, { 403: FORBIDDEN_OTHER_PROJECT }) },
         },
@@ -872,8 +872,8 @@ export function createOpenApiDocument(options: {
             agent_name: { type: ['string', 'null'] },
             visits: { type: 'integer', minimum: 0 },
             results: { type: 'object', additionalProperties: { type: 'integer' }, description: 'Visits by identification result.' },
-            first_seen: { type: ['string', 'null'], format: 'date-time' },
-            last_seen: { type: ['string', 'null'], format: 'date-time', description: 'The start of the minute (or day) of the latest visit.' },
+            first_seen: { type: ['string', 'null'], format: 'date-time', description: "The time of the agent's earliest visit (when it happened, to the millisecond); null when there is none." },
+            last_seen: { type: ['string', 'null'], format: 'date-time', description: "The time of the agent's latest visit (when it happened, to the millisecond); null when there is none." },
           },
         },
         CatalogAgent: {

@@ -1,8 +1,8 @@
 // An in-memory VisitStore (lost at exit): the reference implementation of the contract, for
 // tests and for embedding (a Worker, a script) where what fits in memory is enough.
 import { createVisitFanout } from './fanout.js';
-import { bucketStart, buildStatsResult, dimensionKey, matchesFilter, validateStatsQuery, type StatsCell } from './stats.js';
-import { IDEMPOTENCY_WINDOW_MS, VisitQueryError, type EnrichedVisit, type IdempotencyRecord, type IdempotentAppendResult, type IdempotentBatch, type PathCount, type StoredVisit, type VisitStore } from './visit-store.js';
+import { bucketStart, buildStatsResult, dimensionKey, matchesFilter, validateSeenQuery, validateStatsQuery, type StatsCell } from './stats.js';
+import { IDEMPOTENCY_WINDOW_MS, VisitQueryError, type AgentSeen, type EnrichedVisit, type IdempotencyRecord, type IdempotentAppendResult, type IdempotentBatch, type PathCount, type StoredVisit, type VisitStore } from './visit-store.js';
 
 /** Options of `createMemoryVisitStore`. */
 export interface MemoryVisitStoreOptions {
@@ -147,6 +147,20 @@ export function createMemoryVisitStore(options: MemoryVisitStoreOptions = {}): M
       return [...rows.values()]
         .sort((a, b) => b.count - a.count || compareText(a.agent_id ?? '', b.agent_id ?? '') || compareText(a.path, b.path))
         .slice(0, query.limit ?? 1000);
+    },
+    async seen(query) {
+      validateSeenQuery(query);
+      const byAgent = new Map<string | null, { -readonly [K in keyof AgentSeen]: AgentSeen[K] }>();
+      for (const visit of byProject.get(query.projectId) ?? []) {
+        if (visit.time < query.from || visit.time >= query.to || !matchesFilter(visit, query.filter)) continue;
+        const row = byAgent.get(visit.agent_id);
+        if (row === undefined) byAgent.set(visit.agent_id, { agent_id: visit.agent_id, first: visit.time, last: visit.time });
+        else {
+          if (visit.time < row.first) row.first = visit.time;
+          if (visit.time > row.last) row.last = visit.time;
+        }
+      }
+      return [...byAgent.values()];
     },
     subscribe: (projectId, listener) => fanout.subscribe(projectId, listener),
     list(projectId) {

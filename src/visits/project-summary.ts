@@ -1,8 +1,8 @@
 // A project's visit count and last visit for the projects list, read through any VisitStore's own
-// stats and timeline (so every store answers alike), with test visits counted apart.
+// stats and first and last seen times (so every store answers alike), with test visits counted apart.
 import { TEST_AGENT_ID } from '../catalog/test-agent.js';
 import { bucketStart, INTERVAL_MS, MAX_STATS_BUCKETS } from './stats.js';
-import type { StatsResult, VisitStore } from './visit-store.js';
+import type { VisitStore } from './visit-store.js';
 
 /** Visits of one project, of any time the day counts reach. */
 export interface ProjectVisitSummary {
@@ -10,7 +10,7 @@ export interface ProjectVisitSummary {
   readonly visits: number;
   /** Visits by the agentwarden test agent ("send a test visit"), counted whether or not left out. */
   readonly test_visits: number;
-  /** The newest counted visit's time (ms since the epoch); null when there is none. */
+  /** The newest counted visit's time, exactly (ms since the epoch); null when there is none. */
   readonly last_visit: number | null;
 }
 
@@ -22,16 +22,11 @@ export interface ProjectVisitSummaryOptions {
   readonly excludeTestVisits: boolean;
 }
 
-/** All visits of a stats bucket. */
-function total(bucket: StatsResult['buckets'][number]): number {
-  return bucket.counts.reduce((sum, n) => sum + n, bucket.other);
-}
-
 /**
  * Counts a project's visits by the store's day counts (which stores keep past raw-visit retention)
  * over the longest range stats answer (10,000 days), not from the project's creation: a client may
  * send visits that happened before it (a backfill with `created`). Finds its newest visit too, by
- * when it happened (to the minute, exact when it is also the newest to arrive).
+ * when it happened (not by when it arrived: a backfill arrives late), to the millisecond.
  * @example
  * await summarizeProjectVisits(store, 'prj_1', { now: Date.now(), excludeTestVisits: true });
  */
@@ -42,29 +37,14 @@ export async function summarizeProjectVisits(store: VisitStore, projectId: strin
   const from = bucketStart(to - (MAX_STATS_BUCKETS - 1) * day, 'day');
   const range = { projectId, from, to, interval: 'day' as const, by: 'result' as const };
   const testFilter = { agent_id: TEST_AGENT_ID };
-  const [all, test] = await Promise.all([store.stats(range), store.stats({ ...range, filter: testFilter })]);
+  const [all, test, seen] = await Promise.all([store.stats(range), store.stats({ ...range, filter: testFilter }), store.seen({ projectId, from, to })]);
   const visits = options.excludeTestVisits ? all.total - test.total : all.total;
   if (visits === 0) return { visits, test_visits: test.total, last_visit: null };
-
-  // The newest visit by when it happened, not by when it arrived (a backfill with `created`
-  // arrives late): the newest day with a counted visit, then that day's newest minute.
-  const newestBucket = (counts: StatsResult, tests: StatsResult | undefined): number | null => {
-    let newest: number | null = null;
-    counts.buckets.forEach((bucket, i) => {
-      const testBucket = tests?.buckets[i];
-      const counted = total(bucket) - (testBucket === undefined ? 0 : total(testBucket));
-      if (counted > 0) newest = bucket.start;
-    });
-    return newest;
-  };
-  const lastDay = newestBucket(all, options.excludeTestVisits ? test : undefined);
-  if (lastDay === null) return { visits, test_visits: test.total, last_visit: null };
-  const dayRange = { projectId, from: lastDay, to: Math.min(lastDay + day, to), interval: 'minute' as const, by: 'result' as const };
-  const [minutes, testMinutes] = await Promise.all([store.stats(dayRange), options.excludeTestVisits ? store.stats({ ...dayRange, filter: testFilter }) : undefined]);
-  const lastMinute = newestBucket(minutes, testMinutes) ?? lastDay;
-  // The exact time when the newest arrival is that visit (the common case: visits arrive in order).
-  const [newest] = await store.timeline({ projectId, limit: 1 });
-  const exact = newest !== undefined && !(options.excludeTestVisits && newest.agent_id === TEST_AGENT_ID) && newest.time >= lastMinute && newest.time < lastMinute + 60_000;
-  const last = exact ? newest.time : lastMinute;
+  // The newest visit of every agent but the test agent when test visits are left out.
+  let last: number | null = null;
+  for (const agent of seen) {
+    if (options.excludeTestVisits && agent.agent_id === TEST_AGENT_ID) continue;
+    if (last === null || agent.last > last) last = agent.last;
+  }
   return { visits, test_visits: test.total, last_visit: last };
 }

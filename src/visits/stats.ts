@@ -1,6 +1,6 @@
 // What every visit store shares about analytics: bucket arithmetic, query validation, filters and
 // turning (bucket, key, count) rows into a StatsResult, so stores differ only in how they count.
-import type { EnrichedVisit, StatsDimension, StatsInterval, StatsQuery, StatsResult, VisitFilter } from './visit-store.js';
+import type { EnrichedVisit, SeenQuery, StatsDimension, StatsInterval, StatsQuery, StatsResult, VisitFilter } from './visit-store.js';
 import { VisitQueryError } from './visit-store.js';
 
 /** Bucket widths in milliseconds (UTC: days start at midnight UTC). */
@@ -85,6 +85,16 @@ export function validateStatsQuery(query: StatsQuery): void {
   if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_STATS_KEYS)) {
     throw new VisitQueryError('limit', `limit must be an integer from 1 to ${MAX_STATS_KEYS}`);
   }
+}
+
+/**
+ * Checks a seen query before any store runs it.
+ * @throws {VisitQueryError} for a non-finite or empty range.
+ */
+export function validateSeenQuery(query: SeenQuery): void {
+  if (!Number.isFinite(query.from)) throw new VisitQueryError('from', 'from must be a time');
+  if (!Number.isFinite(query.to)) throw new VisitQueryError('to', 'to must be a time');
+  if (query.to <= query.from) throw new VisitQueryError('to', 'to must be later than from');
 }
 
 /** One counted cell: visits in one bucket under one key. */

@@ -130,6 +130,25 @@ export interface PathCount {
   readonly last: number;
 }
 
+/** When visits of a time range first and last happened, by agent: first and last seen, a project's last visit. */
+export interface SeenQuery {
+  readonly projectId: string;
+  /** Milliseconds since the epoch, inclusive (not floored: the range is exactly [from, to)). */
+  readonly from: number;
+  /** Milliseconds since the epoch, exclusive. */
+  readonly to: number;
+  readonly filter?: VisitFilter;
+}
+
+/** The earliest and latest visit of one agent (or of visits without one) in a range: their exact times. */
+export interface AgentSeen {
+  readonly agent_id: string | null;
+  /** The earliest visit's `time`, ms since the epoch. */
+  readonly first: number;
+  /** The latest visit's `time`, ms since the epoch. */
+  readonly last: number;
+}
+
 /** Receives each appended batch of one project, in append order. */
 export type VisitListener = (visits: readonly StoredVisit[]) => void;
 
@@ -202,6 +221,14 @@ export interface VisitStore {
   getVisit(projectId: string, id: string): Promise<StoredVisit | undefined>;
   stats(query: StatsQuery): Promise<StatsResult>;
   pathCounts(query: PathCountsQuery): Promise<readonly PathCount[]>;
+  /**
+   * The exact times of the earliest and latest visit of each agent in the range (one row per agent
+   * id, null for visits without one; none for an agent without visits there), in no set order.
+   * Stores answer from what they keep past raw-visit retention, as stats do, without reading every
+   * visit of the range.
+   * @throws {VisitQueryError} for a non-finite or empty range.
+   */
+  seen(query: SeenQuery): Promise<readonly AgentSeen[]>;
   /** Calls `listener` with every batch appended to the project from now on; returns the unsubscribe. */
   subscribe(projectId: string, listener: VisitListener): () => void;
   /**

@@ -131,7 +131,7 @@ describe('POST /visits with an Idempotency-Key', () => {
 
   it('answers 501 for a key when the store keeps no keys, rather than storing twice', async () => {
     const memory = createMemoryVisitStore();
-    const store: VisitStore = { append: memory.append, timeline: memory.timeline, getVisit: memory.getVisit, stats: memory.stats, pathCounts: memory.pathCounts, subscribe: memory.subscribe };
+    const store: VisitStore = { append: memory.append, timeline: memory.timeline, getVisit: memory.getVisit, stats: memory.stats, pathCounts: memory.pathCounts, seen: memory.seen, subscribe: memory.subscribe };
     const { post, stored } = await setup(store);
     expect((await post([visit('/n')], 'k')).status).toBe(501);
     expect((await post([visit('/n')])).status).toBe(202);

@@ -32,6 +32,7 @@ function counting(store: VisitStore): { store: VisitStore; active: () => number 
       getVisit: (projectId, id) => store.getVisit(projectId, id),
       stats: (query) => store.stats(query),
       pathCounts: (query) => store.pathCounts(query),
+      seen: (query) => store.seen(query),
       subscribe(projectId, listener) {
         const unsubscribe = store.subscribe(projectId, listener);
         active++;

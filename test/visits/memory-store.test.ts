@@ -36,15 +36,15 @@ describe('createMemoryVisitStore.deleteProject', () => {
 });
 
 describe('summarizeProjectVisits past a long run of test visits', () => {
-  it('tells the minute of the newest counted visit when the newest 1,000 to arrive are all test visits', async () => {
+  it('tells the newest counted visit when the newest 1,000 to arrive are all test visits', async () => {
     const store = createMemoryVisitStore();
     const day = 86_400_000;
     const start = Date.UTC(2026, 2, 1);
-    await store.append('p', [makeVisit({ time: start + 2 * day + 3_600_000, received: start + 2 * day + 3_600_000 })]);
+    await store.append('p', [makeVisit({ time: start + 2 * day + 3_600_000 + 35_123, received: start + 2 * day + 3_600_000 + 35_123 })]);
     const tests = Array.from({ length: 1000 }, (_, i) => makeVisit({ time: start + 3 * day + i, received: start + 3 * day + i, agent_id: TEST_AGENT_ID, agent_type: 'Developer Helper', result: 'not_verifiable' }));
     await store.append('p', tests);
     const summary = await summarizeProjectVisits(store, 'p', { now: start + 4 * day, excludeTestVisits: true });
-    expect(summary).toEqual({ visits: 1, test_visits: 1000, last_visit: start + 2 * day + 3_600_000 });
+    expect(summary).toEqual({ visits: 1, test_visits: 1000, last_visit: start + 2 * day + 3_600_000 + 35_123 });
   });
 
   it('tells the newest visit by when it happened, not by when it arrived (a backfill arrives late)', async () => {
@@ -54,6 +54,6 @@ describe('summarizeProjectVisits past a long run of test visits', () => {
     const newest = start + 3 * day + 1234;
     await store.append('p', [makeVisit({ time: newest, received: newest })]);
     await store.append('p', [makeVisit({ time: start + day, received: start + 3 * day + 5000 })]);
-    expect(await summarizeProjectVisits(store, 'p', { now: start + 4 * day, excludeTestVisits: true })).toEqual({ visits: 2, test_visits: 0, last_visit: start + 3 * day });
+    expect(await summarizeProjectVisits(store, 'p', { now: start + 4 * day, excludeTestVisits: true })).toEqual({ visits: 2, test_visits: 0, last_visit: newest });
   });
 });

@@ -1,17 +1,23 @@
 // The VisitStore contract as one vitest suite every store runs (memory, SQLite, ClickHouse): append,
-// timeline paging and filters, cursors, project isolation, stats and pathCounts on a generated data
-// set whose counts the suite works out itself, and subscribe/unsubscribe.
+// timeline paging and filters, cursors, project isolation, stats, pathCounts and seen on a generated
+// data set whose answers the suite works out itself, first and last seen to the millisecond through
+// the API, and subscribe/unsubscribe.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  createApiHandler,
+  createEngine,
+  createMemoryProjectStore,
   summarizeProjectVisits,
   TEST_AGENT_ID,
   VisitQueryError,
+  type AgentSeen,
   type AgentType,
   type EnrichedVisit,
   type IdentificationResult,
   type PathCount,
   type PathCountsQuery,
   type ReferralClass,
+  type SeenQuery,
   type StatsInterval,
   type StatsQuery,
   type StatsResult,
@@ -24,6 +30,8 @@ import { prng as random } from '../helpers/prng.js';
 /** A store under test and how to release it. */
 export interface OpenedStore {
   readonly store: VisitStore;
+  /** Brings the store's pre-aggregated counts up to date (SQLite's rollup pass, ClickHouse's merges); absent when it keeps none. */
+  catchUp?(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -178,6 +186,22 @@ export function expectedPathCounts(visits: readonly EnrichedVisit[], query: Omit
   }
   const text = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
   return [...rows.values()].sort((a, b) => b.count - a.count || text(a.agent_id ?? '', b.agent_id ?? '') || text(a.path, b.path)).slice(0, query.limit ?? 1000);
+}
+
+/** What `seen` must answer for `query` over `visits`, ordered by agent (null last) as `sortSeen` orders an answer. */
+export function expectedSeen(visits: readonly EnrichedVisit[], query: Omit<SeenQuery, 'projectId'>): AgentSeen[] {
+  const rows = new Map<string | null, AgentSeen>();
+  for (const v of visits) {
+    if (v.time < query.from || v.time >= query.to || !passes(v, query.filter)) continue;
+    const row = rows.get(v.agent_id);
+    rows.set(v.agent_id, { agent_id: v.agent_id, first: Math.min(row?.first ?? Infinity, v.time), last: Math.max(row?.last ?? -Infinity, v.time) });
+  }
+  return sortSeen([...rows.values()]);
+}
+
+/** A `seen` answer (in no set order) by agent id, null last. */
+export function sortSeen(rows: readonly AgentSeen[]): AgentSeen[] {
+  return [...rows].sort((a, b) => (a.agent_id === b.agent_id ? 0 : a.agent_id === null ? 1 : b.agent_id === null ? -1 : a.agent_id < b.agent_id ? -1 : 1));
 }
 
 async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 3000): Promise<T> {
@@ -376,6 +400,8 @@ export function describeVisitStore(name: string, open: () => Promise<OpenedStore
         const statsA = await store.stats({ projectId: a, from: BASE, to: BASE + DAY, interval: 'day', by: 'path' });
         expect(statsA.series).toEqual([{ key: '/only-a', total: 1 }]);
         expect(await store.pathCounts({ projectId: b, from: BASE, to: BASE + DAY })).toEqual([{ agent_id: null, agent_type: null, path: '/only-b', count: 2, last: BASE + 5 }]);
+        expect(await store.seen({ projectId: a, from: BASE, to: BASE + DAY })).toEqual([{ agent_id: 'gptbot', first: BASE, last: BASE }]);
+        expect(await store.seen({ projectId: b, from: BASE, to: BASE + DAY })).toEqual([{ agent_id: null, first: BASE, last: BASE + 5 }]);
       });
     });
 
@@ -447,6 +473,38 @@ export function describeVisitStore(name: string, open: () => Promise<OpenedStore
             }
           }
         }
+      });
+
+      it('finds the exact first and last visit of each agent, over aligned and unaligned ranges, with every filter', async () => {
+        const ranges: [number, number][] = [
+          [start, end],
+          // Whole days, then whole minutes (what the projects list and agent page ask).
+          [start - 10 * DAY, start + 2 * DAY + 13 * HOUR + 7 * MINUTE],
+          // To the millisecond at both ends.
+          [start + 5 * HOUR + 17 * MINUTE + 3_001, start + 2 * DAY + 7 * HOUR + 5 * MINUTE + 11_017],
+          [start + DAY + 30 * MINUTE, start + DAY + 3 * HOUR],
+        ];
+        const filters: (VisitFilter | undefined)[] = [
+          undefined,
+          { agent_id: 'gptbot' },
+          { agent_id: null },
+          { agent_type: 'AI Data Scraper', result: 'verification_failed' },
+          { referral: 'chatgpt' },
+          { has_agent: true },
+          { has_referral: false, result: 'verified' },
+          { path: '/docs' },
+          { status: 200 },
+          { status: null, agent_type: 'AI Data Scraper' },
+        ];
+        for (const [from, to] of ranges) {
+          for (const filter of filters) {
+            const query = { from, to, ...(filter === undefined ? {} : { filter }) };
+            expect(sortSeen(await store.seen({ projectId: p, ...query })), JSON.stringify(query)).toEqual(expectedSeen(visits, query));
+          }
+        }
+        expect(await store.seen({ projectId: p, from: end, to: end + DAY })).toEqual([]);
+        await expect(store.seen({ projectId: p, from: end, to: end })).rejects.toBeInstanceOf(VisitQueryError);
+        await expect(store.seen({ projectId: p, from: Number.NaN, to: end })).rejects.toBeInstanceOf(VisitQueryError);
       });
 
       it('reports the `limit` most frequent keys and adds up the rest in `other`', async () => {
@@ -627,6 +685,59 @@ export function describeVisitStore(name: string, open: () => Promise<OpenedStore
         // The newest visits are test visits: the last one counted is the one before them.
         expect(await summarizeProjectVisits(store, p, { ...options, excludeTestVisits: true })).toEqual({ visits: 2, test_visits: 2, last_visit: BASE + 2 * DAY });
         expect(await summarizeProjectVisits(store, projectId('summary_empty'), { ...options, excludeTestVisits: true })).toEqual({ visits: 0, test_visits: 0, last_visit: null });
+      });
+    });
+
+    describe('first and last seen, to the millisecond', () => {
+      // Visits at hh:mm:35.123 and the like, with other visits in the same minutes: the minute or
+      // day rollups that find the first and last visit must not round their times to the minute.
+      const at = (day: number, hour: number, minute: number, ms: number) => BASE + day * DAY + hour * HOUR + minute * MINUTE + ms;
+      const firstGptbot = at(1, 22, 22, 35_123);
+      const lastGptbot = at(2, 22, 25, 21_456);
+      const lastBrowser = at(2, 22, 25, 40_789);
+      const lastTest = at(2, 22, 25, 59_001);
+      const now = at(2, 23, 0, 0);
+      const gptbot = (time: number) => makeVisit({ time, received: time + 200, agent_id: 'gptbot', agent_type: 'AI Data Scraper', result: 'verified', request_path: '/docs' });
+      const test = (time: number) => makeVisit({ time, received: time + 200, agent_id: TEST_AGENT_ID, agent_type: 'Developer Helper', result: 'not_verifiable', request_path: '/test' });
+      let p: string;
+      let token: string;
+      let get: (path: string) => Promise<{ status: number; json: any }>;
+      beforeAll(async () => {
+        // The API's own project store names the project; its visits go straight to the store under test.
+        const projects = createMemoryProjectStore();
+        const created = await projects.createProject('seen');
+        p = created.id;
+        token = created.token;
+        const handle = createApiHandler({ engine: createEngine(), projects, visits: store, rateLimit: false, clock: { now: () => now } });
+        get = async (path) => {
+          const response = await handle({ method: 'GET', path, headers: { authorization: `Bearer ${token}` }, body: undefined });
+          return { status: response.status, json: JSON.parse(typeof response.body === 'string' ? response.body : '') };
+        };
+        // Later visits in the first minute, earlier ones in the last: only the exact times tell them apart.
+        await store.append(p, [gptbot(at(1, 22, 22, 50_000)), gptbot(firstGptbot), gptbot(at(1, 22, 22, 59_999)), makeVisit({ time: at(1, 23, 0, 0) })]);
+        await store.append(p, [gptbot(at(2, 22, 25, 3_000)), gptbot(lastGptbot), makeVisit({ time: lastBrowser, received: lastBrowser + 200 }), makeVisit({ time: at(2, 22, 25, 1_000) })]);
+        // The newest to arrive is a test visit in the same minute as the newest counted one.
+        await store.append(p, [test(at(2, 22, 25, 10_000)), test(lastTest)]);
+        await readable(store, p, 10);
+      });
+
+      const expectExact = async () => {
+        const activity = await get('/stats/agents/gptbot');
+        expect(activity.status).toBe(200);
+        expect(activity.json).toMatchObject({ visits: 5, first_seen: new Date(firstGptbot).toISOString(), last_seen: new Date(lastGptbot).toISOString() });
+        const tests = await get(`/stats/agents/${TEST_AGENT_ID}`);
+        expect(tests.json).toMatchObject({ visits: 2, first_seen: new Date(at(2, 22, 25, 10_000)).toISOString(), last_seen: new Date(lastTest).toISOString() });
+        expect(await summarizeProjectVisits(store, p, { now, excludeTestVisits: false })).toEqual({ visits: 10, test_visits: 2, last_visit: lastTest });
+        expect(await summarizeProjectVisits(store, p, { now, excludeTestVisits: true })).toEqual({ visits: 8, test_visits: 2, last_visit: lastBrowser });
+      };
+
+      it('gives first_seen, last_seen and last_visit of a visit at hh:mm:35.123 exactly', async () => {
+        await expectExact();
+      });
+
+      it('gives the same exact times once the pre-aggregated counts have caught up', async () => {
+        await opened.catchUp?.();
+        await expectExact();
       });
     });
 

@@ -10,9 +10,11 @@ import {
   INTERVAL_MS,
   pathWithoutQuery,
   STORE_READY,
+  validateSeenQuery,
   validateStatsQuery,
   VisitQueryError,
   VisitStoreUnavailableError,
+  type AgentSeen,
   type EnrichedVisit,
   type IdempotentAppendResult,
   type IdempotentBatch,
@@ -148,6 +150,9 @@ const LOOKUP_TIMEOUT_MS = 2000;
 const SWEEP_AFTER_DELETE_MS = 30_000;
 // A health check's query gets this long: under the API's 3 s readiness deadline.
 const HEALTH_QUERY_MS = 2000;
+// A migration that copies rows (a new view's share of the visits already stored) reads every
+// visit: on a large database that takes minutes, with no byte on the connection meanwhile.
+const MIGRATION_COPY_TIMEOUT_MS = 3_600_000;
 // Claim partitions (days) are dropped once wholly past the 24-hour window, with a day to spare for
 // time zones (toYYYYMMDD is in the server's).
 const CLAIM_DAYS_KEPT = 3;
@@ -267,7 +272,7 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
   if (!Number.isSafeInteger(tokenCacheMs) || tokenCacheMs < 0) throw new RangeError(`tokenCacheMs must be an integer >= 0, got ${String(tokenCacheMs)}`);
   const retentionDays = options.retentionDays === undefined ? undefined : positiveInteger('retentionDays', options.retentionDays, 1);
 
-  const client: ClickHouseClient = createClient({
+  const clientOptions = {
     url: parsedUrl.origin,
     username: decodeURIComponent(parsedUrl.username) || 'default',
     password: decodeURIComponent(parsedUrl.password),
@@ -276,7 +281,8 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
     // 18.16 knows none of the newer settings; the client sends none unless asked.
     compression: { request: false, response: false },
     log: { level: ClickHouseLogLevel.OFF },
-  });
+  };
+  const client: ClickHouseClient = createClient(clientOptions);
   const sql = (text: string) => text.replaceAll('{db}', db);
   const rows = async <T>(query: string, timeoutMs?: number): Promise<T[]> =>
     (await client.query({ query: sql(query), format: 'JSONEachRow', ...(timeoutMs === undefined ? {} : { abort_signal: AbortSignal.timeout(timeoutMs) }) })).json<T>();
@@ -300,13 +306,24 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
     for (let version = current; version < SCHEMA_VERSION; version++) {
       for (const statement of MIGRATIONS[version]!) {
         try {
-          await command(statement);
+          if (statement.startsWith('INSERT')) await copyRows(statement);
+          else await command(statement);
         } catch (error) {
           // Another server added the column a moment ago (18.16 has no ADD COLUMN IF NOT EXISTS).
           if (!(statement.includes('ADD COLUMN') && /already exists/i.test(String((error as Error).message)))) throw error;
         }
       }
       await client.insert({ table: `${db}.schema_migrations`, values: [{ version: version + 1, applied: new Date(clock.now()).toISOString() }], format: 'JSONEachRow' });
+    }
+  }
+
+  /** Runs an INSERT ... SELECT of a migration over a connection of its own that waits for it up to MIGRATION_COPY_TIMEOUT_MS. */
+  async function copyRows(statement: string): Promise<void> {
+    const copier = createClient({ ...clientOptions, request_timeout: Math.max(requestTimeoutMs, MIGRATION_COPY_TIMEOUT_MS) });
+    try {
+      await copier.command({ query: sql(statement) });
+    } finally {
+      await copier.close();
     }
   }
 
@@ -455,9 +472,9 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
     return dropPartitionsBefore('idempotency_claims', cutoff.getUTCFullYear() * 10_000 + (cutoff.getUTCMonth() + 1) * 100 + cutoff.getUTCDate());
   };
   await dropOldClaims().catch(() => undefined);
-  // Tables that hold a project's visits (the per-minute counts live in the materialized view's
-  // inner table); a deleted project's rows go from each.
-  const VISIT_TABLES = ['visits', '`.inner.visit_counts`', 'idempotency_claims'];
+  // Tables that hold a project's visits (the per-minute counts and times live in the materialized
+  // views' inner tables); a deleted project's rows go from each.
+  const VISIT_TABLES = ['visits', '`.inner.visit_counts`', '`.inner.visit_times`', 'idempotency_claims'];
   const deleteRowsOf = async (projectId: string, tables: readonly string[]): Promise<void> => {
     for (const table of tables) await command(`ALTER TABLE {db}.${table} DELETE WHERE project_id = ${sqlString(projectId)}`);
   };
@@ -656,6 +673,27 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
         return found.map((row): PathCount => ({ agent_id: row.agent, agent_type: row.any_type as PathCount['agent_type'], path: row.request_path, count: Number(row.visits), last: Number(row.last_time) }));
       } catch (error) {
         throw unavailableError(error, retryAfterSeconds, 'path counts') ?? error;
+      }
+    },
+
+    async seen(query) {
+      validateSeenQuery(query);
+      // Whole minutes since 1970 without a path or status filter: the per-minute times answer
+      // exactly, a few rows per minute. Anything else reads the visits (as stats do).
+      const aggregated = query.from >= 0 && query.from % 60_000 === 0 && query.to % 60_000 === 0 && query.filter?.path === undefined && query.filter?.status === undefined;
+      const project = `project_id = ${sqlString(query.projectId)}`;
+      const statement = aggregated
+        ? `SELECT nullIf(agent_id, '') AS agent, minMerge(first) AS first_time, maxMerge(last) AS last_time
+           FROM {db}.visit_times WHERE ${[project, timeRange('minute', query.from, query.to), ...filterTerms(query.filter, false)].join(' AND ')}
+           GROUP BY agent_id`
+        : `SELECT nullIf(agent_id, '') AS agent, min(${TIME}) AS first_time, max(${TIME}) AS last_time
+           FROM {db}.visits WHERE ${[project, idFrom(query.from), timeRange(TIME, query.from, query.to), ...filterTerms(query.filter)].join(' AND ')}
+           GROUP BY agent_id`;
+      try {
+        const found = await rows<{ agent: string | null; first_time: string; last_time: string }>(statement);
+        return found.map((row): AgentSeen => ({ agent_id: row.agent, first: Number(row.first_time), last: Number(row.last_time) }));
+      } catch (error) {
+        throw unavailableError(error, retryAfterSeconds, 'first and last seen') ?? error;
       }
     },
 

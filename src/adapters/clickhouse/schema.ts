@@ -2,8 +2,11 @@
 // later (no TTL, no DateTime64, no LowCardinality, no query parameters: see README "ClickHouse").
 
 /**
- * Migrations in order; each statement is idempotent (IF NOT EXISTS, or an ADD COLUMN whose "already
- * exists" the runner accepts), so two servers starting at once over an empty database both succeed. `{db}` is replaced by the quoted database name.
+ * Migrations in order; each statement is idempotent (IF NOT EXISTS, an ADD COLUMN whose "already
+ * exists" the runner accepts, or an INSERT ... SELECT of minimum and maximum states, which rows
+ * copied twice leave as they are), so two servers starting at once over an empty database both
+ * succeed. `{db}` is replaced by the quoted database name; an INSERT gets a connection that waits
+ * for it as long as it copies.
  * Append new ones; never edit an applied one.
  */
 export const MIGRATIONS: readonly (readonly string[])[] = [
@@ -115,6 +118,42 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
        project_id String,
        deleted String
      ) ENGINE = MergeTree ORDER BY project_id`,
+  ],
+  [
+    // The exact times of the first and last visit per project, agent, minute and (type, result,
+    // referral): first and last seen and a project's last visit, to the millisecond, without
+    // reading raw visits (visit_counts knows only the minute). Keyed by agent before the minute, so
+    // one agent's times are a short key range; kept past raw-visit retention, like visit_counts.
+    `CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.visit_times
+     ENGINE = AggregatingMergeTree
+     PARTITION BY month
+     ORDER BY (project_id, agent_id, minute, agent_type, result, referral)
+     AS SELECT
+       project_id,
+       toYYYYMM(toDateTime(intDiv(received, 1000))) AS month,
+       intDiv(time, 60000) * 60000 AS minute,
+       agent_id,
+       agent_type,
+       result,
+       referral,
+       minState(time) AS first,
+       maxState(time) AS last
+     FROM {db}.visits
+     GROUP BY project_id, month, minute, agent_id, agent_type, result, referral`,
+    // The visits stored before the view, from their raw rows. Visits INSERTed while this runs reach
+    // the view too: a minimum or maximum counted twice is the same, so two servers migrating at
+    // once, or this statement run again after a failure, change nothing.
+    `INSERT INTO {db}.visit_times
+     SELECT project_id, toYYYYMM(toDateTime(intDiv(received, 1000))) AS month, intDiv(time, 60000) * 60000 AS minute, agent_id, agent_type, result, referral, minState(time), maxState(time)
+     FROM {db}.visits
+     GROUP BY project_id, month, minute, agent_id, agent_type, result, referral`,
+    // Months whose raw visits retention dropped are known only from the per-minute counts: their
+    // times are the start of their minute, the precision they had before.
+    `INSERT INTO {db}.visit_times
+     SELECT project_id, month, minute, agent_id, agent_type, result, referral, minState(minute), maxState(minute)
+     FROM {db}.visit_counts
+     WHERE month NOT IN (SELECT DISTINCT toYYYYMM(toDateTime(intDiv(received, 1000))) FROM {db}.visits)
+     GROUP BY project_id, month, minute, agent_id, agent_type, result, referral`,
   ],
 ];
 

@@ -91,7 +91,11 @@ const PROJECT_INFO = object(['id', 'name', 'created', 'tokens'], { id: { type: '
 const VISIT_SUMMARY = object(['visits', 'test_visits', 'last_visit'], {
   visits: { type: 'integer', description: 'Visits of the project (by the day counts, kept past raw-visit retention); without test visits when visits=without-test.' },
   test_visits: { type: 'integer', description: "Visits by agentwarden's own test agent (\"send a test visit\")." },
-  last_visit: { type: ['string', 'null'], format: 'date-time' },
+  last_visit: {
+    type: ['string', 'null'],
+    format: 'date-time',
+    description: 'The time of the newest visit counted in visits (when it happened, to the millisecond, not when it arrived); null when there is none.',
+  },
 });
 const PROJECT_ID = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
 const ISSUED_TOKEN = object(['project', 'token', 'token_id'], { project: { type: 'string' }, token: { type: 'string', description: 'Shown only in this response.' }, token_id: { type: 'string' } });

@@ -269,6 +269,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     getVisit: (projectId, id) => visitStore.getVisit(projectId, id),
     stats: (query) => visitStore.stats(query),
     pathCounts: (query) => visitStore.pathCounts(query),
+    seen: (query) => visitStore.seen(query),
     health: () => visitStore.health(),
     subscribe: (projectId, listener) => visitStore.subscribe(projectId, listener),
     listVisits: (projectId, listOptions = {}) => visitStore.list(projectId, listOptions.limit),

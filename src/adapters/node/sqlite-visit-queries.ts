@@ -1,12 +1,15 @@
-// Timeline and stats queries of the SQLite visit store: pages of raw rows by id, and counts over
-// time buckets, each piece of the range read from the coarsest rollup that covers it plus the raw
-// rows the rollups do not hold yet, so results are exact and equal the in-memory store's.
+// Timeline, stats and seen queries of the SQLite visit store: pages of raw rows by id, and counts
+// (or first and last visit times) over time buckets, each piece of the range read from the coarsest
+// rollup that covers it plus the raw rows the rollups do not hold yet, so results are exact and
+// equal the in-memory store's.
 import type BetterSqlite3 from 'better-sqlite3';
 import {
   buildStatsResult,
   INTERVAL_MS,
   statusKey,
   VisitQueryError,
+  type AgentSeen,
+  type SeenQuery,
   type StatsCell,
   type StatsDimension,
   type StatsQuery,
@@ -92,6 +95,8 @@ export interface VisitQueries {
   visit(projectId: string, id: string): StoredVisit | undefined;
   /** Counts by bucket and key; call inside one read snapshot (rollups and watermark of one moment). */
   stats(query: StatsQuery): StatsResult;
+  /** First and last visit times by agent; call inside one read snapshot, as stats. */
+  seen(query: SeenQuery): AgentSeen[];
   /** Every stored visit of a project, oldest first (at most `limit`; -1 for all). */
   list(projectId: string, limit: number): StoredVisit[];
   /** Raw visits stored, of one project or of all. */
@@ -170,6 +175,44 @@ export function createVisitQueries(db: BetterSqlite3.Database, options: VisitQue
     return parts.flat();
   };
 
+  /**
+   * The first and last visit times by agent of one segment: from a combined rollup's `first` and
+   * `last`, or from raw rows (only those past `after` when given).
+   */
+  const seenCells = (projectId: string, segment: Segment, table: string | undefined, filter: VisitFilter | undefined, after?: number): AgentSeen[] => {
+    const rollup = table !== undefined;
+    const where = filterSql(filter, rollup);
+    const range = timeRange(rollup, segment.from, segment.to, after);
+    const sql = rollup
+      ? `SELECT agent_id, min(first) AS first, max(last) AS last FROM ${table} WHERE project_id = ?${range.sql}${where.sql} GROUP BY agent_id`
+      : `SELECT agent_id, min(time) AS first, max(time) AS last FROM ${source(undefined, false, after !== undefined)} WHERE project_id = ?${range.sql}${where.sql} GROUP BY agent_id`;
+    const rows = prepared(sql).all(projectId, ...range.params, ...where.params) as { agent_id: string | null; first: number; last: number }[];
+    if (rollup) for (const row of rows) if (row.agent_id === NONE) row.agent_id = null;
+    return rows;
+  };
+
+  const seenNow = (query: SeenQuery): AgentSeen[] => {
+    const filter = query.filter;
+    const watermark = readWatermark();
+    // The combined rollups have no path or status: with such a filter, raw rows (the visits kept) only.
+    const tables = filter?.path !== undefined || isStatusQuery(filter) ? RAW_ONLY : DIM_TABLES;
+    const all = segments(query.from, query.to, [...tables.keys()]);
+    const parts = all.map((segment) => seenCells(query.projectId, segment, segment.width === 0 ? undefined : tables.get(segment.width), filter));
+    // Raw rows past the watermark in the rolled-up segments (which lie together between the raw edges).
+    const rolled = all.filter((segment) => segment.width !== 0);
+    if (rolled.length > 0) parts.push(seenCells(query.projectId, { width: 0, from: rolled[0]!.from, to: rolled[rolled.length - 1]!.to }, undefined, filter, watermark));
+    const byAgent = new Map<string | null, { agent_id: string | null; first: number; last: number }>();
+    for (const row of parts.flat()) {
+      const found = byAgent.get(row.agent_id);
+      if (found === undefined) byAgent.set(row.agent_id, { ...row });
+      else {
+        if (row.first < found.first) found.first = row.first;
+        if (row.last > found.last) found.last = row.last;
+      }
+    }
+    return [...byAgent.values()];
+  };
+
   const statsNow = (query: StatsQuery): StatsResult => {
     const width = INTERVAL_MS[query.interval];
     const filter = query.filter;
@@ -241,6 +284,7 @@ export function createVisitQueries(db: BetterSqlite3.Database, options: VisitQue
       return row === undefined ? undefined : toStoredVisit(row, pairs);
     },
     stats: statsNow,
+    seen: seenNow,
     list(projectId, limit) {
       return listAll.all(projectId, limit).map((row) => toStoredVisit(row, pairs));
     },

@@ -20,20 +20,24 @@ export const DIM_KEY = 'agent_id, agent_type, result, referral';
 
 /** Columns a rollup is keyed by (besides project and bucket), as the pass derives them from a visit. */
 type RollupColumn = 'agent_id' | 'agent_type' | 'result' | 'referral' | 'path' | 'request_path' | 'status';
-/** One rollup table: its bucket width, key columns, columns that follow from the key, and whether it keeps the latest time. */
+/** One rollup table: its bucket width, key columns, columns that follow from the key, and whether it keeps the earliest and latest time. */
 export interface Rollup {
   readonly table: string;
   readonly width: number;
   readonly key: readonly RollupColumn[];
   readonly extra?: readonly RollupColumn[];
+  /** A `first` column: the earliest visit's time in the cell. */
+  readonly first?: boolean;
+  /** A `last` column: the latest visit's time in the cell. */
   readonly last?: boolean;
 }
 const DIMS = ['agent_id', 'agent_type', 'result', 'referral'] as const;
 /** Every rollup table the pass keeps. */
 export const ROLLUPS: readonly Rollup[] = [
-  { table: 'visit_dims_minute', width: MINUTE_MS, key: DIMS },
-  { table: 'visit_dims_hour', width: HOUR_MS, key: DIMS },
-  { table: 'visit_dims_day', width: DAY_MS, key: DIMS },
+  // With the exact times of their first and last visits: first and last seen, a project's last visit.
+  { table: 'visit_dims_minute', width: MINUTE_MS, key: DIMS, first: true, last: true },
+  { table: 'visit_dims_hour', width: HOUR_MS, key: DIMS, first: true, last: true },
+  { table: 'visit_dims_day', width: DAY_MS, key: DIMS, first: true, last: true },
   ...(['agent_id', 'agent_type', 'result', 'referral', 'path'] as const).map((column) => ({ table: `visit_by_${column}_hour`, width: HOUR_MS, key: [column] })),
   { table: 'visit_by_path_day', width: DAY_MS, key: ['path'] },
   { table: 'visit_paths_hour', width: HOUR_MS, key: ['path', ...DIMS] },
@@ -57,6 +61,7 @@ interface FineCell {
   readonly minute: number;
   readonly values: Readonly<Record<RollupColumn, string | number>>;
   count: number;
+  first: number;
   last: number;
 }
 
@@ -82,10 +87,11 @@ function addFine(
   const cell = fine.get(key);
   if (cell !== undefined) {
     cell.count++;
+    if (time < cell.first) cell.first = time;
     if (time > cell.last) cell.last = time;
   } else {
     const values = { agent_id: agentId ?? NONE, agent_type: agentType ?? NONE, result, referral: referral ?? NONE, path, request_path: requestPath, status };
-    fine.set(key, { projectId, minute, values, count: 1, last: time });
+    fine.set(key, { projectId, minute, values, count: 1, first: time, last: time });
   }
 }
 
@@ -97,10 +103,12 @@ function addFine(
 function createRollupWriter(db: Database) {
   const statements = ROLLUPS.map((rollup) => {
     const columns = [...rollup.key, ...(rollup.extra ?? [])];
+    const times = [...(rollup.first === true ? ['first'] : []), ...(rollup.last === true ? ['last'] : [])];
+    const updates = [...(rollup.first === true ? ['first = min(first, excluded.first)'] : []), ...(rollup.last === true ? ['last = max(last, excluded.last)'] : [])];
     return db.prepare(
-      `INSERT INTO ${rollup.table} (project_id, bucket, ${columns.join(', ')}, count${rollup.last === true ? ', last' : ''})
-       VALUES (?, ?, ${columns.map(() => '?').join(', ')}, ?${rollup.last === true ? ', ?' : ''})
-       ON CONFLICT (project_id, bucket, ${rollup.key.join(', ')}) DO UPDATE SET count = count + excluded.count${rollup.last === true ? ', last = max(last, excluded.last)' : ''}`,
+      `INSERT INTO ${rollup.table} (project_id, bucket, ${columns.join(', ')}, count${times.map((column) => `, ${column}`).join('')})
+       VALUES (?, ?, ${columns.map(() => '?').join(', ')}, ?${times.map(() => ', ?').join('')})
+       ON CONFLICT (project_id, bucket, ${rollup.key.join(', ')}) DO UPDATE SET count = count + excluded.count${updates.map((update) => `, ${update}`).join('')}`,
     );
   });
   return {
@@ -112,9 +120,9 @@ function createRollupWriter(db: Database) {
     },
     foldCells(fine: FineCells): void {
       ROLLUPS.forEach((rollup, index) => {
-        const cells = new Map<string, { params: unknown[]; count: number; last: number }>();
+        const cells = new Map<string, { params: unknown[]; count: number; first: number; last: number }>();
         const columns = [...rollup.key, ...(rollup.extra ?? [])];
-        for (const { projectId, minute, values, count, last } of fine.values()) {
+        for (const { projectId, minute, values, count, first, last } of fine.values()) {
           const bucket = floorTo(minute, rollup.width);
           let key = `${projectId}\u0000${bucket}`;
           // Length-prefixed: no two key lists share a string, whatever a path holds.
@@ -125,14 +133,17 @@ function createRollupWriter(db: Database) {
           const cell = cells.get(key);
           if (cell !== undefined) {
             cell.count += count;
+            if (first < cell.first) cell.first = first;
             if (last > cell.last) cell.last = last;
           } else {
-            cells.set(key, { params: [projectId, bucket, ...columns.map((column) => values[column])], count, last });
+            cells.set(key, { params: [projectId, bucket, ...columns.map((column) => values[column])], count, first, last });
           }
         }
         const statement = statements[index]!;
-        for (const { params, count, last } of cells.values()) {
-          if (rollup.last === true) statement.run(...params, count, last);
+        for (const { params, count, first, last } of cells.values()) {
+          if (rollup.first === true && rollup.last === true) statement.run(...params, count, first, last);
+          else if (rollup.first === true) statement.run(...params, count, first);
+          else if (rollup.last === true) statement.run(...params, count, last);
           else statement.run(...params, count);
         }
       });

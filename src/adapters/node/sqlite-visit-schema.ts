@@ -150,6 +150,38 @@ const VISIT_MIGRATIONS: readonly string[] = [
      FROM visits WHERE id <= (SELECT watermark FROM visit_rollup_state WHERE id = 1) GROUP BY 1, 2, 3, 4, 5, 6, 7;
    INSERT INTO visit_status_day SELECT project_id, bucket - ((bucket % 86400000) + 86400000) % 86400000, agent_id, agent_type, result, referral, status, sum(count)
      FROM visit_status_hour GROUP BY 1, 2, 3, 4, 5, 6, 7;`,
+  // The exact times of the first and last visit of each combined rollup cell: first and last seen
+  // and a project's last visit, to the millisecond, from the rollups (and past raw-visit retention)
+  // instead of the start of a minute. Filled from the raw rows the rollups hold (up to the
+  // watermark). A cell whose raw rows retention deleted, all or some (the older ones: it deletes by
+  // time), cannot know its first visit: it keeps the start of its bucket, the precision these
+  // times had before; its last visit is the newest raw row left, else the start of its bucket too.
+  `ALTER TABLE visit_dims_minute ADD COLUMN first INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE visit_dims_minute ADD COLUMN last INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE visit_dims_hour ADD COLUMN first INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE visit_dims_hour ADD COLUMN last INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE visit_dims_day ADD COLUMN first INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE visit_dims_day ADD COLUMN last INTEGER NOT NULL DEFAULT 0;
+   CREATE TEMP TABLE visit_times_fill AS
+     SELECT project_id, time - ((time % 60000) + 60000) % 60000 AS bucket, coalesce(agent_id, '') AS agent_id, coalesce(agent_type, '') AS agent_type, result, coalesce(referral, '') AS referral,
+       count(*) AS count, min(time) AS first, max(time) AS last
+     FROM visits WHERE id <= (SELECT watermark FROM visit_rollup_state WHERE id = 1) GROUP BY 1, 2, 3, 4, 5, 6;
+   UPDATE visit_dims_minute SET first = bucket, last = bucket;
+   UPDATE visit_dims_minute AS r SET first = CASE WHEN f.count = r.count THEN f.first ELSE r.bucket END, last = f.last
+     FROM (SELECT project_id, bucket - ((bucket % 60000) + 60000) % 60000 AS bucket, agent_id, agent_type, result, referral, sum(count) AS count, min(first) AS first, max(last) AS last
+       FROM temp.visit_times_fill GROUP BY 1, 2, 3, 4, 5, 6) AS f
+     WHERE f.project_id = r.project_id AND f.bucket = r.bucket AND f.agent_id = r.agent_id AND f.agent_type = r.agent_type AND f.result = r.result AND f.referral = r.referral;
+   UPDATE visit_dims_hour SET first = bucket, last = bucket;
+   UPDATE visit_dims_hour AS r SET first = CASE WHEN f.count = r.count THEN f.first ELSE r.bucket END, last = f.last
+     FROM (SELECT project_id, bucket - ((bucket % 3600000) + 3600000) % 3600000 AS bucket, agent_id, agent_type, result, referral, sum(count) AS count, min(first) AS first, max(last) AS last
+       FROM temp.visit_times_fill GROUP BY 1, 2, 3, 4, 5, 6) AS f
+     WHERE f.project_id = r.project_id AND f.bucket = r.bucket AND f.agent_id = r.agent_id AND f.agent_type = r.agent_type AND f.result = r.result AND f.referral = r.referral;
+   UPDATE visit_dims_day SET first = bucket, last = bucket;
+   UPDATE visit_dims_day AS r SET first = CASE WHEN f.count = r.count THEN f.first ELSE r.bucket END, last = f.last
+     FROM (SELECT project_id, bucket - ((bucket % 86400000) + 86400000) % 86400000 AS bucket, agent_id, agent_type, result, referral, sum(count) AS count, min(first) AS first, max(last) AS last
+       FROM temp.visit_times_fill GROUP BY 1, 2, 3, 4, 5, 6) AS f
+     WHERE f.project_id = r.project_id AND f.bucket = r.bucket AND f.agent_id = r.agent_id AND f.agent_type = r.agent_type AND f.result = r.result AND f.referral = r.referral;
+   DROP TABLE temp.visit_times_fill;`,
 ];
 
 /** The visit schema version this code writes (component 'visits' in schema_versions). */

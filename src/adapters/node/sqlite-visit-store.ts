@@ -10,6 +10,7 @@ import {
   createVisitFanout,
   FAILED_WRITE_MEMORY_MS,
   STORE_READY,
+  validateSeenQuery,
   validateStatsQuery,
   type EnrichedVisit,
   type IdempotentAppendResult,
@@ -238,6 +239,11 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
 
     async pathCounts(query) {
       return snapshot(() => topPaths(query));
+    },
+
+    async seen(query) {
+      validateSeenQuery(query);
+      return snapshot(() => queries.seen(query));
     },
 
     subscribe: (projectId, listener) => fanout.subscribe(projectId, listener),

@@ -24,6 +24,11 @@ if (available) {
     const store = await openClickHouseVisitStore({ url: suiteServer.url, database: 'aw_suite' });
     return {
       store,
+      // Merges every part of the materialized views' tables: their rows as the background merges leave them.
+      async catchUp() {
+        const tables = (await suiteServer!.query("SELECT name FROM system.tables WHERE database = 'aw_suite' AND name LIKE '.inner.%' FORMAT TSV")).split('\n').filter(Boolean);
+        for (const table of tables) await suiteServer!.query(`OPTIMIZE TABLE aw_suite.\`${table}\` FINAL`);
+      },
       async close() {
         await store.close();
         await suiteServer?.destroy();
@@ -32,6 +37,7 @@ if (available) {
   });
 }
 const T0 = Date.UTC(2026, 10, 20, 10, 0, 0);
+const DAY_MS = 86_400_000;
 
 function visit(overrides: Partial<EnrichedVisit> = {}): EnrichedVisit {
   return {
@@ -89,7 +95,7 @@ describe.runIf(available)('ClickHouse visit store', () => {
 
   it('creates the schema on open and opens an existing one again', async () => {
     const tables = (await server.query("SELECT name FROM system.tables WHERE database = 'aw_store' ORDER BY name FORMAT TSV")).trim().split('\n');
-    expect(tables).toEqual(expect.arrayContaining(['projects', 'schema_migrations', 'token_revocations', 'tokens', 'visit_counts', 'visits']));
+    expect(tables).toEqual(expect.arrayContaining(['projects', 'schema_migrations', 'token_revocations', 'tokens', 'visit_counts', 'visit_times', 'visits']));
     const engine = (await server.query("SELECT engine, partition_key, sorting_key FROM system.tables WHERE database = 'aw_store' AND name = 'visits' FORMAT TSV")).trim();
     expect(engine).toBe('MergeTree\ttoYYYYMM(toDateTime(intDiv(received, 1000)))\tproject_id, id');
     expect((await server.query('SELECT count() FROM aw_store.schema_migrations')).trim()).toBe(String(SCHEMA_VERSION));
@@ -114,6 +120,41 @@ describe.runIf(available)('ClickHouse visit store', () => {
         { key: '200', total: 1 },
         { key: '404', total: 1 },
       ]);
+      expect((await server.query(`SELECT max(version) FROM ${db}.schema_migrations`)).trim()).toBe(String(SCHEMA_VERSION));
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('migrates a database of schema 4: first and last visit times from the raw visits, the start of the minute for months retention dropped', async () => {
+    const db = 'aw_times';
+    await server.query(`CREATE DATABASE ${db}`);
+    for (const statement of MIGRATIONS.slice(0, 4).flat()) await server.query(statement.replaceAll('{db}', db));
+    await server.query(MIGRATIONS_TABLE.replaceAll('{db}', db));
+    await server.query(`INSERT INTO ${db}.schema_migrations VALUES (1, '2026-11-01T00:00:00.000Z'), (2, '2026-11-01T00:00:00.000Z'), (3, '2026-11-01T00:00:00.000Z'), (4, '2026-11-01T00:00:00.000Z')`);
+    const row = (id: number, time: number, agent: string) => {
+      const stored = visit({ time, received: time, agent_id: agent === '' ? null : agent });
+      return `('prj_times', '${time.toString(16).padStart(12, '0')}0000${id.toString(16).padStart(12, '0')}', ${time}, ${time}, '/', '/', '${agent}', '${agent === '' ? '' : 'AI Data Scraper'}', 'not_verifiable', '', ${sqlString(JSON.stringify(stored))})`;
+    };
+    const exact = [T0 + 35_123, T0 + 50_000, T0 + DAY_MS + 21_456];
+    // A month whose raw visits retention dropped: only its per-minute counts are left.
+    const dropped = Date.UTC(2026, 7, 3, 22, 22, 35, 123);
+    await server.query(
+      `INSERT INTO ${db}.visits (project_id, id, received, time, path, request_path, agent_id, agent_type, result, referral, visit) VALUES ${[row(1, dropped, 'gptbot'), ...exact.map((time, i) => row(i + 2, time, 'gptbot')), row(9, T0 + 40_000, '')].join(', ')}`,
+    );
+    await server.query(`ALTER TABLE ${db}.visits DROP PARTITION 202608`);
+    const [a, b] = await Promise.all([openClickHouseVisitStore({ url: server.url, database: db }), openClickHouseVisitStore({ url: server.url, database: db })]);
+    try {
+      const after = T0 + 2 * DAY_MS + 7_007;
+      await a.append('prj_times', [visit({ time: after, received: after })]);
+      const seen = async (from: number, to: number) => (await b.seen({ projectId: 'prj_times', from, to, filter: { agent_id: 'gptbot' } })).map(({ first, last }) => ({ first: new Date(first).toISOString(), last: new Date(last).toISOString() }));
+      const iso = (time: number) => new Date(time).toISOString();
+      expect(await seen(T0, T0 + 3 * DAY_MS)).toEqual([{ first: iso(exact[0]!), last: iso(after) }]);
+      expect(await seen(Date.UTC(2026, 7, 1), Date.UTC(2026, 8, 1))).toEqual([{ first: '2026-08-03T22:22:00.000Z', last: '2026-08-03T22:22:00.000Z' }]);
+      expect(await b.seen({ projectId: 'prj_times', from: T0, to: T0 + DAY_MS })).toEqual(expect.arrayContaining([{ agent_id: null, first: T0 + 40_000, last: T0 + 40_000 }]));
+      // The raw visits (a range to the millisecond) agree with the per-minute times.
+      expect(await seen(T0 + 1, T0 + 3 * DAY_MS)).toEqual([{ first: iso(exact[0]!), last: iso(after) }]);
       expect((await server.query(`SELECT max(version) FROM ${db}.schema_migrations`)).trim()).toBe(String(SCHEMA_VERSION));
     } finally {
       await a.close();
@@ -397,13 +438,13 @@ describe.runIf(available)('ClickHouse visit store', () => {
     // The mutations finish in the background: every row of the project goes, in each table.
     const left = async (projectId: string) => {
       const counts: Record<string, number> = {};
-      for (const table of ['visits', '`.inner.visit_counts`', 'tokens', 'project_settings', 'project_renames']) {
+      for (const table of ['visits', '`.inner.visit_counts`', '`.inner.visit_times`', 'tokens', 'project_settings', 'project_renames']) {
         counts[table] = Number((await server.query(`SELECT count() FROM aw_store.${table} WHERE project_id = ${sqlString(projectId)}`)).trim());
       }
       counts['projects'] = Number((await server.query(`SELECT count() FROM aw_store.projects WHERE id = ${sqlString(projectId)}`)).trim());
       return counts;
     };
-    await expect.poll(() => left(doomed.id), { timeout: 20_000, interval: 200 }).toEqual({ visits: 0, '`.inner.visit_counts`': 0, tokens: 0, project_settings: 0, project_renames: 0, projects: 0 });
+    await expect.poll(() => left(doomed.id), { timeout: 20_000, interval: 200 }).toEqual({ visits: 0, '`.inner.visit_counts`': 0, '`.inner.visit_times`': 0, tokens: 0, project_settings: 0, project_renames: 0, projects: 0 });
     expect(await left(kept.id)).toMatchObject({ visits: 2, tokens: 1, project_settings: 1, projects: 1 });
     expect((await store.stats({ projectId: kept.id, from: T0 - 60_000, to: T0 + 60_000, interval: 'minute', by: 'agent' })).total).toBe(2);
 

@@ -14,7 +14,7 @@ import { openSqliteStore } from '../../../src/adapters/node/sqlite-store.js';
 import { openSqliteVisitStore, VISIT_SCHEMA_VERSION, type SqliteVisitStoreOptions } from '../../../src/adapters/node/sqlite-visit-store.js';
 import { createMemoryVisitStore, FAILED_WRITE_MEMORY_MS, VisitStoreUnavailableError, type EnrichedVisit, type PathCountsQuery, type StatsQuery } from '../../../src/index.js';
 import { captureIo } from '../../helpers/cli-io.js';
-import { BASE, describeVisitStore, expectedPathCounts, expectedStats, generateVisits, makeVisit } from '../../visits/store-suite.js';
+import { BASE, describeVisitStore, expectedPathCounts, expectedSeen, expectedStats, generateVisits, makeVisit, sortSeen } from '../../visits/store-suite.js';
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -30,6 +30,9 @@ describeVisitStore('sqlite', async () => {
   const store = openSqliteStore({ dataDir: dir });
   return {
     store,
+    catchUp: async () => {
+      await store.visits.rollUp();
+    },
     close: async () => {
       store.close();
       cleanup();
@@ -55,6 +58,9 @@ function openFresh(options: SqliteVisitStoreOptions = {}, dir = tempDir()) {
   });
   return { db, store, dir };
 }
+
+/** Undoes the last visit migration: the combined rollups without their first and last times. */
+const DROP_TIMES = ['minute', 'hour', 'day'].map((width) => `ALTER TABLE visit_dims_${width} DROP COLUMN first; ALTER TABLE visit_dims_${width} DROP COLUMN last;`).join(' ');
 
 /** The rollup pass's progress: its watermark, and the last visit id written. */
 function progress(db: Database.Database): { watermark: number; last: number } {
@@ -420,6 +426,35 @@ describe('openSqliteVisitStore', () => {
     for (const [table, total] of Object.entries(rollupTotals(db))) expect(total, table).toBe(visits.length);
   });
 
+  it('finds the exact first and last visit of each agent past the watermark, after the pass, and past raw-visit retention', async () => {
+    let now = BASE + 5 * DAY;
+    const { store } = openFresh({ rollupIntervalMs: 0, retentionDays: 30, retentionIntervalMs: 0, clock: { now: () => now } });
+    await settled();
+    const visits = generateVisits();
+    const half = Math.floor(visits.length / 2);
+    await store.append('prj_s', visits.slice(0, half));
+    expect(await store.rollUp()).toBe(half);
+    // The rest waits past the watermark: read from raw rows alongside the rollups.
+    await store.append('prj_s', visits.slice(half));
+    const queries = [
+      { from: BASE - DAY, to: BASE + 5 * DAY },
+      { from: BASE, to: BASE + 2 * DAY + 13 * HOUR + 7 * 60_000 },
+      { from: BASE + 5 * HOUR + 17 * 60_000 + 3_001, to: BASE + 2 * DAY + 7 * HOUR + 11_017, filter: { agent_id: 'gptbot' } },
+      { from: BASE + DAY, to: BASE + 3 * DAY, filter: { has_agent: false, referral: null } },
+      { from: BASE, to: BASE + 4 * DAY, filter: { path: '/docs' } },
+    ];
+    const check = async (list: typeof queries) => {
+      for (const query of list) expect(sortSeen(await store.seen({ projectId: 'prj_s', ...query })), JSON.stringify(query)).toEqual(expectedSeen(visits, query));
+    };
+    await check(queries);
+    await store.rollUp();
+    await check(queries);
+    // Past retention raw rows and the minute rollup are gone; hour and day rollups keep the exact times.
+    now = BASE + 40 * DAY;
+    expect((await store.applyRetention()).visits).toBe(visits.length);
+    await check(queries.filter((query) => query.from % HOUR === 0 && query.to % HOUR === 0 && query.filter?.path === undefined));
+  });
+
   it('finds raw rows of any sub-minute range through the minute index, times before 1970 included', async () => {
     const { db, store } = openFresh({ rollupIntervalMs: 0 });
     await settled();
@@ -769,7 +804,7 @@ describe('openSqliteVisitStore', () => {
         ALTER TABLE visits DROP COLUMN response_status_code; ALTER TABLE visits DROP COLUMN response_duration_in_milliseconds;
         ALTER TABLE visits DROP COLUMN created; ALTER TABLE visits DROP COLUMN request_headers; ALTER TABLE visits DROP COLUMN response_headers;
         ALTER TABLE visits DROP COLUMN client_ip_header; ALTER TABLE visits DROP COLUMN verification; ALTER TABLE visits DROP COLUMN decision;
-        DROP TABLE visit_status_hour; DROP TABLE visit_status_day;
+        DROP TABLE visit_status_hour; DROP TABLE visit_status_day; ${DROP_TIMES}
         UPDATE schema_versions SET version = 2 WHERE component = 'visits'`);
       db.prepare("INSERT INTO visits (project_id, time, received, request_method, request_path, path, agent_id, agent_type, result, client_ip, referral, extras) VALUES ('prj_x', ?, ?, 'GET', '/a?b=1', '/a', 'googlebot', 'Search Engine Crawler', 'verified', '66.249.66.1', NULL, ?)").run(
         BASE + 90_000,
@@ -814,7 +849,7 @@ describe('openSqliteVisitStore', () => {
         CREATE TABLE visit_agent_paths_day (project_id TEXT NOT NULL, bucket INTEGER NOT NULL, agent_id TEXT NOT NULL, agent_type TEXT NOT NULL, request_path TEXT NOT NULL,
           path TEXT NOT NULL, count INTEGER NOT NULL, last INTEGER NOT NULL, PRIMARY KEY (project_id, bucket, agent_id, agent_type, request_path)) WITHOUT ROWID;
         ALTER TABLE visits DROP COLUMN client_ip_header; ALTER TABLE visits DROP COLUMN verification; ALTER TABLE visits DROP COLUMN decision;
-        DROP TABLE visit_status_hour; DROP TABLE visit_status_day;
+        DROP TABLE visit_status_hour; DROP TABLE visit_status_day; ${DROP_TIMES}
         UPDATE schema_versions SET version = 3 WHERE component = 'visits'`);
       const insert = db.prepare('INSERT INTO visit_agent_paths_day VALUES (@project_id, @bucket, @agent_id, @agent_type, @request_path, @path, @count, @last)');
       for (const row of rows) insert.run(row);
@@ -832,6 +867,46 @@ describe('openSqliteVisitStore', () => {
     db.exec(`DELETE FROM visit_agent_paths_day WHERE bucket < ${BASE + DAY_SET}`);
     expect(rollupTotals(db)['visit_agent_path_totals']).toBe(more.length);
     expect(db.prepare('SELECT count(*) FROM visit_agent_path_totals WHERE count <= 0').pluck().get()).toBe(0);
+  });
+
+  it('upgrades a database of the previous visit schema: rollups get the exact first and last times their raw rows give, the start of the bucket where retention took them', async () => {
+    const dir = tempDir();
+    cleanups.push(dir.cleanup);
+    const file = join(dir.dir, 'visits.db');
+    const gptbot = (time: number) => makeVisit({ time, agent_id: 'gptbot', agent_type: 'AI Data Scraper', result: 'verified' });
+    const partialHour = BASE + 32 * DAY;
+    // Retention runs 30 days back from here: its cut lies between two visits of one hour.
+    const now = partialHour + 30 * DAY + 30 * 60_000 + 17_000;
+    const deleted = [gptbot(BASE + 3 * HOUR + 35_123), gptbot(BASE + DAY + 22 * HOUR + 22_000), gptbot(partialHour + 10 * 60_000 + 1_234)];
+    const kept = [gptbot(partialHour + 45 * 60_000 + 35_123), gptbot(partialHour + DAY + 5 * HOUR + 7_007), makeVisit({ time: partialHour + DAY + 6 * HOUR + 59_999 })];
+    const pending = [gptbot(partialHour + 2 * DAY + 1_001)];
+    {
+      const db = new Database(file);
+      db.pragma('journal_mode = WAL');
+      const store = openSqliteVisitStore(db, { retentionDays: 30, rollupIntervalMs: 0, retentionIntervalMs: 0, clock: { now: () => now } });
+      await settled();
+      await store.append('prj_m', [...deleted, ...kept]);
+      expect((await store.applyRetention()).visits).toBe(deleted.length);
+      // Stored before the upgrade and not folded yet: the pass after it gives them their times.
+      await store.append('prj_m', pending);
+      store.close();
+      db.exec(`${DROP_TIMES} UPDATE schema_versions SET version = ${VISIT_SCHEMA_VERSION - 1} WHERE component = 'visits'`);
+      db.close();
+    }
+    const { db, store } = openFresh({ rollupIntervalMs: 0, retentionDays: 30, retentionIntervalMs: 0, clock: { now: () => now } }, { dir: dir.dir, cleanup: () => undefined });
+    expect(db.prepare("SELECT version FROM schema_versions WHERE component = 'visits'").pluck().get()).toBe(VISIT_SCHEMA_VERSION);
+    const seen = async (from: number, to: number) => store.seen({ projectId: 'prj_m', from, to, filter: { agent_id: 'gptbot' } });
+    // Days whose raw rows are gone: the start of each day, as first and last seen were before.
+    expect(await seen(BASE, BASE + 2 * DAY)).toEqual([{ agent_id: 'gptbot', first: BASE, last: BASE + DAY }]);
+    // The hour retention cut: its first visit is gone (the start of the hour), its last is exact.
+    expect(await seen(partialHour, partialHour + HOUR)).toEqual([{ agent_id: 'gptbot', first: partialHour, last: kept[0]!.time }]);
+    // Cells whose raw rows are all kept, and visits past the watermark: exact, before and after the pass.
+    expect(await seen(partialHour + DAY, partialHour + 3 * DAY)).toEqual([{ agent_id: 'gptbot', first: kept[1]!.time, last: pending[0]!.time }]);
+    expect(await store.seen({ projectId: 'prj_m', from: partialHour + DAY, to: partialHour + 2 * DAY, filter: { agent_id: null } })).toEqual([{ agent_id: null, first: kept[2]!.time, last: kept[2]!.time }]);
+    await store.rollUp();
+    expect(await seen(BASE, partialHour + 3 * DAY)).toEqual([{ agent_id: 'gptbot', first: BASE, last: pending[0]!.time }]);
+    expect(await seen(partialHour + DAY, partialHour + 3 * DAY)).toEqual([{ agent_id: 'gptbot', first: kept[1]!.time, last: pending[0]!.time }]);
+    for (const width of ['minute', 'hour', 'day']) expect(db.prepare(`SELECT count(*) FROM visit_dims_${width} WHERE first > last OR first < bucket`).pluck().get(), width).toBe(0);
   });
 
   it('reads top paths by totals exactly as counting every pair would, for any range, filter and limit', async () => {
