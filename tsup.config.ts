@@ -1,11 +1,13 @@
 // Build: ESM + CJS + declarations for the core ("."), the node adapter ("./node"), the ClickHouse store ("./clickhouse"),
 // the framework middleware ("./express", "./fastify", "./hono"), the CLI binary and the dashboard.
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { defineConfig } from 'tsup';
 import type { Plugin } from 'esbuild';
 
 const CORE = resolve('src/index.js');
+const packageVersion = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
 
 // The adapters import the core as the package itself ("agentwarden"), not a bundled copy, so
 // their errors (VisitStoreUnavailableError) are the classes the core's API handler checks for
@@ -86,6 +88,8 @@ export default defineConfig([
     sourcemap: false,
     publicDir: 'src/web/public',
     esbuildPlugins: [textImports],
+    // The install line of the "Connect your site" snippet names the tarball npm pack writes.
+    define: { __AGENTWARDEN_VERSION__: JSON.stringify(packageVersion) },
     outExtension: () => ({ js: '.js' }),
   },
 ]);

@@ -3,3 +3,6 @@ declare module '*?text' {
   const text: string;
   export default text;
 }
+
+// The package's version, written in by the build (tsup.config.ts, define).
+declare const __AGENTWARDEN_VERSION__: string;

@@ -83,6 +83,9 @@ describe.skipIf(!available)('dashboard in Chromium', () => {
     const snippet = page.getByTestId('connect-snippet');
     const serverUrl = new URL(proc.url).origin;
     expect(await snippet.textContent()).toContain(`\nAGENTWARDEN_URL=${serverUrl} AGENTWARDEN_TOKEN=${projectToken} node server.mjs\n`);
+    // The install line names the tarball npm pack writes for this version.
+    const { version } = JSON.parse(readFileSync(join(import.meta.dirname, '../../package.json'), 'utf8')) as { version: string };
+    expect(await snippet.textContent()).toContain(`# npm install /path/to/agentwarden-${version}.tgz express@5\n`);
     // The snippet is the example app the tests start, word for word but for the server URL it
     // falls back to (npm start's), which is this server's, so the file reports here even when run
     // without AGENTWARDEN_URL.

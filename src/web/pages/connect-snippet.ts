@@ -11,15 +11,16 @@ import worker from '../../../examples/worker/worker.js?text';
 import { copyText, field, h } from '../dom.js';
 import { toast } from '../toast.js';
 
-// The package is installed from a tarball packed in a clone (README "Install"); the env lines are
-// what the Node examples read at start.
+// The package is installed from a tarball packed in a clone (README "Install"), named by npm pack
+// after this server's version; the env lines are what the Node examples read at start.
+const TARBALL = `/path/to/agentwarden-${__AGENTWARDEN_VERSION__}.tgz`;
 const FRAMEWORKS = {
-  express: { label: 'Express 5 / Connect / Node http server', install: 'npm install /path/to/agentwarden-<version>.tgz express@5', file: 'server.mjs', code: express },
-  fastify: { label: 'Fastify 5', install: 'npm install /path/to/agentwarden-<version>.tgz fastify@5', file: 'server.mjs', code: fastify },
-  hono: { label: 'Hono 4 (Node)', install: 'npm install /path/to/agentwarden-<version>.tgz hono@4 @hono/node-server@1', file: 'server.mjs', code: hono },
-  worker: { label: 'Cloudflare Worker', install: 'npm install /path/to/agentwarden-<version>.tgz', file: 'worker.js', code: worker },
-  nextjs: { label: 'Next.js 16 (proxy)', install: 'npm install /path/to/agentwarden-<version>.tgz', file: 'proxy.ts', code: nextjs },
-  'nextjs-edge': { label: 'Next.js 15 (edge middleware)', install: 'npm install /path/to/agentwarden-<version>.tgz', file: 'middleware.ts', code: nextjsEdge },
+  express: { label: 'Express 5 / Connect / Node http server', install: `npm install ${TARBALL} express@5`, file: 'server.mjs', code: express },
+  fastify: { label: 'Fastify 5', install: `npm install ${TARBALL} fastify@5`, file: 'server.mjs', code: fastify },
+  hono: { label: 'Hono 4 (Node)', install: `npm install ${TARBALL} hono@4 @hono/node-server@1`, file: 'server.mjs', code: hono },
+  worker: { label: 'Cloudflare Worker', install: `npm install ${TARBALL}`, file: 'worker.js', code: worker },
+  nextjs: { label: 'Next.js 16 (proxy)', install: `npm install ${TARBALL}`, file: 'proxy.ts', code: nextjs },
+  'nextjs-edge': { label: 'Next.js 15 (edge middleware)', install: `npm install ${TARBALL}`, file: 'middleware.ts', code: nextjsEdge },
 } as const;
 
 type Framework = keyof typeof FRAMEWORKS;
