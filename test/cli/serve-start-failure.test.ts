@@ -160,16 +160,26 @@ describe('a first start that fails shows no one-time secret, and the next start 
     const next = await expectNextStartShowsWorkingSecrets(['--data-dir', dataDir, ...store(clickhouse.url), ...args]);
     await stopServes([next]);
 
-    // ClickHouse writes a project and its token apart: a start cut off between them leaves a
-    // project that never had a token, and the next start gives it one and shows it.
+    // ClickHouse writes a project and its token apart, the token first: a start cut off at the
+    // token leaves no project at all, and the next start makes one as on an empty store.
     const other = setup();
-    const otherStore = (url: string) => ['--store', 'clickhouse', '--clickhouse-url', url, '--clickhouse-database', 'aw_start_failure_token'];
+    const database = 'aw_start_failure_token';
+    const otherStore = (url: string) => ['--store', 'clickhouse', '--clickhouse-url', url, '--clickhouse-database', database];
     const tokenProxy = await startClickHouseProxy(clickhouse.url);
     cleanups.push(() => tokenProxy.close());
     tokenProxy.dropNext((statement) => /^INSERT INTO \S*\.tokens\b/i.test(statement), 1000);
     const cut = await runCli(['serve', '--port', '0', '--data-dir', other.dataDir, ...otherStore(tokenProxy.url), ...other.args]);
     expectFailedStartShowedNothing(cut, /cannot create the first project: /);
+    const query = async (sql: string) => {
+      const response = await fetch(clickhouse.url, { method: 'POST', body: sql });
+      expect(response.status, sql).toBe(200);
+      return (await response.text()).trim();
+    };
+    expect(await query(`SELECT count() FROM ${database}.projects`)).toBe('0');
+    // A store that an older version left with a project and no token (it wrote the project
+    // first): the next start gives that project a token and shows it.
+    await query(`INSERT INTO ${database}.projects (id, name, created) VALUES ('prj_left_without_token', 'default', '2026-01-01T00:00:00.000Z')`);
     const recovered = await expectNextStartShowsWorkingSecrets(['--data-dir', other.dataDir, ...otherStore(clickhouse.url), ...other.args]);
-    expect(recovered.stdout()).toMatch(/project "default" \(prj_[A-Za-z0-9_-]+\) had no access token \(a start failed while creating it\); its access token, shown only now: aw_/);
+    expect(recovered.stdout()).toMatch(/project "default" \(prj_left_without_token\) had no access token \(a start failed while creating it\); its access token, shown only now: aw_/);
   }, 120_000);
 });

@@ -145,8 +145,11 @@ export function createProjectTables(options: ProjectTablesOptions): ProjectTable
     async createProject(name) {
       if (typeof name !== 'string' || name.trim() === '') throw new TypeError(`name must be a non-empty string, got ${JSON.stringify(name)}`);
       const id = generateId('prj');
-      await insert('projects', [{ id, name, created: now() }]);
+      // The token first: ClickHouse has no transaction over two tables, and a token whose project
+      // was never written authenticates nobody, where a project written without its token showed
+      // in the dashboard with none.
       const { token } = await issue(id, false);
+      await insert('projects', [{ id, name, created: now() }]);
       return { id, name, token };
     },
     async listProjects() {
