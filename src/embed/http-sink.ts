@@ -249,6 +249,8 @@ export function createHttpSink(options: HttpSinkOptions): HttpSink {
     throw new RangeError(`url must be an absolute http(s) URL, got ${JSON.stringify(options.url)}`);
   }
   if (endpoint.protocol !== 'http:' && endpoint.protocol !== 'https:') throw new RangeError(`url must be an http(s) URL, got ${JSON.stringify(options.url)}`);
+  // fetch refuses such a URL, and every error would then print the password (not repeated here).
+  if (endpoint.username !== '' || endpoint.password !== '') throw new RangeError('url must not carry a user name or password: the project token is the credential (the token option)');
   if (typeof options.token !== 'string' || options.token === '' || /[\r\n]/.test(options.token)) throw new TypeError('token must be a non-empty string (the project access token)');
   const fetchImpl = options.fetch ?? globalThis.fetch;
   if (typeof fetchImpl !== 'function') throw new TypeError('fetch must be a function (the Fetch API)');

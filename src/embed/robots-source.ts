@@ -108,6 +108,7 @@ export function checkRobotsSource(value: unknown, denied: PolicyRobotsDefaults, 
       throw new RangeError(`robotsTxt.url must be an absolute http(s) URL, got ${JSON.stringify(options.url)}`);
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new RangeError(`robotsTxt.url must be an http(s) URL, got ${JSON.stringify(options.url)}`);
+    if (url.username !== '' || url.password !== '') throw new RangeError('robotsTxt.url must not carry a user name or password: the project token is the credential (robotsTxt.token)');
     if (typeof options.token !== 'string' || options.token === '' || /[\r\n]/.test(options.token)) throw new TypeError('robotsTxt.token must be the project access token (a non-empty string)');
   }
   if (options.siteRobotsTxt !== undefined) {

@@ -271,6 +271,7 @@ describe('access policy in the middleware', () => {
     expect((await run(get('/robots.txt', BROWSER_UA, { 'if-none-match': etag }), app, LOOPBACK)).status).toBe(304);
     expect(() => middleware({ denyAgents: ['gptbot'], robotsTxt: { siteRobotsTxt: 'x'.repeat(64 * 1024 + 1) } })).toThrow('robotsTxt.siteRobotsTxt is 65537 bytes; at most 65536');
     expect(() => middleware({ denyAgents: ['gptbot'], robotsTxt: { siteRobotsTxt: 42 as unknown as string } })).toThrow(TypeError);
+    expect(() => middleware({ denyAgents: ['gptbot'], robotsTxt: { url: 'https://user:s3cret@aw.example', token: 't' } })).toThrow(/^robotsTxt.url must not carry a user name or password: [^3]*$/);
     // A last group without rules (a Crawl-delay only) would run on into the policy's first group
     // and take its rules (Googlebot, reading *, told Disallow: /): it is closed with an empty Disallow.
     const delayed = middleware({ denyAgents: ['gptbot'], robotsTxt: { siteRobotsTxt: 'User-agent: *\nCrawl-delay: 10' } });

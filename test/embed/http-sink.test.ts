@@ -521,6 +521,8 @@ describe('HTTP sink options', () => {
   it.each([
     [{ url: 'ftp://x', token: 't' }, RangeError, /url/],
     [{ url: 'not a url', token: 't' }, RangeError, /url/],
+    // Credentials in the url: fetch refuses them, and the password is not repeated in the message.
+    [{ url: 'http://user:s3cret@127.0.0.1:8080', token: 't' }, RangeError, /^url must not carry a user name or password: [^3]*$/],
     [{ url: 'http://x', token: '' }, TypeError, /token/],
     [{ url: 'http://x', token: 't', maxBatchVisits: 0 }, RangeError, /maxBatchVisits/],
     [{ url: 'http://x', token: 't', flushIntervalMs: '5' }, TypeError, /flushIntervalMs/],
