@@ -133,7 +133,7 @@ export { summarizeProjectVisits } from './visits/project-summary.js';
 export type { ProjectVisitSummary, ProjectVisitSummaryOptions } from './visits/project-summary.js';
 export { createVisitFanout } from './visits/fanout.js';
 export type { VisitFanout } from './visits/fanout.js';
-export { bucketStart, buildStatsResult, dimensionKey, INTERVAL_MS, matchesFilter, MAX_STATS_BUCKETS, MAX_STATS_KEYS, pathWithoutQuery, statusKey, validateSeenQuery, validateStatsQuery } from './visits/stats.js';
+export { bucketStart, buildStatsResult, dimensionKey, INTERVAL_MS, matchesFilter, MAX_STATS_BUCKETS, mergeSeen, MAX_STATS_KEYS, pathWithoutQuery, statusKey, validateSeenQuery, validateStatsQuery } from './visits/stats.js';
 export type { StatsCell } from './visits/stats.js';
 export { createVisitEnricher, enrichVisit } from './visits/enrich.js';
 export type { VisitEnricher, VisitEnricherOptions } from './visits/enrich.js';

@@ -1,8 +1,8 @@
 // An in-memory VisitStore (lost at exit): the reference implementation of the contract, for
 // tests and for embedding (a Worker, a script) where what fits in memory is enough.
 import { createVisitFanout } from './fanout.js';
-import { bucketStart, buildStatsResult, dimensionKey, matchesFilter, validateSeenQuery, validateStatsQuery, type StatsCell } from './stats.js';
-import { IDEMPOTENCY_WINDOW_MS, VisitQueryError, type AgentSeen, type EnrichedVisit, type IdempotencyRecord, type IdempotentAppendResult, type IdempotentBatch, type PathCount, type StoredVisit, type VisitStore } from './visit-store.js';
+import { bucketStart, buildStatsResult, dimensionKey, matchesFilter, mergeSeen, validateSeenQuery, validateStatsQuery, type StatsCell } from './stats.js';
+import { IDEMPOTENCY_WINDOW_MS, VisitQueryError, type EnrichedVisit, type IdempotencyRecord, type IdempotentAppendResult, type IdempotentBatch, type PathCount, type StoredVisit, type VisitStore } from './visit-store.js';
 
 /** Options of `createMemoryVisitStore`. */
 export interface MemoryVisitStoreOptions {
@@ -150,17 +150,8 @@ export function createMemoryVisitStore(options: MemoryVisitStoreOptions = {}): M
     },
     async seen(query) {
       validateSeenQuery(query);
-      const byAgent = new Map<string | null, { -readonly [K in keyof AgentSeen]: AgentSeen[K] }>();
-      for (const visit of byProject.get(query.projectId) ?? []) {
-        if (visit.time < query.from || visit.time >= query.to || !matchesFilter(visit, query.filter)) continue;
-        const row = byAgent.get(visit.agent_id);
-        if (row === undefined) byAgent.set(visit.agent_id, { agent_id: visit.agent_id, first: visit.time, last: visit.time });
-        else {
-          if (visit.time < row.first) row.first = visit.time;
-          if (visit.time > row.last) row.last = visit.time;
-        }
-      }
-      return [...byAgent.values()];
+      const visits = (byProject.get(query.projectId) ?? []).filter((visit) => visit.time >= query.from && visit.time < query.to && matchesFilter(visit, query.filter));
+      return mergeSeen(visits.map((visit) => ({ agent_id: visit.agent_id, first: visit.time, last: visit.time })));
     },
     subscribe: (projectId, listener) => fanout.subscribe(projectId, listener),
     list(projectId) {

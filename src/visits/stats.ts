@@ -1,6 +1,6 @@
 // What every visit store shares about analytics: bucket arithmetic, query validation, filters and
 // turning (bucket, key, count) rows into a StatsResult, so stores differ only in how they count.
-import type { EnrichedVisit, SeenQuery, StatsDimension, StatsInterval, StatsQuery, StatsResult, VisitFilter } from './visit-store.js';
+import type { AgentSeen, EnrichedVisit, SeenQuery, StatsDimension, StatsInterval, StatsQuery, StatsResult, VisitFilter } from './visit-store.js';
 import { VisitQueryError } from './visit-store.js';
 
 /** Bucket widths in milliseconds (UTC: days start at midnight UTC). */
@@ -95,6 +95,20 @@ export function validateSeenQuery(query: SeenQuery): void {
   if (!Number.isFinite(query.from)) throw new VisitQueryError('from', 'from must be a time');
   if (!Number.isFinite(query.to)) throw new VisitQueryError('to', 'to must be a time');
   if (query.to <= query.from) throw new VisitQueryError('to', 'to must be later than from');
+}
+
+/** Each agent's earliest first and latest last over rows of it (raw visits, rollup cells, segments). */
+export function mergeSeen(rows: Iterable<AgentSeen>): AgentSeen[] {
+  const byAgent = new Map<string | null, { -readonly [K in keyof AgentSeen]: AgentSeen[K] }>();
+  for (const row of rows) {
+    const found = byAgent.get(row.agent_id);
+    if (found === undefined) byAgent.set(row.agent_id, { agent_id: row.agent_id, first: row.first, last: row.last });
+    else {
+      if (row.first < found.first) found.first = row.first;
+      if (row.last > found.last) found.last = row.last;
+    }
+  }
+  return [...byAgent.values()];
 }
 
 /** One counted cell: visits in one bucket under one key. */

@@ -224,8 +224,8 @@ export interface VisitStore {
   /**
    * The exact times of the earliest and latest visit of each agent in the range (one row per agent
    * id, null for visits without one; none for an agent without visits there), in no set order.
-   * Stores answer from what they keep past raw-visit retention, as stats do, without reading every
-   * visit of the range.
+   * Stores answer from what they keep past raw-visit retention, as stats do: from their rollups
+   * where the filter and range allow (no path or status filter), from the visits kept otherwise.
    * @throws {VisitQueryError} for a non-finite or empty range.
    */
   seen(query: SeenQuery): Promise<readonly AgentSeen[]>;

@@ -6,7 +6,7 @@
  * exists" the runner accepts, or an INSERT ... SELECT of minimum and maximum states, which rows
  * copied twice leave as they are), so two servers starting at once over an empty database both
  * succeed. `{db}` is replaced by the quoted database name; an INSERT gets a connection that waits
- * for it as long as it copies.
+ * for it up to an hour.
  * Append new ones; never edit an applied one.
  */
 export const MIGRATIONS: readonly (readonly string[])[] = [

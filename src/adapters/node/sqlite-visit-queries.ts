@@ -6,6 +6,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import {
   buildStatsResult,
   INTERVAL_MS,
+  mergeSeen,
   statusKey,
   VisitQueryError,
   type AgentSeen,
@@ -201,16 +202,7 @@ export function createVisitQueries(db: BetterSqlite3.Database, options: VisitQue
     // Raw rows past the watermark in the rolled-up segments (which lie together between the raw edges).
     const rolled = all.filter((segment) => segment.width !== 0);
     if (rolled.length > 0) parts.push(seenCells(query.projectId, { width: 0, from: rolled[0]!.from, to: rolled[rolled.length - 1]!.to }, undefined, filter, watermark));
-    const byAgent = new Map<string | null, { agent_id: string | null; first: number; last: number }>();
-    for (const row of parts.flat()) {
-      const found = byAgent.get(row.agent_id);
-      if (found === undefined) byAgent.set(row.agent_id, { ...row });
-      else {
-        if (row.first < found.first) found.first = row.first;
-        if (row.last > found.last) found.last = row.last;
-      }
-    }
-    return [...byAgent.values()];
+    return mergeSeen(parts.flat());
   };
 
   const statsNow = (query: StatsQuery): StatsResult => {
