@@ -170,7 +170,7 @@ const KINDS: readonly ProbeKind[] = [
       // in it, which makes any unescaped string break the query ("'\"(.)).)),").
       S`(?=[(),.'"]{6})[(),.]{0,8}(?:'[(),.']{0,8}"|"[(),."]{0,8}')`,
       // A numeric tautology, maybe with comments for spaces: "WHERE 9307=9307", "OR 2+933-933-1=0+0+0+1", "-1/**/oR/**/1=1".
-      S`\b(?:or|and|where|having|xor)(?:\s|\/\*[^*]{0,40}\*\/){1,8}(?:not\s+)?\(?\s*['"]?\d{1,10}(?:\s*[-+*]\s*\d{1,10}){0,8}['"]?\s*\)?(?:\s|\/\*[^*]{0,40}\*\/){0,8}(?:=|<|>|\blike\b)(?:\s|\/\*[^*]{0,40}\*\/){0,8}\(?\s*['"]?\d`,
+      S`\b(?:or|and|where|having|xor)(?:\s|\/\*[^*]{0,40}\*\/){1,8}\s*(?:not\s+)?(?:\(\s*)?['"]?\d{1,10}(?:\s*[-+*]\s*\d{1,10}){0,8}['"]?\s*\)?(?:\s|\/\*[^*]{0,40}\*\/){0,8}(?:=|<|>|\blike\b)(?:\s|\/\*[^*]{0,40}\*\/){0,8}\(?\s*['"]?\d`,
       S`\b(?:sleep|benchmark|pg_sleep|extractvalue|updatexml|make_set|randomblob|group_concat|load_file)\s*\(`,
       S`\belt\s*\(\s*\d+\s*=`,
       S`\bwaitfor\s+(?:delay|time)\b`,
@@ -252,7 +252,9 @@ const KINDS: readonly ProbeKind[] = [
     // An encoded line break, then a header of the attacker's ("%0d%0aSet-Cookie: x=1"), also in the
     // UTF-8 forms that some servers fold into CR and LF ("%E5%98%8A%E5%98%8D").
     // (Not a backslash and "n": a real Baiduspider-image header carries one, from its own logging.)
-    rules: either(S`(?:%0d|%0a|%e5%98%8a|%e5%98%8d)+\s*[a-z][\w-]{1,40}\s*:`),
+    // One escape, not a run: a header matches when the last of any run does, and "+" retried
+    // the run from each of its escapes (quadratic in a run of %0d).
+    rules: either(S`(?:%0d|%0a|%e5%98%8a|%e5%98%8d)\s*[a-z][\w-]{1,40}\s*:`),
   },
 ];
 

@@ -59,7 +59,9 @@ function isHostChar(code: number): boolean {
 function foreignHostAt(userAgent: string, start: number, sites: readonly string[]): boolean {
   let end = start;
   while (end < userAgent.length && isHostChar(userAgent.charCodeAt(end))) end++;
-  const host = userAgent.slice(start, end).toLowerCase().replace(/\.+$/, '');
+  // Trailing dots walked back over, not /\.+$/: that retries from every dot of a long run.
+  while (end > start && userAgent.charCodeAt(end - 1) === 46) end--;
+  const host = userAgent.slice(start, end).toLowerCase();
   if (!host.includes('.')) return false;
   return !sites.some((site) => host === site || host.endsWith(`.${site}`));
 }

@@ -136,8 +136,13 @@ describe('attack probes', () => {
   it('costs time linear in a run of spaces after the start of a rule, wherever optional tokens sit in it', () => {
     // A run of spaces that two \s* with an optional token between could split every way: "' or a"
     // then 16,000 spaces took minutes in the tautology rule before each token took its own spaces.
-    for (const prefix of ["' or a", "' and", '` or', "' +", 'require', '<']) {
+    for (const prefix of ["' or a", "' and", '` or', "' +", 'require', '<', "' or not"]) {
       for (const unit of [' ', '\t']) expect({ prefix, unit, linear: costGrowth(idOf, unit, prefix, ')') < 24 }).toEqual({ prefix, unit, linear: true });
+    }
+    // A run of encoded line breaks (the CRLF rule tried the run from each escape), and a run of dots
+    // in a host after a borrowed crawler token (its trailing dots were trimmed by /\.+$/).
+    for (const [prefix, unit, suffix] of [['', '%0d', '!'], ['', '%0a', '!'], ['Googlebot/2.1 www.a', '.', 'x'], ['Googlebot/2.1 +http://a', '.', 'x']] as const) {
+      expect({ prefix, unit, linear: costGrowth(idOf, unit, prefix, suffix) < 24 }).toEqual({ prefix, unit, linear: true });
     }
   });
 
