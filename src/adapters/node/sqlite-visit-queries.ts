@@ -168,11 +168,26 @@ export function createVisitQueries(db: BetterSqlite3.Database, options: VisitQue
     keys?: readonly (string | null)[],
   ): StatsCell[] => {
     const widths = [...tables.keys()].filter((w) => width === 0 || w <= width);
-    const parts: StatsCell[][] = [];
+    return readSegments(from, to, widths, tables, watermark, (segment, table, after) => countCells(projectId, by, width, segment, table, filter, keys, after));
+  };
+
+  /**
+   * Reads a range as the rollups keep it: each segment from the rollup of its width (raw rows at
+   * the edges), then the raw rows past the watermark inside the rolled-up span, which the rollups
+   * do not hold yet (the rolled-up segments lie together between the raw edges).
+   */
+  const readSegments = <T>(
+    from: number,
+    to: number,
+    widths: readonly number[],
+    tables: ReadonlyMap<number, string>,
+    watermark: number,
+    read: (segment: Segment, table: string | undefined, after?: number) => T[],
+  ): T[] => {
     const all = segments(from, to, widths);
-    for (const segment of all) parts.push(countCells(projectId, by, width, segment, segment.width === 0 ? undefined : tables.get(segment.width), filter, keys));
+    const parts = all.map((segment) => read(segment, segment.width === 0 ? undefined : tables.get(segment.width)));
     const rolled = all.filter((segment) => segment.width !== 0);
-    if (rolled.length > 0) parts.push(countCells(projectId, by, width, { width: 0, from: rolled[0]!.from, to: rolled[rolled.length - 1]!.to }, undefined, filter, keys, watermark));
+    if (rolled.length > 0) parts.push(read({ width: 0, from: rolled[0]!.from, to: rolled[rolled.length - 1]!.to }, undefined, watermark));
     return parts.flat();
   };
 
@@ -197,12 +212,7 @@ export function createVisitQueries(db: BetterSqlite3.Database, options: VisitQue
     const watermark = readWatermark();
     // The combined rollups have no path or status: with such a filter, raw rows (the visits kept) only.
     const tables = filter?.path !== undefined || isStatusQuery(filter) ? RAW_ONLY : DIM_TABLES;
-    const all = segments(query.from, query.to, [...tables.keys()]);
-    const parts = all.map((segment) => seenCells(query.projectId, segment, segment.width === 0 ? undefined : tables.get(segment.width), filter));
-    // Raw rows past the watermark in the rolled-up segments (which lie together between the raw edges).
-    const rolled = all.filter((segment) => segment.width !== 0);
-    if (rolled.length > 0) parts.push(seenCells(query.projectId, { width: 0, from: rolled[0]!.from, to: rolled[rolled.length - 1]!.to }, undefined, filter, watermark));
-    return mergeSeen(parts.flat());
+    return mergeSeen(readSegments(query.from, query.to, [...tables.keys()], tables, watermark, (segment, table, after) => seenCells(query.projectId, segment, table, filter, after)));
   };
 
   const statsNow = (query: StatsQuery): StatsResult => {

@@ -141,10 +141,8 @@ function createRollupWriter(db: Database) {
         }
         const statement = statements[index]!;
         for (const { params, count, first, last } of cells.values()) {
-          if (rollup.first === true && rollup.last === true) statement.run(...params, count, first, last);
-          else if (rollup.first === true) statement.run(...params, count, first);
-          else if (rollup.last === true) statement.run(...params, count, last);
-          else statement.run(...params, count);
+          // In the statement's column order: the key, the count, then the times this rollup keeps.
+          statement.run(...params, count, ...(rollup.first === true ? [first] : []), ...(rollup.last === true ? [last] : []));
         }
       });
     },

@@ -228,7 +228,8 @@ interface FirstProject {
 
 /**
  * Makes what a first start shows once: the first project of an empty store (or a token for it,
- * when a start failed between the project and its token: ClickHouse writes them apart), and this
+ * when an older version's start failed between the project and its token, which ClickHouse
+ * writes apart; it now writes the token first), and this
  * server's admin login secret when its data directory has none. Called once the port is held, and
  * nothing that can fail comes between it and printing what it returns. When a step fails, what
  * the start made is undone, so the next start makes and shows it anew; `lines` then holds only
@@ -241,7 +242,7 @@ async function makeFirstStartSecrets(admin: AdminStore, projects: FirstProjectSt
   // token (another server's admin may have set that one up).
   let created: string | undefined;
   try {
-    // The project first: with --store clickhouse this is the step a network fault can break.
+    // The project before the secret: with --store clickhouse this is the step a network fault can break.
     const existing = await projects.listProjects();
     if (existing.length === 0) {
       const project = await projects.createProject('default');
