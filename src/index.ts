@@ -162,6 +162,7 @@ export { createAccessPolicy } from './embed/access-policy.js';
 export type { AccessPolicy, AccessPolicyOptions, DenyResponseOptions, PolicyResponse } from './embed/access-policy.js';
 export type { RobotsSourceOptions } from './embed/robots-source.js';
 export { readTextUpTo } from './embed/bounded-text.js';
+export { describeFetchFailure } from './embed/fetch-failure.js';
 export { createAgentwarden } from './embed/agentwarden.js';
 export type { Agentwarden, AgentwardenOptions, AgentwardenResult, CheckRequest, RecordedResponse, RequestCheck } from './embed/agentwarden.js';
 export { agentwardenResult, checkFetchRequest, createFetchMiddleware, detectPlatform, isAgentwarden, policyResponse, recordFetchResponse, recordsVisits, withAgentwarden } from './embed/fetch-middleware.js';

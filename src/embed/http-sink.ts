@@ -3,6 +3,7 @@
 import { headerValueLength, isSecretHeader, MAX_PATH_LENGTH, MAX_VISIT_HEADERS, MAX_VISIT_HEADER_CHARS } from '../visits/visit.js';
 import { jsonString } from '../json-string.js';
 import { readTextUpTo } from './bounded-text.js';
+import { describeFetchFailure } from './fetch-failure.js';
 import type { HeadersInput } from '../identify/headers.js';
 import { createDeliveryQueue, platformTimers, type Batch, type DeliveryResult, type DeliveryStats, type OverflowPolicy, type Timers } from './delivery-queue.js';
 import { checkOptions, integerOption } from './options.js';
@@ -56,13 +57,6 @@ export interface HttpSinkOptions {
   readonly random?: () => number;
   /** A random prefix for this sink's Idempotency-Keys (default `crypto.randomUUID()`); batches add their number. */
   readonly keyPrefix?: string;
-}
-
-/** An error's message, with its cause's: Node's fetch says only "fetch failed", its cause why (connect ECONNREFUSED 127.0.0.1:8080). */
-function errorText(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = (error as { cause?: unknown }).cause;
-  return cause instanceof Error && cause.message !== '' && cause.message !== error.message ? `${error.message} (${cause.message})` : error.message;
 }
 
 /** How often the same delivery error is written again when no onError was given. */
@@ -282,7 +276,7 @@ export function createHttpSink(options: HttpSinkOptions): HttpSink {
       response = await fetchImpl(endpoint, { method: 'POST', headers, body: jsonArray(batch.items), signal: controller.signal, redirect: 'manual' });
     } catch (error) {
       timers.clearTimeout(timeout);
-      const reason = controller.signal.aborted ? `timed out after ${requestTimeoutMs} ms` : errorText(error);
+      const reason = controller.signal.aborted ? `timed out after ${requestTimeoutMs} ms` : describeFetchFailure(error);
       return { outcome: 'retry', error: `POST ${endpoint.href}: ${reason}` };
     }
     let text = '';

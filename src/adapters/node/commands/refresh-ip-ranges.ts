@@ -5,7 +5,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Validator } from 'ip-num';
-import { readTextUpTo } from '../../../index.js';
+import { describeFetchFailure, readTextUpTo } from '../../../index.js';
 import { escapeControlCharacters } from '../../../index.js';
 import { bundledIpRangesDirectory, parseIpRangeListFile } from '../ip-ranges-loader.js';
 import type { Command } from './command.js';
@@ -112,22 +112,6 @@ function withoutPassword(text: string): string {
   return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/[^/?#@:\s]*:)[^/?#\s]*@/gi, '$1***@');
 }
 
-/**
- * Why a fetch failed, with its causes: undici's own message is "fetch failed" whatever happened,
- * the reason (ECONNREFUSED, ENOTFOUND, a TLS error, "redirect count exceeded") is in `cause`.
- */
-function describeFailure(error: unknown): string {
-  const parts: string[] = [];
-  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
-    // Connecting to a name with several addresses fails with an AggregateError whose message is empty.
-    let text = (current.message || (current instanceof AggregateError ? current.errors.map((e: unknown) => (e instanceof Error ? e.message : String(e))).join(', ') : '')).trim();
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && !text.includes(code)) text = text === '' ? code : `${text} (${code})`;
-    if (text !== '' && !parts.includes(text)) parts.push(text);
-  }
-  return parts.length > 0 ? parts.join(': ') : String(error);
-}
-
 /** Downloads and validates one list; returns its text and a summary, or throws with the reason. */
 async function download(name: string, url: string, timeoutMs: number): Promise<{ text: string; summary: string }> {
   // fetch() refuses a URL holding credentials; they go in an Authorization header instead (which
@@ -153,7 +137,7 @@ async function download(name: string, url: string, timeoutMs: number): Promise<{
   try {
     response = await fetch(target, { redirect: 'follow', signal: AbortSignal.timeout(timeoutMs), headers });
   } catch (error) {
-    throw new Error((error as Error).name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : `download failed: ${describeFailure(error)}`);
+    throw new Error((error as Error).name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : `download failed: ${describeFetchFailure(error)}`);
   }
   if (!response.ok) throw new Error(`HTTP ${response.status}`);
   const length = Number(response.headers.get('content-length') ?? '0');
@@ -164,7 +148,7 @@ async function download(name: string, url: string, timeoutMs: number): Promise<{
   try {
     text = await readTextUpTo(response, MAX_BYTES);
   } catch (error) {
-    throw new Error((error as Error).name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : `download failed: ${describeFailure(error)}`);
+    throw new Error((error as Error).name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : `download failed: ${describeFetchFailure(error)}`);
   }
   if (text === undefined) throw new Error(`too large (over ${MAX_BYTES} bytes)`);
   let document: unknown;
