@@ -46,6 +46,7 @@ const BOWSER_BROWSERS = 'bowser browsers';
 const UASURFER_BROWSERS = 'uasurfer browsers';
 const WOOTHEE_CRAWLERS = 'woothee crawlers';
 const WOOTHEE_BROWSERS = 'woothee browsers';
+const TOP_USER_AGENTS = 'top-user-agents browsers';
 const ATTACK_PAYLOADS = 'PayloadsAllTheThings';
 
 export const EXCLUSIONS: readonly Exclusion[] = [
@@ -275,6 +276,9 @@ const WOOTHEE_FILES = {
 
 const woothee = (kind: keyof typeof WOOTHEE_FILES): LabelledUserAgent[] => WOOTHEE_FILES[kind].flatMap((file) => parseWootheeYaml(readFixture(`woothee/${file}.yaml`)));
 
+/** microlink's top-user-agents lists (JSON arrays), labelled by the list: desktop or mobile. */
+const topUserAgents = (): LabelledUserAgent[] => (['desktop', 'mobile'] as const).flatMap((list) => (JSON.parse(readFixture(`top-user-agents/${list}.json`)) as string[]).map((ua) => ({ ua, label: list })));
+
 /** Every held-out set: crawlers, browsers, then attack payloads. */
 export function loadHeldOutSets(): HeldOutSet[] {
   return [
@@ -288,6 +292,7 @@ export function loadHeldOutSets(): HeldOutSet[] {
     heldOutSet(BOWSER_BROWSERS, 'browser', parseBowserYaml(readFixture('bowser/useragentstrings.yml'))),
     heldOutSet(UASURFER_BROWSERS, 'browser', parseUasurferGo(readFixture('uasurfer/uasurfer_test.go'))),
     heldOutSet(WOOTHEE_BROWSERS, 'browser', woothee('browser')),
+    heldOutSet(TOP_USER_AGENTS, 'browser', topUserAgents()),
     heldOutSet(ATTACK_PAYLOADS, 'attack', attackPayloads()),
   ];
 }
