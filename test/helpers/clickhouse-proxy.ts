@@ -14,6 +14,8 @@ export interface ClickHouseProxy {
   dropNext(matches: (statement: string) => boolean, count?: number): void;
   /** How many requests a rule has dropped so far. */
   dropped(): number;
+  /** Every statement the proxy received so far, forwarded or dropped, in order. */
+  statements(): readonly string[];
   close(): Promise<void>;
 }
 
@@ -27,12 +29,14 @@ export async function startClickHouseProxy(upstream: string): Promise<ClickHouse
   const target = new URL(upstream);
   const rules: { matches: (statement: string) => boolean; left: number }[] = [];
   let dropped = 0;
+  const received: string[] = [];
   const server: Server = createServer((incoming, outgoing) => {
     const chunks: Buffer[] = [];
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
     incoming.on('end', () => {
       const body = Buffer.concat(chunks);
       const statement = `${new URL(incoming.url ?? '/', 'http://proxy').searchParams.get('query') ?? ''}${body.toString('utf8')}`;
+      received.push(statement);
       const rule = rules.find((candidate) => candidate.left > 0 && candidate.matches(statement));
       if (rule !== undefined) {
         rule.left--;
@@ -57,6 +61,7 @@ export async function startClickHouseProxy(upstream: string): Promise<ClickHouse
       rules.push({ matches, left: count });
     },
     dropped: () => dropped,
+    statements: () => received,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { MonthlyCopy } from '../../src/adapters/clickhouse/schema.js';
 
 const CANDIDATES = ['/usr/sbin/clickhouse-server', '/usr/bin/clickhouse-server'];
 
@@ -182,4 +183,15 @@ export async function startClickHouse(): Promise<ClickHouseServer> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The statements of the schema's first migrations for database `db`, to build an older schema by
+ * hand. @throws on a monthly copy, which only the store's migration runner runs.
+ */
+export function migrationStatements(migrations: readonly (readonly (string | MonthlyCopy)[])[], db: string): string[] {
+  return migrations.flat().map((statement) => {
+    if (typeof statement !== 'string') throw new Error('a monthly copy: open a store to run it');
+    return statement.replaceAll('{db}', db);
+  });
 }

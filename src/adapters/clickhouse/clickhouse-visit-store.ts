@@ -30,7 +30,7 @@ import { createClaims, type ClaimInsert } from './idempotency-claims.js';
 import { createInsertQueue } from './insert-queue.js';
 import { createLiveTail } from './live-tail.js';
 import { createProjectTables, type ProjectTables } from './project-tables.js';
-import { MIGRATIONS, MIGRATIONS_TABLE, quoteDatabase, SCHEMA_VERSION } from './schema.js';
+import { MIGRATIONS, MIGRATIONS_TABLE, quoteDatabase, SCHEMA_VERSION, type MonthlyCopy } from './schema.js';
 import { rowsInLists, sqlInt, sqlString, sqlUInt } from './sql.js';
 import { insertError, insertOutcome, isConnectionError, unavailableError } from './unavailable.js';
 import { createVisitIdGenerator, isVisitId, visitIdAt, visitIdFloor, visitIdTime } from './visit-id.js';
@@ -306,22 +306,34 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
     for (let version = current; version < SCHEMA_VERSION; version++) {
       for (const statement of MIGRATIONS[version]!) {
         try {
-          if (statement.startsWith('INSERT')) await copyRows(statement);
+          if (typeof statement === 'object' || statement.startsWith('INSERT')) await copyRows(statement);
           else await command(statement);
         } catch (error) {
           // Another server added the column a moment ago (18.16 has no ADD COLUMN IF NOT EXISTS).
-          if (!(statement.includes('ADD COLUMN') && /already exists/i.test(String((error as Error).message)))) throw error;
+          if (!(typeof statement === 'string' && statement.includes('ADD COLUMN') && /already exists/i.test(String((error as Error).message)))) throw error;
         }
       }
       await client.insert({ table: `${db}.schema_migrations`, values: [{ version: version + 1, applied: new Date(clock.now()).toISOString() }], format: 'JSONEachRow' });
     }
   }
 
-  /** Runs an INSERT ... SELECT of a migration over a connection of its own that waits for it up to MIGRATION_COPY_TIMEOUT_MS. */
-  async function copyRows(statement: string): Promise<void> {
+  /**
+   * Runs a migration's INSERT ... SELECT, or a monthly copy's listing and then its copy once per
+   * month, over a connection of its own that waits for each query up to MIGRATION_COPY_TIMEOUT_MS.
+   */
+  async function copyRows(statement: string | MonthlyCopy): Promise<void> {
     const copier = createClient({ ...clientOptions, request_timeout: Math.max(requestTimeoutMs, MIGRATION_COPY_TIMEOUT_MS) });
     try {
-      await copier.command({ query: sql(statement) });
+      if (typeof statement === 'string') {
+        await copier.command({ query: sql(statement) });
+        return;
+      }
+      type Month = { month: number | string; lo?: number | string; hi?: number | string };
+      const months = await (await copier.query({ query: sql(statement.months), format: 'JSONEachRow' })).json<Month>();
+      for (const { month, lo = 0, hi = 0 } of months) {
+        if (![month, lo, hi].every((value) => /^\d+$/.test(String(value)))) throw new Error(`a migration listed a month it cannot copy: ${JSON.stringify({ month, lo, hi })}`);
+        await copier.command({ query: sql(statement.copy.replaceAll('{month}', String(month)).replaceAll('{lo}', String(lo)).replaceAll('{hi}', String(hi))) });
+      }
     } finally {
       await copier.close();
     }

@@ -2,14 +2,27 @@
 // later (no TTL, no DateTime64, no LowCardinality, no query parameters: see README "ClickHouse").
 
 /**
+ * A migration's INSERT ... SELECT run one month at a time, so that no query groups more than a
+ * month of rows in memory however long the history. `months` lists the months to copy, one row
+ * each: `month` (YYYYMM) and, for a copy from raw visits, `lo` and `hi`, the least and greatest
+ * `received` of that month, since 18.16 skips other months' parts for a range of the column but
+ * not for toYYYYMM of it (the month grows with `received`, so that range holds the month's rows
+ * and no other's). `copy` runs once per row, with `{month}`, `{lo}` and `{hi}` replaced.
+ */
+export interface MonthlyCopy {
+  readonly months: string;
+  readonly copy: string;
+}
+
+/**
  * Migrations in order; each statement is idempotent (IF NOT EXISTS, an ADD COLUMN whose "already
  * exists" the runner accepts, or an INSERT ... SELECT of minimum and maximum states, which rows
  * copied twice leave as they are), so two servers starting at once over an empty database both
  * succeed. `{db}` is replaced by the quoted database name; an INSERT gets a connection that waits
  * for it up to an hour.
- * Append new ones; never edit an applied one.
+ * Append new ones; never edit what an applied one stores (how a copy is run may change).
  */
-export const MIGRATIONS: readonly (readonly string[])[] = [
+export const MIGRATIONS: readonly (readonly (string | MonthlyCopy)[])[] = [
   [
     // One row per visit. Ordered by project, then id: ids begin with the receive time in ms, so
     // a project's rows lie in time order, the timeline and the live tail read a key range, and a
@@ -143,17 +156,24 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
     // The visits stored before the view, from their raw rows. Visits INSERTed while this runs reach
     // the view too: a minimum or maximum counted twice is the same, so two servers migrating at
     // once, or this statement run again after a failure, change nothing.
-    `INSERT INTO {db}.visit_times
-     SELECT project_id, toYYYYMM(toDateTime(intDiv(received, 1000))) AS month, intDiv(time, 60000) * 60000 AS minute, agent_id, agent_type, result, referral, minState(time), maxState(time)
-     FROM {db}.visits
-     GROUP BY project_id, month, minute, agent_id, agent_type, result, referral`,
+    {
+      months: `SELECT toYYYYMM(toDateTime(intDiv(received, 1000))) AS month, min(received) AS lo, max(received) AS hi FROM {db}.visits GROUP BY month`,
+      copy: `INSERT INTO {db}.visit_times
+       SELECT project_id, {month} AS month, intDiv(time, 60000) * 60000 AS minute, agent_id, agent_type, result, referral, minState(time), maxState(time)
+       FROM {db}.visits
+       WHERE received >= {lo} AND received <= {hi}
+       GROUP BY project_id, minute, agent_id, agent_type, result, referral`,
+    },
     // Months whose raw visits retention dropped are known only from the per-minute counts: their
     // times are the start of their minute, the precision they had before.
-    `INSERT INTO {db}.visit_times
-     SELECT project_id, month, minute, agent_id, agent_type, result, referral, minState(minute), maxState(minute)
-     FROM {db}.visit_counts
-     WHERE month NOT IN (SELECT DISTINCT toYYYYMM(toDateTime(intDiv(received, 1000))) FROM {db}.visits)
-     GROUP BY project_id, month, minute, agent_id, agent_type, result, referral`,
+    {
+      months: `SELECT month FROM {db}.visit_counts WHERE month NOT IN (SELECT DISTINCT toYYYYMM(toDateTime(intDiv(received, 1000))) FROM {db}.visits) GROUP BY month`,
+      copy: `INSERT INTO {db}.visit_times
+       SELECT project_id, month, minute, agent_id, agent_type, result, referral, minState(minute), maxState(minute)
+       FROM {db}.visit_counts
+       WHERE month = {month}
+       GROUP BY project_id, month, minute, agent_id, agent_type, result, referral`,
+    },
   ],
 ];
 

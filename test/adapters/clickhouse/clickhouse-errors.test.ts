@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openClickHouseVisitStore, type ClickHouseVisitStore } from '../../../src/adapters/clickhouse/index.js';
 import { MIGRATIONS } from '../../../src/adapters/clickhouse/schema.js';
 import { VisitStoreUnavailableError, type EnrichedVisit } from '../../../src/index.js';
-import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from '../../helpers/clickhouse.js';
+import { clickhouseAvailable, migrationStatements, startClickHouse, type ClickHouseServer } from '../../helpers/clickhouse.js';
 
 const available = clickhouseAvailable();
 
@@ -24,7 +24,7 @@ describe.runIf(available)('ClickHouse 18.16 errors', () => {
   /** A store over a database whose `visits` table, or per-minute counts, was created first with FEW_PARTS; merges of it stopped. */
   const openWithFewParts = async (database: string, table: 'visits' | 'counts') => {
     await server.query(`CREATE DATABASE ${database}`);
-    const [visits, counts] = MIGRATIONS[0]!.map((statement) => statement.replaceAll('{db}', database));
+    const [visits, counts] = migrationStatements(MIGRATIONS.slice(0, 1), database);
     if (table === 'visits') await server.query(visits!.replace('ORDER BY (project_id, id)', `ORDER BY (project_id, id) ${FEW_PARTS}`));
     else {
       await server.query(visits!);

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openClickHouseVisitStore, type ClickHouseVisitStore } from '../../../src/adapters/clickhouse/index.js';
 import { openSqliteVisitStore } from '../../../src/adapters/node/sqlite-visit-store.js';
 import { createMemoryVisitStore, VisitQueryError, VisitStoreUnavailableError, type EnrichedVisit, type StoreHealth, type StatsDimension, type StatsInterval, type StoredVisit, type VisitStore } from '../../../src/index.js';
-import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from '../../helpers/clickhouse.js';
+import { clickhouseAvailable, migrationStatements, startClickHouse, type ClickHouseServer } from '../../helpers/clickhouse.js';
 import { startClickHouseProxy } from '../../helpers/clickhouse-proxy.js';
 import { describeVisitStore } from '../../visits/store-suite.js';
 import { sqlString } from '../../../src/adapters/clickhouse/sql.js';
@@ -104,7 +104,7 @@ describe.runIf(available)('ClickHouse visit store', () => {
   it('migrates a first-schema database while two servers open it at once; older visits count by status', async () => {
     const db = 'aw_upgrade';
     await server.query(`CREATE DATABASE ${db}`);
-    for (const statement of MIGRATIONS[0]!) await server.query(statement.replaceAll('{db}', db));
+    for (const statement of migrationStatements(MIGRATIONS.slice(0, 1), db)) await server.query(statement);
     await server.query(MIGRATIONS_TABLE.replaceAll('{db}', db));
     await server.query(`INSERT INTO ${db}.schema_migrations VALUES (1, '2026-11-01T00:00:00.000Z')`);
     // A visit as the first schema stored it: no status column.
@@ -130,7 +130,7 @@ describe.runIf(available)('ClickHouse visit store', () => {
   it('migrates a database of schema 4: first and last visit times from the raw visits, the start of the minute for months retention dropped', async () => {
     const db = 'aw_times';
     await server.query(`CREATE DATABASE ${db}`);
-    for (const statement of MIGRATIONS.slice(0, 4).flat()) await server.query(statement.replaceAll('{db}', db));
+    for (const statement of migrationStatements(MIGRATIONS.slice(0, 4), db)) await server.query(statement);
     await server.query(MIGRATIONS_TABLE.replaceAll('{db}', db));
     await server.query(`INSERT INTO ${db}.schema_migrations VALUES (1, '2026-11-01T00:00:00.000Z'), (2, '2026-11-01T00:00:00.000Z'), (3, '2026-11-01T00:00:00.000Z'), (4, '2026-11-01T00:00:00.000Z')`);
     const row = (id: number, time: number, agent: string) => {
@@ -159,6 +159,45 @@ describe.runIf(available)('ClickHouse visit store', () => {
     } finally {
       await a.close();
       await b.close();
+    }
+  });
+
+  it('migrates a long history of schema 4 one month at a time, each copy reading only its month’s parts', async () => {
+    const db = 'aw_history';
+    await server.query(`CREATE DATABASE ${db}`);
+    for (const statement of migrationStatements(MIGRATIONS.slice(0, 4), db)) await server.query(statement);
+    await server.query(MIGRATIONS_TABLE.replaceAll('{db}', db));
+    await server.query(`INSERT INTO ${db}.schema_migrations VALUES (1, '2026-11-01T00:00:00.000Z'), (2, '2026-11-01T00:00:00.000Z'), (3, '2026-11-01T00:00:00.000Z'), (4, '2026-11-01T00:00:00.000Z')`);
+    // Three months of 10,000 visits each, one part per month (two marks of 8,192 rows), a second apart.
+    const PER_MONTH = 10_000;
+    const starts = [Date.UTC(2026, 8, 1), Date.UTC(2026, 9, 1), Date.UTC(2026, 10, 1)].map((start) => start + 1_234);
+    for (const start of starts) {
+      await server.query(
+        `INSERT INTO ${db}.visits (project_id, id, received, time, path, request_path, agent_id, agent_type, result, referral, visit)
+         SELECT 'prj_history', lower(hex(toFixedString(toString(${start} + number * 1000), 16))), ${start} + number * 1000, ${start} + number * 1000, '/', '/', 'gptbot', 'AI Data Scraper', 'not_verifiable', '', '{}'
+         FROM system.numbers LIMIT ${PER_MONTH}`,
+      );
+    }
+    const proxy = await startClickHouseProxy(server.url);
+    const store = await openClickHouseVisitStore({ url: proxy.url, database: db });
+    try {
+      const copies = proxy.statements().filter((statement) => statement.startsWith('INSERT INTO') && statement.includes('visit_times'));
+      expect(copies).toHaveLength(starts.length);
+      // Run alone, each copy's SELECT may read one month's part (16,384 rows by marks) but not two.
+      for (const copy of copies) {
+        const select = copy.slice(copy.indexOf('SELECT'));
+        await server.query(`SELECT count() FROM (${select}) SETTINGS max_rows_to_read = ${2 * 8_192 + 1}`);
+      }
+      // Whole minutes, read from the copied times: exact to the millisecond in every month.
+      const seen = await store.seen({ projectId: 'prj_history', from: Date.UTC(2026, 8, 1), to: Date.UTC(2026, 11, 1) });
+      expect(seen).toEqual([{ agent_id: 'gptbot', first: starts[0]!, last: starts[2]! + (PER_MONTH - 1) * 1000 }]);
+      for (const start of starts) {
+        const month = start - 1_234;
+        expect(await store.seen({ projectId: 'prj_history', from: month + 60_000, to: month + 20 * DAY_MS })).toEqual([{ agent_id: 'gptbot', first: month + 60_234, last: start + (PER_MONTH - 1) * 1000 }]);
+      }
+    } finally {
+      await store.close();
+      await proxy.close();
     }
   });
 
