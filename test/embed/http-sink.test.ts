@@ -58,7 +58,10 @@ const SINKS = [
   ['node:http (createNodeHttpSink)', createNodeHttpSink],
 ] as const;
 
-describe.each(SINKS)('%s', (_transport, createSink) => {
+describe.each(SINKS)('%s', (_transport, createSinkWarningOnConsole) => {
+  // Without onError a sink warns on the console, which one test checks; the rest keep the run's
+  // output to what fails.
+  const createSink: typeof createSinkWarningOnConsole = (options) => createSinkWarningOnConsole({ onError: () => {}, ...options });
   describe('HTTP sink → a real agentwarden server', () => {
     // A client can pad its request past what POST /visits takes in one visit (200 header fields,
     // 64 Ki characters of them, a 16 Ki path): refused whole, the visit of a bot that did so was
@@ -263,7 +266,7 @@ describe.each(SINKS)('%s', (_transport, createSink) => {
       const warn = vi.spyOn(console, 'warn').mockImplementation((message: string) => void warnings.push(message));
       cleanups.push(async () => warn.mockRestore());
       let now = 1_000_000;
-      const sink = createSink({ url: stub.url, token: 'wrong', flushIntervalMs: 0, clock: { now: () => now } });
+      const sink = createSinkWarningOnConsole({ url: stub.url, token: 'wrong', flushIntervalMs: 0, clock: { now: () => now } });
       for (const i of [1, 2, 3]) {
         sink.push(visit(i));
         await sink.flush();
@@ -277,12 +280,12 @@ describe.each(SINKS)('%s', (_transport, createSink) => {
       // A server that is not there is named with the reason, not fetch's bare "fetch failed".
       const gone = await startStub((_req, res) => res.end());
       await gone.close();
-      const refused = createSink({ url: gone.url, token: 't', flushIntervalMs: 0, maxAttempts: 1 });
+      const refused = createSinkWarningOnConsole({ url: gone.url, token: 't', flushIntervalMs: 0, maxAttempts: 1 });
       refused.push(visit(6));
       await refused.flush();
       expect(warnings.at(-1)).toMatch(/ECONNREFUSED/);
       // A sink given onError leaves the console alone.
-      const quiet = createSink({ url: stub.url, token: 'wrong', flushIntervalMs: 0, onError: () => {} });
+      const quiet = createSinkWarningOnConsole({ url: stub.url, token: 'wrong', flushIntervalMs: 0, onError: () => {} });
       quiet.push(visit(5));
       await quiet.flush();
       expect(warnings).toHaveLength(3);
