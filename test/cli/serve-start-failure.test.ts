@@ -183,3 +183,36 @@ describe('a first start that fails shows no one-time secret, and the next start 
     expect(recovered.stdout()).toMatch(/project "default" \(prj_left_without_token\) had no access token \(a start failed while creating it\); its access token, shown only now: aw_/);
   }, 120_000);
 });
+
+// From an upgrade audit with the real old versions: a data directory or ClickHouse database that a
+// newer agentwarden wrote (a downgrade) is refused, and nothing of the refused start stays behind.
+describe('a start that cannot open its database', () => {
+  it('of a newer visit schema (SQLite): exits 1 naming the versions, and leaves the data directory unlocked', async () => {
+    const { dataDir, args } = setup();
+    mkdirSync(dataDir, { mode: 0o700 });
+    openSqliteStore({ dataDir }).close();
+    const db = new Database(join(dataDir, 'agentwarden.db'));
+    db.prepare("UPDATE schema_versions SET version = 99 WHERE component = 'visits'").run();
+    db.close();
+
+    const failed = await runCli(['serve', '--port', '0', '--data-dir', dataDir, ...args]);
+    expect(failed.code, failed.stderr).toBe(1);
+    expect(failed.stderr).toMatch(/visit schema version 99; this agentwarden knows up to \d+/);
+    expect(existsSync(join(dataDir, 'serve.lock'))).toBe(false);
+  });
+
+  it.runIf(clickhouseAvailable())('of a newer ClickHouse schema: exits 1 naming the versions, not as a usage error', async () => {
+    const { dataDir, args } = setup();
+    const clickhouse = await startClickHouse();
+    cleanups.push(() => clickhouse.destroy());
+    await clickhouse.query('CREATE DATABASE aw_newer');
+    await clickhouse.query('CREATE TABLE aw_newer.schema_migrations (version UInt32, applied String) ENGINE = MergeTree ORDER BY version');
+    await clickhouse.query("INSERT INTO aw_newer.schema_migrations VALUES (99, '2027-01-01T00:00:00.000Z')");
+
+    const failed = await runCli(['serve', '--port', '0', '--data-dir', dataDir, '--store', 'clickhouse', '--clickhouse-url', clickhouse.url, '--clickhouse-database', 'aw_newer', ...args]);
+    expect(failed.code, failed.stderr).toBe(1);
+    expect(failed.stderr).toMatch(/ClickHouse database aw_newer has schema version 99; this agentwarden knows up to \d+/);
+    expect(failed.stderr).not.toContain('AGENTWARDEN_CLICKHOUSE_URL');
+    expect(failed.stderr.trim().split('\n')).toHaveLength(1);
+  }, 60_000);
+});

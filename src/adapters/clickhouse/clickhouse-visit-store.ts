@@ -302,7 +302,7 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
     await command(MIGRATIONS_TABLE);
     const [applied] = await rows<{ version: number | string }>(`SELECT max(version) AS version FROM {db}.schema_migrations`);
     const current = Number(applied?.version ?? 0);
-    if (current > SCHEMA_VERSION) throw new RangeError(`ClickHouse database ${databaseName} has schema version ${current}; this agentwarden knows up to ${SCHEMA_VERSION}`);
+    if (current > SCHEMA_VERSION) throw new Error(`ClickHouse database ${databaseName} has schema version ${current}; this agentwarden knows up to ${SCHEMA_VERSION}`);
     for (let version = current; version < SCHEMA_VERSION; version++) {
       for (const statement of MIGRATIONS[version]!) {
         try {

@@ -12,7 +12,7 @@ import { webhookUrlProblem } from '../directory-fetcher.js';
 import { loadIpRangeLists, outdatedIpRangeLists } from '../ip-ranges-loader.js';
 import { createJsonLog } from '../json-log.js';
 import { startNodeServer } from '../server.js';
-import { hashTokenNode, openSqliteStore } from '../sqlite-store.js';
+import { hashTokenNode, openSqliteStore, type SqliteStoreOptions } from '../sqlite-store.js';
 import { createNodeVerifiers, NODE_VERIFIER_METHODS, type NodeVerifierMethod } from '../verifiers.js';
 import { createWebRoutes, DASHBOARD_PATH, findWebDirectory } from '../web-routes.js';
 import { createWebhookRoutes } from '../webhook-routes.js';
@@ -189,6 +189,21 @@ function lockDataDir(dataDir: string): { release(): void } | string {
     }
   }
   return `cannot lock the data directory ${JSON.stringify(dataDir)}`;
+}
+
+/** The SQLite store, the admin store and the webhooks of a data directory; what opened is closed again when a later one fails. */
+function openLocalStores(dataDir: string, options: Omit<SqliteStoreOptions, 'dataDir'>) {
+  const store = openSqliteStore({ dataDir, ...options });
+  let admin: AdminStore | undefined;
+  try {
+    admin = openAdminStore({ dataDir, findProject: (id) => store.listProjects().find((p) => p.id === id) });
+    // Webhooks live beside the admin sessions, in this server's data directory.
+    return { store, admin, webhooks: openWebhookStore({ dataDir }) };
+  } catch (error) {
+    admin?.close();
+    store.close();
+    throw error;
+  }
 }
 
 function processAlive(pid: number): boolean {
@@ -417,10 +432,16 @@ export const serveCommand: Command = {
       io.stderr.write(`agentwarden serve: ${lock}\n`);
       return 1;
     }
-    const store = openSqliteStore({ dataDir, synchronous, retentionDays, minFreeDiskBytes });
-    const admin = openAdminStore({ dataDir, findProject: (id) => store.listProjects().find((p) => p.id === id) });
-    // Webhooks live beside the admin sessions, in this server's data directory.
-    const webhooks = openWebhookStore({ dataDir });
+    let local: ReturnType<typeof openLocalStores>;
+    try {
+      local = openLocalStores(dataDir, { synchronous, retentionDays, minFreeDiskBytes });
+    } catch (error) {
+      // A database this code cannot open (a newer schema, a failed migration): the next start must find the directory free.
+      lock.release();
+      await clickhouse?.close();
+      throw error;
+    }
+    const { store, admin, webhooks } = local;
     const visitStore = clickhouse ?? store;
     const findProject = async (id: string): Promise<Project | undefined> => (clickhouse !== undefined ? clickhouse.findProject(id) : store.listProjects().find((p) => p.id === id));
     const allowLoopbackWebhooks = v['webhooks-allow-loopback'] === 'true';
