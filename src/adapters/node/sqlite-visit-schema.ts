@@ -182,6 +182,37 @@ const VISIT_MIGRATIONS: readonly string[] = [
        FROM temp.visit_times_fill GROUP BY 1, 2, 3, 4, 5, 6) AS f
      WHERE f.project_id = r.project_id AND f.bucket = r.bucket AND f.agent_id = r.agent_id AND f.agent_type = r.agent_type AND f.result = r.result AND f.referral = r.referral;
    DROP TABLE temp.visit_times_fill;`,
+  // Visits stored at visit schema 1 or 2 kept their status code in extras, where status filters and
+  // the status rollups (schema 8 counted them as "no status") do not look. It moves into the column,
+  // and the rollups' counts of the rows they hold move from status 0 to it. Rows retention already
+  // deleted took their status with them: their counts stay "no status".
+  `CREATE TEMP TABLE visit_status_fill AS
+     SELECT id, project_id, time, coalesce(agent_id, '') AS agent_id, coalesce(agent_type, '') AS agent_type, result, coalesce(referral, '') AS referral, status
+     FROM (SELECT *, CASE WHEN extras <> '' AND json_type(extras, '$.response_status_code') IN ('integer', 'real') THEN json_extract(extras, '$.response_status_code') END AS status
+       FROM visits WHERE response_status_code IS NULL)
+     WHERE status IS NOT NULL;
+   UPDATE visits SET response_status_code = f.status, extras = CASE WHEN json_remove(visits.extras, '$.response_status_code') = '{}' THEN '' ELSE json_remove(visits.extras, '$.response_status_code') END
+     FROM temp.visit_status_fill AS f WHERE visits.id = f.id;
+   CREATE TEMP TABLE visit_status_moves AS
+     SELECT 'hour' AS width, project_id, time - ((time % 3600000) + 3600000) % 3600000 AS bucket, agent_id, agent_type, result, referral, status, count(*) AS count
+     FROM temp.visit_status_fill WHERE id <= (SELECT watermark FROM visit_rollup_state WHERE id = 1) GROUP BY 2, 3, 4, 5, 6, 7, 8
+     UNION ALL
+     SELECT 'day', project_id, time - ((time % 86400000) + 86400000) % 86400000, agent_id, agent_type, result, referral, status, count(*)
+     FROM temp.visit_status_fill WHERE id <= (SELECT watermark FROM visit_rollup_state WHERE id = 1) GROUP BY 2, 3, 4, 5, 6, 7, 8;
+   UPDATE visit_status_hour AS r SET count = r.count - m.count
+     FROM (SELECT project_id, bucket, agent_id, agent_type, result, referral, sum(count) AS count FROM temp.visit_status_moves WHERE width = 'hour' GROUP BY 1, 2, 3, 4, 5, 6) AS m
+     WHERE r.status = 0 AND m.project_id = r.project_id AND m.bucket = r.bucket AND m.agent_id = r.agent_id AND m.agent_type = r.agent_type AND m.result = r.result AND m.referral = r.referral;
+   UPDATE visit_status_day AS r SET count = r.count - m.count
+     FROM (SELECT project_id, bucket, agent_id, agent_type, result, referral, sum(count) AS count FROM temp.visit_status_moves WHERE width = 'day' GROUP BY 1, 2, 3, 4, 5, 6) AS m
+     WHERE r.status = 0 AND m.project_id = r.project_id AND m.bucket = r.bucket AND m.agent_id = r.agent_id AND m.agent_type = r.agent_type AND m.result = r.result AND m.referral = r.referral;
+   DELETE FROM visit_status_hour WHERE status = 0 AND count <= 0;
+   DELETE FROM visit_status_day WHERE status = 0 AND count <= 0;
+   INSERT INTO visit_status_hour SELECT project_id, bucket, agent_id, agent_type, result, referral, status, count FROM temp.visit_status_moves WHERE width = 'hour'
+     ON CONFLICT (project_id, bucket, agent_id, agent_type, result, referral, status) DO UPDATE SET count = count + excluded.count;
+   INSERT INTO visit_status_day SELECT project_id, bucket, agent_id, agent_type, result, referral, status, count FROM temp.visit_status_moves WHERE width = 'day'
+     ON CONFLICT (project_id, bucket, agent_id, agent_type, result, referral, status) DO UPDATE SET count = count + excluded.count;
+   DROP TABLE temp.visit_status_moves;
+   DROP TABLE temp.visit_status_fill;`,
 ];
 
 /** The visit schema version this code writes (component 'visits' in schema_versions). */

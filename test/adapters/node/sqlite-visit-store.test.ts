@@ -829,6 +829,54 @@ describe('openSqliteVisitStore', () => {
     expect(progress(db)).toEqual({ watermark: 2, last: 2 });
     for (const total of Object.values(rollupTotals(db))) expect(total).toBe(2);
     expect((await store.stats(query)).total).toBe(2);
+    // Its status code, which schema 2 kept in extras, counts and filters as the new row's does.
+    const byStatus = async (from: number, to: number) => (await store.stats({ ...query, from, to, interval: 'hour', by: 'status' })).series;
+    for (const [from, to] of [[BASE, BASE + HOUR], [BASE + 60_000, BASE + 120_000], [BASE, BASE + DAY]] as const) {
+      const series = await byStatus(from, to);
+      expect(series, `${from}..${to}`).toHaveLength(2);
+      // The new row was sent without a status.
+      expect(series, `${from}..${to}`).toEqual(expect.arrayContaining([{ key: '200', total: 1 }, { key: null, total: 1 }]));
+    }
+    expect((await store.timeline({ projectId: 'prj_x', limit: 10, filter: { status: 200 } })).map((visit) => visit.id)).toContain('1');
+  });
+
+  it('upgrades a database of visit schema 9 that holds rows of schema 1 or 2: their status codes, kept in extras, move into the column and the status rollups', async () => {
+    const dir = tempDir();
+    cleanups.push(dir.cleanup);
+    const file = join(dir.dir, 'visits.db');
+    const old = [
+      makeVisit({ time: BASE + 90_000, response_status_code: 404 }),
+      makeVisit({ time: BASE + 2 * HOUR, response_status_code: 200, agent_id: 'gptbot', agent_type: 'AI Data Scraper', result: 'not_verifiable' }),
+      makeVisit({ time: BASE + DAY + HOUR, response_status_code: 404 }),
+    ];
+    {
+      const db = new Database(file);
+      db.pragma('journal_mode = WAL');
+      const store = openSqliteVisitStore(db, { retentionDays: 0, rollupIntervalMs: 0 });
+      await store.append('prj_x', old);
+      await store.append('prj_x', [makeVisit({ time: BASE + 95_000, response_status_code: 500 })]);
+      await store.rollUp();
+      store.close();
+      // As a schema 2 row reaches schema 9: the status in extras, counted by schema 8 as none.
+      db.exec(`UPDATE visits SET extras = json_set(CASE WHEN extras = '' THEN '{}' ELSE extras END, '$.response_status_code', response_status_code), response_status_code = NULL WHERE id <= 3;
+        UPDATE visit_status_hour SET status = 0 WHERE status IN (200, 404);
+        UPDATE schema_versions SET version = 9 WHERE component = 'visits';
+        DELETE FROM visit_status_day;
+        INSERT INTO visit_status_day SELECT project_id, bucket - ((bucket % 86400000) + 86400000) % 86400000, agent_id, agent_type, result, referral, status, sum(count) FROM visit_status_hour GROUP BY 1, 2, 3, 4, 5, 6, 7`);
+      expect(db.prepare('SELECT count(*) FROM visit_status_hour WHERE status IN (200, 404)').pluck().get()).toBe(0);
+      db.close();
+    }
+    const { db, store } = openFresh({ rollupIntervalMs: 0 }, { dir: dir.dir, cleanup: () => undefined });
+    expect(db.prepare("SELECT version FROM schema_versions WHERE component = 'visits'").pluck().get()).toBe(VISIT_SCHEMA_VERSION);
+    const byStatus = async (from: number, to: number, interval: 'hour' | 'day') => Object.fromEntries((await store.stats({ projectId: 'prj_x', from, to, interval, by: 'status' })).series.map((row) => [String(row.key), row.total]));
+    // Whole hours and days, read from the status rollups.
+    expect(await byStatus(BASE, BASE + 2 * DAY, 'day')).toEqual({ '200': 1, '404': 2, '500': 1 });
+    expect(await byStatus(BASE, BASE + 3 * HOUR, 'hour')).toEqual({ '200': 1, '404': 1, '500': 1 });
+    expect(db.prepare('SELECT count(*) FROM visit_status_hour WHERE status = 0').pluck().get()).toBe(0);
+    expect(db.prepare('SELECT count(*) FROM visit_status_day WHERE status = 0').pluck().get()).toBe(0);
+    // Raw rows: filters by status find them, and each reads its status once, from the column.
+    expect((await store.timeline({ projectId: 'prj_x', limit: 10, filter: { status: 404 } })).map((visit) => visit.id)).toEqual(['3', '1']);
+    expect((await store.timeline({ projectId: 'prj_x', limit: 10 })).map((visit) => visit.response_status_code)).toEqual([500, 404, 200, 404]);
   });
 
   it('upgrades a database of visit schema 3: the day table is rebuilt (agent, path) first and totals are counted from it', async () => {
@@ -869,7 +917,7 @@ describe('openSqliteVisitStore', () => {
     expect(db.prepare('SELECT count(*) FROM visit_agent_path_totals WHERE count <= 0').pluck().get()).toBe(0);
   });
 
-  it('upgrades a database of the previous visit schema: rollups get the exact first and last times their raw rows give, the start of the bucket where retention took them', async () => {
+  it('upgrades a database of visit schema 8: rollups get the exact first and last times their raw rows give, the start of the bucket where retention took them', async () => {
     const dir = tempDir();
     cleanups.push(dir.cleanup);
     const file = join(dir.dir, 'visits.db');
@@ -890,7 +938,7 @@ describe('openSqliteVisitStore', () => {
       // Stored before the upgrade and not folded yet: the pass after it gives them their times.
       await store.append('prj_m', pending);
       store.close();
-      db.exec(`${DROP_TIMES} UPDATE schema_versions SET version = ${VISIT_SCHEMA_VERSION - 1} WHERE component = 'visits'`);
+      db.exec(`${DROP_TIMES} UPDATE schema_versions SET version = 8 WHERE component = 'visits'`);
       db.close();
     }
     const { db, store } = openFresh({ rollupIntervalMs: 0, retentionDays: 30, retentionIntervalMs: 0, clock: { now: () => now } }, { dir: dir.dir, cleanup: () => undefined });
