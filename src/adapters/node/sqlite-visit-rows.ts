@@ -121,6 +121,9 @@ function optionalColumnValue(field: string, value: unknown, pairs: HeaderPairs |
   return typeof value === 'number' ? value : undefined;
 }
 
+/** The columns of `visits` the writer fills and reads take back. */
+export const VISIT_ROW_COLUMNS: readonly string[] = ['id', 'project_id', 'time', 'received', 'request_method', 'request_path', 'path', 'agent_id', 'agent_type', 'result', 'client_ip', 'referral', ...OPTIONAL_COLUMNS, 'extras'];
+
 /** Writes raw visit rows; see `createVisitRowWriter`. */
 export interface VisitRowWriter {
   /** Stores the visits (in order; `id` only when migrating, for every visit) and returns their ids. */
@@ -132,7 +135,7 @@ export interface VisitRowWriter {
  * transaction. With `pairs`, headers are stored encoded; the caller reports the commit to it.
  */
 export function createVisitRowWriter(db: BetterSqlite3.Database, pairs?: HeaderPairs): VisitRowWriter {
-  const columns = `id, project_id, time, received, request_method, request_path, path, agent_id, agent_type, result, client_ip, referral, ${OPTIONAL_COLUMNS.join(', ')}, extras`;
+  const columns = VISIT_ROW_COLUMNS.join(', ');
   const row = `(${columns.split(', ').map(() => '?').join(', ')})`;
   // One INSERT per ROWS_PER_INSERT visits, by the number of rows it takes (prepared when first needed).
   const inserts = new Map<number, BetterSqlite3.Statement>();

@@ -2,7 +2,7 @@
 // of the first schema's bare `visits` table moved into the current one.
 import type BetterSqlite3 from 'better-sqlite3';
 import type { EnrichedVisit } from '../../index.js';
-import { createVisitRowWriter } from './sqlite-visit-rows.js';
+import { createVisitRowWriter, VISIT_ROW_COLUMNS } from './sqlite-visit-rows.js';
 
 type Database = BetterSqlite3.Database;
 
@@ -232,7 +232,10 @@ export function migrateVisitSchema(db: Database): void {
     }
   };
   check(versionOf.get()?.version ?? 0);
-  if ((versionOf.get()?.version ?? 0) === VISIT_MIGRATIONS.length) return;
+  if ((versionOf.get()?.version ?? 0) === VISIT_MIGRATIONS.length) {
+    checkVisitColumns(db);
+    return;
+  }
   db.transaction(() => {
     // Another process (the CLI beside a starting server) may have migrated while this one waited
     // for the write lock: read the version again under the lock.
@@ -242,7 +245,14 @@ export function migrateVisitSchema(db: Database): void {
     // its rows, moved into the new table with their ids once it has every column the writer fills.
     const legacy = current === 0 && db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'visits'").get() !== undefined;
     if (legacy) db.exec('ALTER TABLE visits RENAME TO visits_v1');
-    for (let version = current; version < VISIT_MIGRATIONS.length; version++) db.exec(VISIT_MIGRATIONS[version]!);
+    for (let version = current; version < VISIT_MIGRATIONS.length; version++) {
+      try {
+        db.exec(VISIT_MIGRATIONS[version]!);
+      } catch (error) {
+        throw new Error(`visit schema migration ${version} to ${version + 1} failed, and the database was left as it was: ${(error as Error).message}`, { cause: error });
+      }
+    }
+    checkVisitColumns(db);
     if (legacy) {
       copyLegacyVisits(db);
       db.exec('DROP TABLE visits_v1');
@@ -251,6 +261,17 @@ export function migrateVisitSchema(db: Database): void {
     }
     db.prepare("INSERT INTO schema_versions (component, version) VALUES ('visits', ?) ON CONFLICT (component) DO UPDATE SET version = excluded.version").run(VISIT_MIGRATIONS.length);
   }).immediate();
+}
+
+/**
+ * Refuses a visits table without every column the writer fills: one a development build between
+ * two schema versions left (it answered every append with a 500 while reporting itself ready).
+ * Inside the migration's transaction, so such a database is left as it was.
+ */
+function checkVisitColumns(db: Database): void {
+  const present = new Set(db.prepare<[], { name: string }>('SELECT name FROM pragma_table_info(\'visits\')').all().map((column) => column.name));
+  const missing = VISIT_ROW_COLUMNS.filter((column) => !present.has(column));
+  if (missing.length > 0) throw new Error(`the visits table has no column ${missing.join(', ')}, which its visit schema version has: it was written by a development build, not by a released schema`);
 }
 
 interface LegacyRow {

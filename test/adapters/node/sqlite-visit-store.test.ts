@@ -982,6 +982,31 @@ describe('openSqliteVisitStore', () => {
     );
   });
 
+  // From an upgrade audit with the real old versions: two development builds of schema 3 made
+  // tables that the released schema 3 does not match. One made serve answer every append with a
+  // 500 while it reported itself ready; the other failed a later migration with a bare 'no such
+  // column'. Here the same tables at the last versions.
+  it('refuses, and leaves as it was, a database whose visits table lacks a column its schema version has', async () => {
+    for (const [dropped, why] of [
+      ['created', /the visits table has no column created, request_headers, response_headers, which its visit schema version has/],
+      ['response_status_code', /visit schema migration 9 to 10 failed, and the database was left as it was: no such column: response_status_code/],
+    ] as const) {
+      const dir = tempDir();
+      cleanups.push(dir.cleanup);
+      const file = join(dir.dir, 'visits.db');
+      const db = new Database(file);
+      openSqliteVisitStore(db, { retentionDays: 0, rollupIntervalMs: 0 }).close();
+      const columns = dropped === 'created' ? ['created', 'request_headers', 'response_headers'] : ['response_status_code'];
+      db.exec(`${columns.map((column) => `ALTER TABLE visits DROP COLUMN ${column};`).join(' ')} UPDATE schema_versions SET version = 9 WHERE component = 'visits'`);
+      expect(() => openSqliteVisitStore(db, { retentionDays: 0 }), dropped).toThrow(why);
+      expect(db.prepare("SELECT version FROM schema_versions WHERE component = 'visits'").pluck().get()).toBe(9);
+      // At the current version too: refused at open, not at the first append.
+      db.exec(`UPDATE schema_versions SET version = ${VISIT_SCHEMA_VERSION} WHERE component = 'visits'`);
+      expect(() => openSqliteVisitStore(db, { retentionDays: 0 }), dropped).toThrow(/the visits table has no column/);
+      db.close();
+    }
+  });
+
   it('refuses a database with a newer visit schema, and bad options by name', () => {
     const { db } = openFresh();
     db.prepare("UPDATE schema_versions SET version = ? WHERE component = 'visits'").run(VISIT_SCHEMA_VERSION + 1);
