@@ -191,6 +191,11 @@ export function createVisitQueries(db: BetterSqlite3.Database, options: VisitQue
     return parts.flat();
   };
 
+  // A cell's time clamped into its bucket. A server of visit schema 8 or older, still running on
+  // the data directory during an upgrade (they took no lock), adds cells with first and last 0
+  // (the columns' default): those read as the start of their bucket, the precision they had.
+  const withinBucket = (column: 'first' | 'last', width: number) => `max(bucket, min(${column}, bucket + ${width - 1}))`;
+
   /**
    * The first and last visit times by agent of one segment: from a combined rollup's `first` and
    * `last`, or from raw rows (only those past `after` when given).
@@ -200,7 +205,7 @@ export function createVisitQueries(db: BetterSqlite3.Database, options: VisitQue
     const where = filterSql(filter, rollup);
     const range = timeRange(rollup, segment.from, segment.to, after);
     const sql = rollup
-      ? `SELECT agent_id, min(first) AS first, max(last) AS last FROM ${table} WHERE project_id = ?${range.sql}${where.sql} GROUP BY agent_id`
+      ? `SELECT agent_id, min(${withinBucket('first', segment.width)}) AS first, max(${withinBucket('last', segment.width)}) AS last FROM ${table} WHERE project_id = ?${range.sql}${where.sql} GROUP BY agent_id`
       : `SELECT agent_id, min(time) AS first, max(time) AS last FROM ${source(undefined, false, after !== undefined)} WHERE project_id = ?${range.sql}${where.sql} GROUP BY agent_id`;
     const rows = prepared(sql).all(projectId, ...range.params, ...where.params) as { agent_id: string | null; first: number; last: number }[];
     if (rollup) for (const row of rows) if (row.agent_id === NONE) row.agent_id = null;

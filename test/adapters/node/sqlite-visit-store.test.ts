@@ -986,6 +986,22 @@ describe('openSqliteVisitStore', () => {
   // tables that the released schema 3 does not match. One made serve answer every append with a
   // 500 while it reported itself ready; the other failed a later migration with a bare 'no such
   // column'. Here the same tables at the last versions.
+  // From an upgrade audit: a server of schema 8 (they took no lock) left running on the data
+  // directory while a new one migrated added rollup cells with first and last 0, and first and last
+  // seen read 1970-01-01 for good.
+  it('reads rollup cells an older server added with first and last 0 as the start of their bucket', async () => {
+    const { db, store } = openFresh({ rollupIntervalMs: 0 });
+    const times = [BASE + 2 * HOUR + 61_234, BASE + 2 * HOUR + 62_000, BASE + DAY + 5_000];
+    await store.append('prj_o', times.map((time) => makeVisit({ time, agent_id: 'gptbot', agent_type: 'AI Data Scraper', result: 'not_verifiable' })));
+    await store.rollUp();
+    db.exec("UPDATE visit_dims_minute SET first = 0, last = 0; UPDATE visit_dims_hour SET first = 0, last = 0; UPDATE visit_dims_day SET first = 0, last = 0");
+    const minute = BASE + 2 * HOUR + 60_000;
+    // Whole days, whole hours and whole minutes: each from its rollup.
+    expect(await store.seen({ projectId: 'prj_o', from: BASE, to: BASE + 2 * DAY })).toEqual([{ agent_id: 'gptbot', first: BASE, last: BASE + DAY }]);
+    expect(await store.seen({ projectId: 'prj_o', from: BASE + HOUR, to: BASE + 3 * HOUR })).toEqual([{ agent_id: 'gptbot', first: BASE + 2 * HOUR, last: BASE + 2 * HOUR }]);
+    expect(await store.seen({ projectId: 'prj_o', from: minute, to: minute + 60_000 })).toEqual([{ agent_id: 'gptbot', first: minute, last: minute }]);
+  });
+
   it('refuses, and leaves as it was, a database whose visits table lacks a column its schema version has', async () => {
     for (const [dropped, why] of [
       ['created', /the visits table has no column created, request_headers, response_headers, which its visit schema version has/],
