@@ -142,6 +142,34 @@ describe('agentwarden serve', () => {
     expect(again.stderr()).toBe('');
   });
 
+  // From an upgrade audit: a version that kept every visit upgraded to one with --retention-days
+  // 90 deleted the older raw visits at its first start and said nothing.
+  it('says in its log what retention deleted: raw visits older than --retention-days, whose counts stay', async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const store = openSqliteStore({ dataDir: dir });
+    const { id } = store.createProject('old history');
+    const old = Date.now() - 100 * 86_400_000;
+    const visit = (time: number) => ({ request_path: '/', request_method: 'GET', request_headers: { 'user-agent': GPTBOT_UA }, received: time, time, agent_id: 'gptbot', agent_type: 'AI Data Scraper', result: 'not_verifiable', client_ip: null, referral: null }) as const;
+    await store.append(id, [visit(old), visit(old + 1000), visit(Date.now() - 1000)]);
+    store.close();
+    const proc = await spawnServe(['--data-dir', dir, '--catalog', writeTestCatalog(dir), '--retention-days', '90']);
+    cleanups.push(async () => {
+      proc.child.kill('SIGKILL');
+      await proc.exited;
+    });
+    // The pass runs at open, beside the start; its line is written within 50 ms of its end.
+    for (let waited = 0; !proc.stdout().includes('"retention deleted"') && waited < 10_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    proc.child.kill('SIGTERM');
+    expect(await proc.exited).toBe(0);
+    const entries = proc
+      .stdout()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line));
+    expect(entries.find((entry) => entry.msg === 'retention deleted')).toMatchObject({ level: 'info', visits: 2, detail: expect.stringContaining('older than 90 days') });
+  });
+
   it('reads AGENTWARDEN_* variables and the base path', async () => {
     const { dir, cleanup } = tempDir();
     cleanups.push(cleanup);

@@ -4,7 +4,7 @@ import * as nodeCrypto from 'node:crypto';
 import { join } from 'node:path';
 import { DATABASE_FILE, openDataDirDatabase } from './sqlite-driver.js';
 import { generateId, generateToken, type CreatedProject, type Project, type ProjectLookup, type StoredVisit, type TokenRecord, type VisitStore } from '../../index.js';
-import { openSqliteVisitStore, type SqliteVisitStore } from './sqlite-visit-store.js';
+import { openSqliteVisitStore, type SqliteVisitStore, type SqliteVisitStoreOptions } from './sqlite-visit-store.js';
 import type { ProjectSettings, ProjectSettingsStore } from '../../index.js';
 
 /** One token as listed: never the token itself, only its id, its first characters and its state. */
@@ -76,6 +76,8 @@ export interface SqliteStoreOptions {
   readonly maxPendingVisits?: number;
   /** Below this many bytes free on the data directory's disk the store reports itself not ready (default 64 MiB; 0: never). */
   readonly minFreeDiskBytes?: number;
+  /** What each scheduled retention pass deleted, or why it failed (see `SqliteVisitStoreOptions.onRetention`). */
+  readonly onRetention?: SqliteVisitStoreOptions['onRetention'];
 }
 
 // crypto.hash (Node >= 20.12) is a one-shot digest without a Hash object per call.
@@ -164,7 +166,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   try {
     // No retention unless asked: a CLI command opening the file beside a running server must not
     // delete what the server's own --retention-days keeps.
-    visitStore = openSqliteVisitStore(db, { clock, retentionDays: options.retentionDays ?? 0, maxPendingVisits: options.maxPendingVisits, minFreeDiskBytes: options.minFreeDiskBytes });
+    visitStore = openSqliteVisitStore(db, { clock, retentionDays: options.retentionDays ?? 0, maxPendingVisits: options.maxPendingVisits, minFreeDiskBytes: options.minFreeDiskBytes, onRetention: options.onRetention });
   } catch (error) {
     db.close();
     throw error;

@@ -64,6 +64,12 @@ export interface SqliteVisitStoreOptions {
   readonly rollupIntervalMs?: number;
   /** Milliseconds since the epoch: the retention cut-off. */
   readonly clock?: { now(): number };
+  /**
+   * Called after each scheduled retention pass (at open and every `retentionIntervalMs`) that
+   * deleted anything, and with the error of one that failed (retried at the next interval), so a
+   * server can say what retention removed: visits older than its days leave without a trace.
+   */
+  readonly onRetention?: (outcome: { readonly deleted: RetentionResult } | { readonly error: unknown }) => void;
 }
 
 /** The SQLite visit store: a VisitStore plus what the server and its tests need around it. */
@@ -199,12 +205,22 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
   };
   const applyRetention = createRetention(db, { retentionDays, aggregateRetentionDays, clock, rollUp: rollups.rollUp, closed: isClosed });
 
-  // A failed pass (disk trouble, another writer) is retried at the next interval; ingestion is unaffected.
+  // A failed pass (disk trouble, another writer) is retried at the next interval; ingestion is
+  // unaffected. Nor is it by an onRetention that throws.
   const ignore = () => undefined;
+  const onRetention = options.onRetention;
   // The timers' passes start only when the write lock is free: waiting out busy_timeout (5 s) for
   // another process's lock would block the event loop, every request with it.
   const swallow = () => {
-    if (writeLockFree()) applyRetention().catch(ignore);
+    if (!writeLockFree()) return;
+    applyRetention()
+      .then(
+        (deleted) => {
+          if (deleted.visits + deleted.rollupRows + deleted.idempotencyKeys > 0) onRetention?.({ deleted });
+        },
+        (error: unknown) => onRetention?.({ error }),
+      )
+      .catch(ignore);
   };
   // Retention at open folds first: rows a crash left past the watermark are counted again at once.
   const atOpen = setTimeout(swallow, 0);

@@ -409,6 +409,55 @@ describe('openSqliteVisitStore', () => {
     expect((await store.stats({ projectId: 'prj_r', from: BASE, to: BASE + DAY, interval: 'minute', by: 'agent' })).total).toBe(0);
   });
 
+  it('tells onRetention what a scheduled pass deleted (none when it deleted nothing), and why one failed', async () => {
+    const dir = tempDir();
+    cleanups.push(dir.cleanup);
+    const db = new Database(join(dir.dir, 'visits.db'));
+    cleanups.push(() => db.close());
+    const now = BASE + 40 * DAY;
+    let clock = BASE + 2 * DAY;
+    const open = (onRetention: SqliteVisitStoreOptions['onRetention']) => openSqliteVisitStore(db, { retentionDays: 30, retentionIntervalMs: 0, clock: { now: () => clock }, onRetention });
+    const outcomes: Parameters<NonNullable<SqliteVisitStoreOptions['onRetention']>>[0][] = [];
+    const until = async (count: number) => {
+      for (let waited = 0; outcomes.length < count && waited < 5000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+    };
+    let store = open((outcome) => outcomes.push(outcome));
+    await store.append('prj_r', [makeVisit({ time: BASE }), makeVisit({ time: BASE + HOUR }), makeVisit({ time: now - DAY })]);
+    await store.applyRetention();
+    // Nothing was 30 days old yet: the pass at open deleted nothing, and said nothing.
+    expect(outcomes).toEqual([]);
+    store.close();
+    clock = now;
+
+    store = open((outcome) => outcomes.push(outcome));
+    await until(1);
+    expect(outcomes).toEqual([{ deleted: { visits: 2, rollupRows: expect.any(Number), idempotencyKeys: 0 } }]);
+    store.close();
+
+    db.exec("CREATE TRIGGER refuse_delete BEFORE DELETE ON visit_dims_minute BEGIN SELECT RAISE(ABORT, 'the disk refused the delete'); END");
+    const again = openSqliteVisitStore(db, { retentionDays: 1, retentionIntervalMs: 0, clock: { now: () => now + 10 * DAY }, onRetention: (outcome) => outcomes.push(outcome) });
+    await until(2);
+    again.close();
+    expect(String((outcomes[1] as { error: Error }).error)).toContain('the disk refused the delete');
+    // A throwing onRetention breaks nothing: the store goes on.
+    db.exec('DROP TRIGGER refuse_delete');
+    let thrown = 0;
+    const thrower = openSqliteVisitStore(db, {
+      retentionDays: 1,
+      retentionIntervalMs: 0,
+      clock: { now: () => now + 10 * DAY },
+      onRetention: () => {
+        thrown++;
+        throw new Error('a broken logger');
+      },
+    });
+    for (let waited = 0; thrown === 0 && waited < 5000; waited += 10) await settled();
+    expect(thrown).toBe(1);
+    await thrower.append('prj_r', [makeVisit({ time: now + 10 * DAY })]);
+    expect(thrower.count('prj_r')).toBe(1);
+    thrower.close();
+  });
+
   it('counts visits exactly while they wait past the rollup watermark, and after the pass folds them', async () => {
     const { db, store } = openFresh({ rollupIntervalMs: 0 });
     await settled(); // the fold at open has run

@@ -434,7 +434,19 @@ export const serveCommand: Command = {
     }
     let local: ReturnType<typeof openLocalStores>;
     try {
-      local = openLocalStores(dataDir, { synchronous, retentionDays, minFreeDiskBytes });
+      local = openLocalStores(dataDir, {
+        synchronous,
+        retentionDays,
+        minFreeDiskBytes,
+        // Visits past --retention-days leave the timeline for good: say when some did (an upgrade
+        // from a version that kept everything deletes a history's raw visits at its first start).
+        onRetention: (outcome) =>
+          log?.(
+            'deleted' in outcome
+              ? { time: new Date().toISOString(), level: 'info', msg: 'retention deleted', detail: `raw visits older than ${retentionDays as number} days (their counts stay in the hourly and daily stats)`, visits: outcome.deleted.visits, rollup_rows: outcome.deleted.rollupRows, idempotency_keys: outcome.deleted.idempotencyKeys }
+              : { time: new Date().toISOString(), level: 'error', msg: 'retention failed', detail: 'retried at the next hourly pass', error: outcome.error instanceof Error ? outcome.error.message : String(outcome.error) },
+          ),
+      });
     } catch (error) {
       // A database this code cannot open (a newer schema, a failed migration): the next start must find the directory free.
       lock.release();
