@@ -114,6 +114,12 @@ export interface ClickHouseVisitStoreOptions {
    * paths). ClickHouse 18.16 has no TTL, so retention works by whole monthly partitions.
    */
   readonly retentionDays?: number;
+  /**
+   * Called after each retention check (at open and hourly) that dropped months of raw visits (their
+   * YYYYMM partition ids), and with the error of an hourly one that failed (retried an hour later),
+   * so a server can say what retention removed.
+   */
+  readonly onRetention?: (outcome: { readonly droppedMonths: readonly string[] } | { readonly error: unknown }) => void;
 }
 
 interface VisitRow {
@@ -474,8 +480,19 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
     return dropPartitionsBefore('visits', cutoff.getUTCFullYear() * 100 + cutoff.getUTCMonth() + 1);
   };
   if (retentionDays !== undefined) {
-    await enforceRetention();
-    retentionTimer = setInterval(() => void enforceRetention().catch(() => {}), 3_600_000);
+    // A throwing onRetention changes nothing; a failed hourly check (ClickHouse away) is retried an hour later.
+    const report = (outcome: Parameters<NonNullable<ClickHouseVisitStoreOptions['onRetention']>>[0]) => {
+      try {
+        options.onRetention?.(outcome);
+      } catch {
+        // The caller's own failure.
+      }
+    };
+    const dropped = (droppedMonths: readonly string[]) => {
+      if (droppedMonths.length > 0) report({ droppedMonths });
+    };
+    dropped(await enforceRetention());
+    retentionTimer = setInterval(() => void enforceRetention().then(dropped, (error: unknown) => report({ error })), 3_600_000);
     retentionTimer.unref?.();
   }
   // Claims matter for their 24-hour window: whole days of them are dropped after CLAIM_DAYS_KEPT.

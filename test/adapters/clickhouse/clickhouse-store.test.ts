@@ -502,8 +502,11 @@ describe.runIf(available)('ClickHouse visit store', () => {
     const recent = Date.UTC(2026, 7, 1);
     await store.append(id, [visit({ received: old, time: old }), visit({ received: recent, time: recent }), visit({ received: T0, time: T0 })]);
     // Opening with retention drops at once: 90 days before T0 is in August 2026, so January 2024 goes, August stays.
-    const retained = await openClickHouseVisitStore({ url: server.url, database: 'aw_store', retentionDays: 90, clock: { now: () => T0 } });
+    const reported: unknown[] = [];
+    const retained = await openClickHouseVisitStore({ url: server.url, database: 'aw_store', retentionDays: 90, clock: { now: () => T0 }, onRetention: (outcome) => reported.push(outcome) });
     try {
+      // Told which months went (serve logs them).
+      expect(reported).toEqual([{ droppedMonths: expect.arrayContaining(['202401']) }]);
       const from = Date.UTC(2024, 0, 1);
       expect((await store.timeline({ projectId: id, limit: 10 })).map((v) => v.time)).toEqual([T0, recent]);
       // Per-minute counts are kept: stats of whole minutes still see the old visit; raw (path) stats do not.

@@ -411,6 +411,12 @@ export const serveCommand: Command = {
     const log = jsonLog?.write;
     // With --store clickhouse, projects, tokens and visits live in ClickHouse, shared by every
     // server; the data directory keeps only this server's admin sessions.
+    // Visits past --retention-days leave the timeline for good: say when some did (an upgrade
+    // from a version that kept everything deletes a history's raw visits at its first start).
+    const retention = {
+      deleted: (counts: Record<string, unknown>) => log?.({ time: new Date().toISOString(), level: 'info', msg: 'retention deleted', detail: `raw visits older than ${retentionDays as number} days (their counts stay in the hourly and daily stats)`, ...counts }),
+      failed: (error: unknown) => log?.({ time: new Date().toISOString(), level: 'error', msg: 'retention failed', detail: 'retried at the next hourly pass', error: error instanceof Error ? error.message : String(error) }),
+    };
     let clickhouse: ClickHouseVisitStore | undefined;
     if (storeChoice.kind === 'clickhouse') {
       try {
@@ -418,6 +424,7 @@ export const serveCommand: Command = {
           url: storeChoice.url,
           database: storeChoice.database,
           ...((retentionDays as number) > 0 ? { retentionDays: retentionDays as number } : {}),
+          onRetention: (outcome) => ('error' in outcome ? retention.failed(outcome.error) : retention.deleted({ months: outcome.droppedMonths })),
         });
       } catch (error) {
         if (error instanceof TypeError || error instanceof RangeError) return fail(error.message.replace(/^url /, '--clickhouse-url '));
@@ -438,14 +445,8 @@ export const serveCommand: Command = {
         synchronous,
         retentionDays,
         minFreeDiskBytes,
-        // Visits past --retention-days leave the timeline for good: say when some did (an upgrade
-        // from a version that kept everything deletes a history's raw visits at its first start).
         onRetention: (outcome) =>
-          log?.(
-            'deleted' in outcome
-              ? { time: new Date().toISOString(), level: 'info', msg: 'retention deleted', detail: `raw visits older than ${retentionDays as number} days (their counts stay in the hourly and daily stats)`, visits: outcome.deleted.visits, rollup_rows: outcome.deleted.rollupRows, idempotency_keys: outcome.deleted.idempotencyKeys }
-              : { time: new Date().toISOString(), level: 'error', msg: 'retention failed', detail: 'retried at the next hourly pass', error: outcome.error instanceof Error ? outcome.error.message : String(outcome.error) },
-          ),
+          'error' in outcome ? retention.failed(outcome.error) : retention.deleted({ visits: outcome.deleted.visits, rollup_rows: outcome.deleted.rollupRows, idempotency_keys: outcome.deleted.idempotencyKeys }),
       });
     } catch (error) {
       // A database this code cannot open (a newer schema, a failed migration): the next start must find the directory free.
