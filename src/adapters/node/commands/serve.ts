@@ -409,14 +409,14 @@ export const serveCommand: Command = {
 
     const jsonLog = logMode === 'off' ? undefined : createJsonLog(io.stdout);
     const log = jsonLog?.write;
-    // With --store clickhouse, projects, tokens and visits live in ClickHouse, shared by every
-    // server; the data directory keeps only this server's admin sessions.
     // Visits past --retention-days leave the timeline for good: say when some did (an upgrade
     // from a version that kept everything deletes a history's raw visits at its first start).
     const retention = {
-      deleted: (counts: Record<string, unknown>) => log?.({ time: new Date().toISOString(), level: 'info', msg: 'retention deleted', detail: `raw visits older than ${retentionDays as number} days (their counts stay in the hourly and daily stats)`, ...counts }),
+      deleted: (counts: Record<string, unknown>) => log?.({ time: new Date().toISOString(), level: 'info', msg: 'retention deleted', detail: `raw visits older than ${retentionDays as number} days (their counts stay in the stats)`, ...counts }),
       failed: (error: unknown) => log?.({ time: new Date().toISOString(), level: 'error', msg: 'retention failed', detail: 'retried at the next hourly pass', error: error instanceof Error ? error.message : String(error) }),
     };
+    // With --store clickhouse, projects, tokens and visits live in ClickHouse, shared by every
+    // server; the data directory keeps only this server's admin sessions.
     let clickhouse: ClickHouseVisitStore | undefined;
     if (storeChoice.kind === 'clickhouse') {
       try {
