@@ -32,6 +32,15 @@ async function serve(args: string[] = [], env: Record<string, string> = {}): Pro
 
 const visit = (path: string) => ({ request_path: path, request_method: 'GET', request_headers: { 'user-agent': GPTBOT_UA } });
 
+/** The JSON lines of a serve process's log, parsed. */
+function logEntries(proc: ServeProcess): Record<string, unknown>[] {
+  return proc
+    .stdout()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line));
+}
+
 describe('agentwarden serve', () => {
   it('verifies with the bundled IP lists: a genuine GPTBot address passes, a spoofer fails', async () => {
     const { dir, cleanup } = tempDir();
@@ -126,11 +135,7 @@ describe('agentwarden serve', () => {
     for (let i = 0; i < 3; i++) await fetch(`${again.url}/healthz`);
     again.child.kill('SIGTERM');
     expect(await again.exited).toBe(0);
-    const entries = again
-      .stdout()
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line));
+    const entries = logEntries(again);
     expect(entries.filter((entry) => entry.msg === 'request')).toEqual([]);
     expect(entries.find((entry) => entry.msg === 'started')).toMatchObject({ url: again.url, store: 'sqlite', verifiers: ['web-bot-auth', 'ip-ranges', 'reverse-dns'], log_requests: false });
     expect(entries.at(-1)).toMatchObject({ msg: 'stopped' });
@@ -162,11 +167,7 @@ describe('agentwarden serve', () => {
     for (let waited = 0; !proc.stdout().includes('"retention deleted"') && waited < 10_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
     proc.child.kill('SIGTERM');
     expect(await proc.exited).toBe(0);
-    const entries = proc
-      .stdout()
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line));
+    const entries = logEntries(proc);
     expect(entries.find((entry) => entry.msg === 'retention deleted')).toMatchObject({ level: 'info', visits: 2, detail: expect.stringContaining('older than 90 days') });
   });
 

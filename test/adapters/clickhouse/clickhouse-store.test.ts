@@ -93,6 +93,14 @@ describe.runIf(available)('ClickHouse visit store', () => {
     await server?.destroy();
   });
 
+  /** A database at schema 4, as that version left it: before visit_times. */
+  const createSchema4Database = async (db: string) => {
+    await server.query(`CREATE DATABASE ${db}`);
+    for (const statement of migrationStatements(MIGRATIONS.slice(0, 4), db)) await server.query(statement);
+    await server.query(MIGRATIONS_TABLE.replaceAll('{db}', db));
+    await server.query(`INSERT INTO ${db}.schema_migrations VALUES ${[1, 2, 3, 4].map((version) => `(${version}, '2026-11-01T00:00:00.000Z')`).join(', ')}`);
+  };
+
   it('creates the schema on open and opens an existing one again', async () => {
     const tables = (await server.query("SELECT name FROM system.tables WHERE database = 'aw_store' ORDER BY name FORMAT TSV")).trim().split('\n');
     expect(tables).toEqual(expect.arrayContaining(['projects', 'schema_migrations', 'token_revocations', 'tokens', 'visit_counts', 'visit_times', 'visits']));
@@ -129,10 +137,7 @@ describe.runIf(available)('ClickHouse visit store', () => {
 
   it('migrates a database of schema 4: first and last visit times from the raw visits, the start of the minute for months retention dropped', async () => {
     const db = 'aw_times';
-    await server.query(`CREATE DATABASE ${db}`);
-    for (const statement of migrationStatements(MIGRATIONS.slice(0, 4), db)) await server.query(statement);
-    await server.query(MIGRATIONS_TABLE.replaceAll('{db}', db));
-    await server.query(`INSERT INTO ${db}.schema_migrations VALUES (1, '2026-11-01T00:00:00.000Z'), (2, '2026-11-01T00:00:00.000Z'), (3, '2026-11-01T00:00:00.000Z'), (4, '2026-11-01T00:00:00.000Z')`);
+    await createSchema4Database(db);
     const row = (id: number, time: number, agent: string) => {
       const stored = visit({ time, received: time, agent_id: agent === '' ? null : agent });
       return `('prj_times', '${time.toString(16).padStart(12, '0')}0000${id.toString(16).padStart(12, '0')}', ${time}, ${time}, '/', '/', '${agent}', '${agent === '' ? '' : 'AI Data Scraper'}', 'not_verifiable', '', ${sqlString(JSON.stringify(stored))})`;
@@ -164,10 +169,7 @@ describe.runIf(available)('ClickHouse visit store', () => {
 
   it('migrates a long history of schema 4 one month at a time, each copy reading only its month’s parts', async () => {
     const db = 'aw_history';
-    await server.query(`CREATE DATABASE ${db}`);
-    for (const statement of migrationStatements(MIGRATIONS.slice(0, 4), db)) await server.query(statement);
-    await server.query(MIGRATIONS_TABLE.replaceAll('{db}', db));
-    await server.query(`INSERT INTO ${db}.schema_migrations VALUES (1, '2026-11-01T00:00:00.000Z'), (2, '2026-11-01T00:00:00.000Z'), (3, '2026-11-01T00:00:00.000Z'), (4, '2026-11-01T00:00:00.000Z')`);
+    await createSchema4Database(db);
     // Three months of 10,000 visits each, one part per month (two marks of 8,192 rows), a second apart.
     const PER_MONTH = 10_000;
     const starts = [Date.UTC(2026, 8, 1), Date.UTC(2026, 9, 1), Date.UTC(2026, 10, 1)].map((start) => start + 1_234);
