@@ -169,6 +169,28 @@ describe('agentwarden serve', () => {
     expect(await proc.exited).toBe(0);
     const entries = logEntries(proc);
     expect(entries.find((entry) => entry.msg === 'retention deleted')).toMatchObject({ level: 'info', visits: 2, detail: expect.stringContaining('older than 90 days') });
+    // A new data directory was created, not migrated.
+    expect(entries.filter((entry) => entry.msg === 'migrating')).toEqual([]);
+  });
+
+  it('says in its log, before the migration, that it migrates the stored visits', async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    openSqliteStore({ dataDir: dir }).close();
+    const db = new Database(join(dir, 'agentwarden.db'));
+    db.prepare("UPDATE schema_versions SET version = 9 WHERE component = 'visits'").run();
+    db.close();
+    const proc = await spawnServe(['--data-dir', dir, '--catalog', writeTestCatalog(dir)]);
+    cleanups.push(async () => {
+      proc.child.kill('SIGKILL');
+      await proc.exited;
+    });
+    proc.child.kill('SIGTERM');
+    expect(await proc.exited).toBe(0);
+    const messages = logEntries(proc).map((entry) => entry.msg);
+    expect(messages.indexOf('migrating')).toBeGreaterThanOrEqual(0);
+    expect(messages.indexOf('migrating')).toBeLessThan(messages.indexOf('started'));
+    expect(logEntries(proc).find((entry) => entry.msg === 'migrating')).toMatchObject({ level: 'info', store: 'sqlite', from: 9, to: expect.any(Number) });
   });
 
   it('reads AGENTWARDEN_* variables and the base path', async () => {

@@ -120,6 +120,11 @@ export interface ClickHouseVisitStoreOptions {
    * so a server can say what retention removed.
    */
   readonly onRetention?: (outcome: { readonly droppedMonths: readonly string[] } | { readonly error: unknown }) => void;
+  /**
+   * Called before the schema is migrated at open (not when it is current or new): a migration that copies
+   * rows (schema 5 reads every visit, a month per query) takes a while on a large database.
+   */
+  readonly onMigration?: (migration: { readonly from: number; readonly to: number }) => void;
 }
 
 interface VisitRow {
@@ -309,6 +314,8 @@ export async function openClickHouseVisitStore(options: ClickHouseVisitStoreOpti
     const [applied] = await rows<{ version: number | string }>(`SELECT max(version) AS version FROM {db}.schema_migrations`);
     const current = Number(applied?.version ?? 0);
     if (current > SCHEMA_VERSION) throw new Error(`ClickHouse database ${databaseName} has schema version ${current}; this agentwarden knows up to ${SCHEMA_VERSION}`);
+    // A new database is created, not migrated: nothing to tell.
+    if (current > 0 && current < SCHEMA_VERSION) options.onMigration?.({ from: current, to: SCHEMA_VERSION });
     for (let version = current; version < SCHEMA_VERSION; version++) {
       for (const statement of MIGRATIONS[version]!) {
         try {

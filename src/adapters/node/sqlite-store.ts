@@ -78,6 +78,8 @@ export interface SqliteStoreOptions {
   readonly minFreeDiskBytes?: number;
   /** What each scheduled retention pass deleted, or why it failed (see `SqliteVisitStoreOptions.onRetention`). */
   readonly onRetention?: SqliteVisitStoreOptions['onRetention'];
+  /** Told before the visit schema is migrated (see `SqliteVisitStoreOptions.onMigration`). */
+  readonly onMigration?: SqliteVisitStoreOptions['onMigration'];
 }
 
 // crypto.hash (Node >= 20.12) is a one-shot digest without a Hash object per call.
@@ -166,7 +168,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   try {
     // No retention unless asked: a CLI command opening the file beside a running server must not
     // delete what the server's own --retention-days keeps.
-    visitStore = openSqliteVisitStore(db, { clock, retentionDays: options.retentionDays ?? 0, maxPendingVisits: options.maxPendingVisits, minFreeDiskBytes: options.minFreeDiskBytes, onRetention: options.onRetention });
+    visitStore = openSqliteVisitStore(db, { clock, retentionDays: options.retentionDays ?? 0, maxPendingVisits: options.maxPendingVisits, minFreeDiskBytes: options.minFreeDiskBytes, onRetention: options.onRetention, onMigration: options.onMigration });
   } catch (error) {
     db.close();
     throw error;

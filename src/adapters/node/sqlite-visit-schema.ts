@@ -215,15 +215,22 @@ const VISIT_MIGRATIONS: readonly string[] = [
    DROP TABLE temp.visit_status_fill;`,
 ];
 
+/** A schema migration about to run: from the version a database has to the one this code writes. */
+export interface SchemaMigration {
+  readonly from: number;
+  readonly to: number;
+}
+
 /** The visit schema version this code writes (component 'visits' in schema_versions). */
 export const VISIT_SCHEMA_VERSION = VISIT_MIGRATIONS.length;
 
 /**
  * Runs the visit schema migrations on `db` in one transaction, moving rows of the first schema's
  * `visits` table over (they were never rolled up, so the rollups are then rebuilt from raw rows).
+ * `onMigration` is told first, since some read every visit (seconds to minutes on a large file).
  * @throws {RangeError} when the database has a newer visit schema than this code.
  */
-export function migrateVisitSchema(db: Database): void {
+export function migrateVisitSchema(db: Database, onMigration?: (migration: SchemaMigration) => void): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)');
   const versionOf = db.prepare<[], { version: number }>("SELECT version FROM schema_versions WHERE component = 'visits'");
   const check = (current: number) => {
@@ -236,6 +243,9 @@ export function migrateVisitSchema(db: Database): void {
     checkVisitColumns(db);
     return;
   }
+  // A new database is created, not migrated: nothing to tell.
+  const before = versionOf.get()?.version ?? 0;
+  if (before > 0 || db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'visits'").get() !== undefined) onMigration?.({ from: before, to: VISIT_MIGRATIONS.length });
   db.transaction(() => {
     // Another process (the CLI beside a starting server) may have migrated while this one waited
     // for the write lock: read the version again under the lock.

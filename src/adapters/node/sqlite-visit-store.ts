@@ -26,7 +26,7 @@ import { createVisitQueries } from './sqlite-visit-queries.js';
 import { createRetention, type RetentionResult } from './sqlite-visit-retention.js';
 import { createRollupPass } from './sqlite-visit-rollups.js';
 import { createVisitRowWriter } from './sqlite-visit-rows.js';
-import { migrateVisitSchema } from './sqlite-visit-schema.js';
+import { migrateVisitSchema, type SchemaMigration } from './sqlite-visit-schema.js';
 import { HOUR_MS, preparedStatements } from './sqlite-visit-sql.js';
 
 export type { RetentionResult } from './sqlite-visit-retention.js';
@@ -70,6 +70,12 @@ export interface SqliteVisitStoreOptions {
    * server can say what retention removed: visits older than its days leave without a trace.
    */
   readonly onRetention?: (outcome: { readonly deleted: RetentionResult } | { readonly error: unknown }) => void;
+  /**
+   * Called before the visit schema is migrated at open (not when it is current or new): some migrations
+   * read every visit, so a large database takes a while, and a server can say why it has not
+   * started yet.
+   */
+  readonly onMigration?: (migration: SchemaMigration) => void;
 }
 
 /** The SQLite visit store: a VisitStore plus what the server and its tests need around it. */
@@ -141,7 +147,7 @@ export function openSqliteVisitStore(db: Database, options: SqliteVisitStoreOpti
   const clock = options.clock ?? { now: () => Date.now() };
   if (typeof clock.now !== 'function') throw new TypeError('clock must be an object with now()');
 
-  migrateVisitSchema(db);
+  migrateVisitSchema(db, options.onMigration);
   // Rollup upserts touch pages all over the file; SQLite's default 2 MB page cache makes each a
   // read from the OS. 64 MB keeps the hot pages of millions of visits.
   if ((db.pragma('cache_size', { simple: true }) as number) > -65_536) db.pragma('cache_size = -65536');

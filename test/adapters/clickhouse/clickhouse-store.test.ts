@@ -181,8 +181,13 @@ describe.runIf(available)('ClickHouse visit store', () => {
       );
     }
     const proxy = await startClickHouseProxy(server.url);
-    const store = await openClickHouseVisitStore({ url: proxy.url, database: db });
+    const migrations: unknown[] = [];
+    const store = await openClickHouseVisitStore({ url: proxy.url, database: db, onMigration: (migration) => migrations.push(migration) });
     try {
+      // Told before it ran; a current database is not migrated.
+      expect(migrations).toEqual([{ from: 4, to: SCHEMA_VERSION }]);
+      await (await openClickHouseVisitStore({ url: server.url, database: db, onMigration: (migration) => migrations.push(migration) })).close();
+      expect(migrations).toHaveLength(1);
       const copies = proxy.statements().filter((statement) => statement.startsWith('INSERT INTO') && statement.includes('visit_times'));
       expect(copies).toHaveLength(starts.length);
       // Run alone, each copy's SELECT may read one month's part (16,384 rows by marks) but not two.

@@ -915,8 +915,14 @@ describe('openSqliteVisitStore', () => {
       expect(db.prepare('SELECT count(*) FROM visit_status_hour WHERE status IN (200, 404)').pluck().get()).toBe(0);
       db.close();
     }
-    const { db, store } = openFresh({ rollupIntervalMs: 0 }, { dir: dir.dir, cleanup: () => undefined });
+    const migrations: unknown[] = [];
+    const { db, store } = openFresh({ rollupIntervalMs: 0, onMigration: (migration) => migrations.push(migration) }, { dir: dir.dir, cleanup: () => undefined });
     expect(db.prepare("SELECT version FROM schema_versions WHERE component = 'visits'").pluck().get()).toBe(VISIT_SCHEMA_VERSION);
+    // Told before it ran; a current database and a new one are not migrated.
+    expect(migrations).toEqual([{ from: 9, to: VISIT_SCHEMA_VERSION }]);
+    openSqliteVisitStore(db, { retentionDays: 0, rollupIntervalMs: 0, onMigration: (migration) => migrations.push(migration) }).close();
+    openFresh({ onMigration: (migration) => migrations.push(migration) });
+    expect(migrations).toHaveLength(1);
     const byStatus = async (from: number, to: number, interval: 'hour' | 'day') => Object.fromEntries((await store.stats({ projectId: 'prj_x', from, to, interval, by: 'status' })).series.map((row) => [String(row.key), row.total]));
     // Whole hours and days, read from the status rollups.
     expect(await byStatus(BASE, BASE + 2 * DAY, 'day')).toEqual({ '200': 1, '404': 2, '500': 1 });

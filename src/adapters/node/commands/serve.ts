@@ -415,6 +415,12 @@ export const serveCommand: Command = {
       deleted: (counts: Record<string, unknown>) => log?.({ time: new Date().toISOString(), level: 'info', msg: 'retention deleted', detail: `raw visits older than ${retentionDays as number} days (their counts stay in the stats)`, ...counts }),
       failed: (error: unknown) => log?.({ time: new Date().toISOString(), level: 'error', msg: 'retention failed', detail: 'retried at the next hourly pass', error: error instanceof Error ? error.message : String(error) }),
     };
+    // A migration that reads every visit keeps a large store from starting for a while: say why
+    // first, at once (SQLite's holds the event loop, so a queued line would wait for its end).
+    const migrating = (store: 'sqlite' | 'clickhouse') => (migration: { readonly from: number; readonly to: number }) => {
+      log?.({ time: new Date().toISOString(), level: 'info', msg: 'migrating', store, from: migration.from, to: migration.to, detail: 'the stored visits are brought to this version\'s schema once; on a large store this takes a while (some steps read every visit): let it finish' });
+      jsonLog?.flush();
+    };
     // With --store clickhouse, projects, tokens and visits live in ClickHouse, shared by every
     // server; the data directory keeps only this server's admin sessions.
     let clickhouse: ClickHouseVisitStore | undefined;
@@ -425,6 +431,7 @@ export const serveCommand: Command = {
           database: storeChoice.database,
           ...((retentionDays as number) > 0 ? { retentionDays: retentionDays as number } : {}),
           onRetention: (outcome) => ('error' in outcome ? retention.failed(outcome.error) : retention.deleted({ months: outcome.droppedMonths })),
+          onMigration: migrating('clickhouse'),
         });
       } catch (error) {
         if (error instanceof TypeError || error instanceof RangeError) return fail(error.message.replace(/^url /, '--clickhouse-url '));
@@ -447,6 +454,7 @@ export const serveCommand: Command = {
         minFreeDiskBytes,
         onRetention: (outcome) =>
           'error' in outcome ? retention.failed(outcome.error) : retention.deleted({ visits: outcome.deleted.visits, rollup_rows: outcome.deleted.rollupRows, idempotency_keys: outcome.deleted.idempotencyKeys }),
+        onMigration: migrating('sqlite'),
       });
     } catch (error) {
       // A database this code cannot open (a newer schema, a failed migration): the next start must find the directory free.
