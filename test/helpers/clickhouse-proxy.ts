@@ -12,6 +12,11 @@ export interface ClickHouseProxy {
    * forwarding them. A statement is the `query` URL parameter (an INSERT's) followed by the body.
    */
   dropNext(matches: (statement: string) => boolean, count?: number): void;
+  /**
+   * Answers the next `count` requests whose statement matches with a 500 and `text`, as ClickHouse
+   * answers an error, without forwarding them.
+   */
+  failNext(matches: (statement: string) => boolean, text: string, count?: number): void;
   /** How many requests a rule has dropped so far. */
   dropped(): number;
   /** Every statement the proxy received so far, forwarded or dropped, in order. */
@@ -28,6 +33,7 @@ export interface ClickHouseProxy {
 export async function startClickHouseProxy(upstream: string): Promise<ClickHouseProxy> {
   const target = new URL(upstream);
   const rules: { matches: (statement: string) => boolean; left: number }[] = [];
+  const failures: { matches: (statement: string) => boolean; text: string; left: number }[] = [];
   let dropped = 0;
   const received: string[] = [];
   const server: Server = createServer((incoming, outgoing) => {
@@ -37,6 +43,12 @@ export async function startClickHouseProxy(upstream: string): Promise<ClickHouse
       const body = Buffer.concat(chunks);
       const statement = `${new URL(incoming.url ?? '/', 'http://proxy').searchParams.get('query') ?? ''}${body.toString('utf8')}`;
       received.push(statement);
+      const failure = failures.find((candidate) => candidate.left > 0 && candidate.matches(statement));
+      if (failure !== undefined) {
+        failure.left--;
+        outgoing.writeHead(500, { 'content-type': 'text/plain; charset=UTF-8' }).end(failure.text);
+        return;
+      }
       const rule = rules.find((candidate) => candidate.left > 0 && candidate.matches(statement));
       if (rule !== undefined) {
         rule.left--;
@@ -59,6 +71,9 @@ export async function startClickHouseProxy(upstream: string): Promise<ClickHouse
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     dropNext(matches, count = 1) {
       rules.push({ matches, left: count });
+    },
+    failNext(matches, text, count = 1) {
+      failures.push({ matches, text, left: count });
     },
     dropped: () => dropped,
     statements: () => received,

@@ -8,6 +8,11 @@ import { InsertDeadlineError } from './insert-queue.js';
 // TOO_MANY_SIMULTANEOUS_QUERIES, MEMORY_LIMIT_EXCEEDED.
 const BUSY_CODES = new Set(['252', '202', '241']);
 
+// ClickHouse out of disk space: NOT_ENOUGH_SPACE ("Cannot reserve ..."), or a write that failed
+// with ENOSPC (errno 28) under whatever code the write had (18.16: 75, cannot write to file).
+const NOT_ENOUGH_SPACE = '243';
+const NO_SPACE_LEFT = /errno: 28\b|No space left on device/;
+
 // How ClickHouse starts the text of an error it answers: `Code: 252, e.displayText() = ...` up to
 // 19.x, `Code: 252. DB::Exception: ...` later. 18.16 sends no X-ClickHouse-Exception-Code header.
 const SERVER_ERROR = /^Code: (\d+)[.,]/;
@@ -24,14 +29,17 @@ function serverErrorCode(error: unknown): string | undefined {
 }
 
 /**
- * The VisitStoreUnavailableError an error stands for: network errors and timeouts are
+ * The VisitStoreUnavailableError an error stands for: network errors, timeouts and a full disk are
  * `unavailable`, the server's overload codes `busy`; undefined for anything else (a query error).
  */
 export function unavailableError(error: unknown, retryAfterSeconds: number, what: string): VisitStoreUnavailableError | undefined {
   if (error instanceof VisitStoreUnavailableError) return error;
   const code = serverErrorCode(error);
   if (code !== undefined) {
-    return BUSY_CODES.has(code) ? new VisitStoreUnavailableError('busy', 1, `ClickHouse is overloaded (${what}): ${(error as Error).message}`, { cause: error }) : undefined;
+    const message = (error as Error).message;
+    if (BUSY_CODES.has(code)) return new VisitStoreUnavailableError('busy', 1, `ClickHouse is overloaded (${what}): ${message}`, { cause: error });
+    if (code === NOT_ENOUGH_SPACE || NO_SPACE_LEFT.test(message)) return new VisitStoreUnavailableError('unavailable', retryAfterSeconds, `ClickHouse has no disk space left (${what}): ${message}`, { cause: error });
+    return undefined;
   }
   if (error instanceof Error) return new VisitStoreUnavailableError('unavailable', retryAfterSeconds, `ClickHouse is unreachable (${what}): ${error.message}`, { cause: error });
   return undefined;

@@ -1,12 +1,14 @@
 // How the ClickHouse store reads the errors a real ClickHouse 18.16 answers (its text names no
 // error type, so the client gives a plain Error): too many parts is "busy, nothing stored" and the
 // keyed retry stores at once, the same refusal from the per-minute counts' view comes after the
-// write (outcome unknown), and a query error is thrown as it is, not taken for an outage.
+// write (outcome unknown), a full disk is an outage, and a query error is thrown as it is, not
+// taken for an outage.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openClickHouseVisitStore, type ClickHouseVisitStore } from '../../../src/adapters/clickhouse/index.js';
 import { MIGRATIONS } from '../../../src/adapters/clickhouse/schema.js';
 import { VisitStoreUnavailableError, type EnrichedVisit } from '../../../src/index.js';
 import { clickhouseAvailable, migrationStatements, startClickHouse, type ClickHouseServer } from '../../helpers/clickhouse.js';
+import { startClickHouseProxy } from '../../helpers/clickhouse-proxy.js';
 
 const available = clickhouseAvailable();
 
@@ -73,6 +75,35 @@ describe.runIf(available)('ClickHouse 18.16 errors', () => {
     expect(refused).toMatchObject({ reason: 'busy', outcome: 'unknown' });
     expect((refused as Error).message).toContain('while pushing to view');
     expect(await count('aw_view_parts', '/view/plain')).toBe(1);
+  });
+
+  // From a crash and fault audit that filled ClickHouse's disk: every keyed batch was answered 500
+  // (the claim's INSERT failed first), where the store cannot take visits now and stored none.
+  it('answers a ClickHouse out of disk space as unavailable: a claim that could not be written stored nothing, and the keyed retry stores once', async () => {
+    const proxy = await startClickHouseProxy(server.url);
+    const store = await openClickHouseVisitStore({ url: proxy.url, database: 'aw_disk_full', retryAfterSeconds: 3 });
+    opened.push(store);
+    try {
+      // The text 18.16 answered in the audit, and its NOT_ENOUGH_SPACE.
+      const enospc = (table: string) => `Code: 75, e.displayText() = DB::ErrnoException: Cannot write to file /var/lib/clickhouse/data/aw_disk_full/${table}/tmp_insert_20261128_406_406_0/primary.idx, errno: 28, strerror: No space left on device, e.what() = DB::ErrnoException\n`;
+      const reserve = 'Code: 243, e.displayText() = DB::Exception: Cannot reserve 1.00 MiB, not enough space, e.what() = DB::Exception\n';
+      const batch = { key: 'disk-full', fingerprint: 'f', response: '{}' };
+      proxy.failNext((statement) => /^INSERT INTO \S*\.idempotency_claims\b/i.test(statement), enospc('idempotency_claims'));
+      const claimRefused = await store.appendOnce!('prj_disk', [visit('/disk/keyed')], batch).catch((error: unknown) => error);
+      expect(claimRefused).toBeInstanceOf(VisitStoreUnavailableError);
+      expect(claimRefused).toMatchObject({ reason: 'unavailable', retryAfterSeconds: 3, outcome: 'not-stored' });
+      expect((claimRefused as Error).message).toMatch(/^ClickHouse has no disk space left \(idempotency claim\): Code: 75, /);
+      expect((await store.appendOnce!('prj_disk', [visit('/disk/keyed')], batch)).outcome).toBe('stored');
+      // The visits INSERT itself: outcome unknown (a view may refuse the block after the table took it).
+      proxy.failNext((statement) => /^INSERT INTO \S*\.visits\b/i.test(statement), enospc('visits'));
+      await expect(store.append('prj_disk', [visit('/disk/plain')])).rejects.toMatchObject({ reason: 'unavailable', outcome: 'unknown', message: expect.stringMatching(/^ClickHouse has no disk space left \(insert\)/) });
+      // A read that needs space (a sort spilled to disk).
+      proxy.failNext((statement) => statement.startsWith('SELECT') && statement.includes('FROM `aw_disk_full`.visits'), reserve);
+      await expect(store.timeline({ projectId: 'prj_disk', limit: 10 })).rejects.toMatchObject({ reason: 'unavailable', message: expect.stringMatching(/^ClickHouse has no disk space left \(timeline\): Code: 243, /) });
+      expect((await store.timeline({ projectId: 'prj_disk', limit: 10 })).map((stored) => stored.request_path)).toEqual(['/disk/keyed']);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('throws a query error as it is (a 500 the server logs), not as "ClickHouse is unreachable"', async () => {
