@@ -1,7 +1,7 @@
 // An HTTP proxy on 127.0.0.1 in front of a test ClickHouse that can break chosen requests, as a
 // connection reset between agentwarden and ClickHouse would: the ClickHouse tests' fault injection.
 import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 
 /** A running proxy; every request is forwarded unless a drop rule takes it. */
 export interface ClickHouseProxy {
@@ -17,6 +17,11 @@ export interface ClickHouseProxy {
    * answers an error, without forwarding them.
    */
   failNext(matches: (statement: string) => boolean, text: string, count?: number): void;
+  /**
+   * Forwards the next request whose statement matches with its body cut after `lines` lines, then
+   * ends that connection (FIN), and breaks the client's: an INSERT whose sender died mid-body.
+   */
+  cutNext(matches: (statement: string) => boolean, lines: number): void;
   /** How many requests a rule has dropped so far. */
   dropped(): number;
   /** Every statement the proxy received so far, forwarded or dropped, in order. */
@@ -34,6 +39,7 @@ export async function startClickHouseProxy(upstream: string): Promise<ClickHouse
   const target = new URL(upstream);
   const rules: { matches: (statement: string) => boolean; left: number }[] = [];
   const failures: { matches: (statement: string) => boolean; text: string; left: number }[] = [];
+  const cuts: { matches: (statement: string) => boolean; lines: number; done: boolean }[] = [];
   let dropped = 0;
   const received: string[] = [];
   const server: Server = createServer((incoming, outgoing) => {
@@ -43,6 +49,21 @@ export async function startClickHouseProxy(upstream: string): Promise<ClickHouse
       const body = Buffer.concat(chunks);
       const statement = `${new URL(incoming.url ?? '/', 'http://proxy').searchParams.get('query') ?? ''}${body.toString('utf8')}`;
       received.push(statement);
+      const cut = cuts.find((candidate) => !candidate.done && candidate.matches(statement));
+      if (cut !== undefined) {
+        cut.done = true;
+        let end = 0;
+        for (let line = 0; line < cut.lines; line++) end = body.indexOf(0x0a, end) + 1;
+        // One chunk announced for the whole body, and only its first lines sent before FIN.
+        const upstream = connect(Number(target.port), target.hostname, () => {
+          upstream.write(`${incoming.method} ${incoming.url} HTTP/1.1\r\nHost: ${target.host}\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n`);
+          upstream.end(body.subarray(0, end));
+        });
+        upstream.on('error', () => undefined);
+        upstream.resume();
+        incoming.socket.destroy();
+        return;
+      }
       const failure = failures.find((candidate) => candidate.left > 0 && candidate.matches(statement));
       if (failure !== undefined) {
         failure.left--;
@@ -71,6 +92,9 @@ export async function startClickHouseProxy(upstream: string): Promise<ClickHouse
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     dropNext(matches, count = 1) {
       rules.push({ matches, left: count });
+    },
+    cutNext(matches, lines) {
+      cuts.push({ matches, lines, done: false });
     },
     failNext(matches, text, count = 1) {
       failures.push({ matches, text, left: count });

@@ -63,7 +63,12 @@ export function attemptsOf(rows: readonly ClaimRow[]): ClaimAttempt[] {
   return [...byAttempt.values()].filter((attempt) => attempt.age !== -Infinity);
 }
 
-/** The ids that tell whether an attempt stored its batch: its first and its last. */
+/**
+ * The ids that tell whether an attempt stored its batch: its first and its last. Both must be
+ * there: ClickHouse 18.16 stores the whole rows of an INSERT whose body was cut short (a broken
+ * connection, an aborted request) and answers as for a full one, so an INSERT cut between two rows
+ * leaves its first rows only, and such an attempt did not store its batch.
+ */
 export function probeIds(attempt: ClaimAttempt): string[] {
   return attempt.visits <= 1 ? [attempt.attempt] : [attempt.attempt, visitIdAt(attempt.attempt, attempt.visits - 1)];
 }
@@ -213,7 +218,7 @@ export function createClaims(options: ClaimsOptions): Claims {
     const ids = attempts.flatMap(probeIds);
     const found = await rowsInLists<{ id: string }>(rows, ids.map(sqlString), (list) => `SELECT id FROM {db}.visits WHERE project_id = ${sqlString(projectId)} AND id IN (${list})`);
     const present = new Set(found.map((row) => row.id));
-    return new Set(attempts.filter((attempt) => probeIds(attempt).some((id) => present.has(id))).map((attempt) => attempt.attempt));
+    return new Set(attempts.filter((attempt) => probeIds(attempt).every((id) => present.has(id))).map((attempt) => attempt.attempt));
   };
 
   // Claims acknowledged by one INSERT are read together: reads asked for in the same turn of the

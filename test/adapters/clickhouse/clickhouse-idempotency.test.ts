@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openClickHouseVisitStore, type ClickHouseVisitStore } from '../../../src/adapters/clickhouse/index.js';
 import { VisitStoreUnavailableError, type EnrichedVisit, type IdempotentAppendResult } from '../../../src/index.js';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from '../../helpers/clickhouse.js';
+import { startClickHouseProxy } from '../../helpers/clickhouse-proxy.js';
 
 const available = clickhouseAvailable();
 
@@ -207,5 +208,30 @@ describe.runIf(available)('ClickHouse idempotency keys', () => {
     // The keyed attempt never sent its visits and is known here to have stored nothing: no wait.
     expect((await store.appendOnce('prj_down', [visit('/down/keyed')], batch('down'))).outcome).toBe('stored');
     expect(Object.fromEntries(await copies(database, 'prj_down'))).toEqual({ '/warm': 1, '/down/keyed': 1 });
+  });
+  // From a crash and fault audit: ClickHouse 18.16 stores the whole rows of an INSERT whose body
+  // ends early, and answers as for a full one. An INSERT cut between rows 4 and 5 of 10 left 4, and
+  // the batch was answered 202 (its first id was there), then replayed as stored on the keyed retry.
+  it('never answers a batch stored when its INSERT was cut between rows: outcome unknown, and the keyed retry stores every visit', async () => {
+    const database = 'aw_cut';
+    const proxy = await startClickHouseProxy(server.url);
+    const store = await openClickHouseVisitStore({ url: proxy.url, database, retryAfterSeconds: 1, insertSettleMs: 1000 });
+    opened.push(store);
+    try {
+      const paths = Array.from({ length: 10 }, (_, i) => `/cut/${i}`);
+      proxy.cutNext((statement) => /^INSERT INTO \S*\.visits\b/i.test(statement), 4);
+      const first = await store.appendOnce('prj_cut', paths.map((p) => visit(p)), batch('cut')).catch((error: unknown) => error);
+      expect(first).toBeInstanceOf(VisitStoreUnavailableError);
+      expect(first).toMatchObject({ outcome: 'unknown' });
+      // ClickHouse kept the cut INSERT's first rows.
+      expect([...(await copies(database, 'prj_cut')).keys()].sort()).toEqual(paths.slice(0, 4).sort());
+      const retried = await settle(() => store.appendOnce('prj_cut', paths.map((p) => visit(p)), batch('cut')));
+      expect(retried.outcome).toBe('stored');
+      // Every visit stored; the first rows of the cut INSERT twice (README: a known limit).
+      const stored = await copies(database, 'prj_cut');
+      for (const path of paths) expect(stored.get(path), path).toBe(paths.indexOf(path) < 4 ? 2 : 1);
+    } finally {
+      await proxy.close();
+    }
   });
 });
