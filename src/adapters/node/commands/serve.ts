@@ -591,9 +591,9 @@ export const serveCommand: Command = {
         });
       }
       jsonLog?.flush();
-      if (webDir !== undefined) io.stdout.write(`agentwarden dashboard: ${server.url}${base}${DASHBOARD_PATH}\n`);
-      io.stdout.write(`agentwarden listening on ${server.url}${base}\n`);
-      const signal = await new Promise<string>((resolve) => {
+      // Before the listening line: a supervisor may send SIGTERM the moment it reads that line,
+      // and a signal in between would end the process at once, mid-request.
+      const signalled = new Promise<string>((resolve) => {
         // SIGHUP too: a closed terminal or a "reload" habit ends the server gracefully, not mid-request.
         const signals = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
         const stop = (name: string) => {
@@ -602,6 +602,9 @@ export const serveCommand: Command = {
         };
         for (const name of signals) process.on(name, stop);
       });
+      if (webDir !== undefined) io.stdout.write(`agentwarden dashboard: ${server.url}${base}${DASHBOARD_PATH}\n`);
+      io.stdout.write(`agentwarden listening on ${server.url}${base}\n`);
+      const signal = await signalled;
       log?.({ time: new Date().toISOString(), level: 'info', msg: 'shutting down', signal, in_flight: server.inFlight() });
       await server.close();
       log?.({ time: new Date().toISOString(), level: 'info', msg: 'stopped' });
